@@ -1,0 +1,209 @@
+defmodule OpenAgents.Delegations.Target do
+  @moduledoc """
+  One vocabulary for a delegation target: how it is addressed, what it is
+  doing, and what the asking caller may do to it now.
+
+  Work, chat, text, voice and the API all hand work to a target. They differ
+  in who asks and how the answer is drawn, and they share three questions.
+  This module is the only place that answers them, and the answers are
+  computed by the Rust crate `openagents_policy`, so a Rust service asking the
+  same question gets the same word.
+
+    1. **Addressed how?** By the kind-prefixed reference the host already
+       parses (`box:{uuid}`, `computer:{uuid}`). Nothing here mints another.
+    2. **Doing what?** One word of the target lifecycle, projected from
+       whichever substrate owns the target. The substrate's own state travels
+       beside it untouched: the substrate stays the authority.
+    3. **Who may do what?** An explicit capability list, from the lifecycle and
+       the per-kind reach the caller already proved. Surfaces render it; none
+       re-derives it, because a surface that decides reach for itself is a
+       surface that can widen it.
+
+  ## The words
+
+    * kind: `box` (a sandbox VM this application provisions, caps and
+      reclaims) or `computer` (someone's own machine, never provisioned).
+    * custody: `openagents_managed` or `customer_premises`, from the kind
+      alone. It cannot be reached from the route, the surface, or whether the
+      caller typed or spoke.
+    * lifecycle: `cold queued starting active stopping failed destroyed`, the
+      seven states of `openagents.cloud_computer.v1` verbatim.
+    * delegation lifecycle: `queued starting active succeeded failed
+      cancelled`. A delegation ends; a target persists.
+    * capabilities: `["start"]` on an active target for an authorized caller,
+      `["cancel"]` on a delegation still under way, otherwise `[]`.
+    * unavailable reason: the lifecycle itself when that is what stands in the
+      way, `not_authorized` when only reach is missing, `nil` otherwise.
+
+  A substrate word this vocabulary does not know (a job being cancelled is
+  `"stopping"`) reads `failed`. The Rust core can tell such a word from a known
+  one; this projection keeps the host's answer.
+
+  ## Deliberately absent
+
+    * No runtime class for a Box. Nothing establishes a rented Box's egress
+      posture, so calling it `standard` would publish a containment claim no
+      test backs. A Computer is `connected` by construction.
+    * No operations beyond `start` and `cancel`: attach, stop, checkpoint,
+      restore, fork and destroy are not served by the delegation facade, and
+      a capability no route serves is worse than none.
+    * No third target kind, no control-plane client, no lease or command
+      journal.
+
+  Every vocabulary below is read from the Rust core when this module is
+  compiled, and the guards use those lists, so an argument outside them raises
+  `FunctionClauseError` exactly as the original module did.
+  """
+
+  alias OpenAgentsPolicy.Native
+
+  @lifecycles Native.lifecycles()
+  @delegation_lifecycles Native.delegation_lifecycles()
+  @custodies Native.custodies()
+  @kinds Native.kinds()
+
+  @typedoc "The host's `%OpenAgents.Machines.Machine{}`; only `status` and `revoked_at` are read."
+  @type machine :: %{
+          :__struct__ => OpenAgents.Machines.Machine,
+          :status => term(),
+          :revoked_at => term(),
+          optional(atom()) => term()
+        }
+
+  @typedoc "The seam document of one target: five string keys."
+  @type seam :: %{String.t() => String.t() | [String.t()] | nil}
+
+  @doc """
+  The target lifecycle vocabulary, in the contract's order.
+
+      iex> OpenAgents.Delegations.Target.lifecycles()
+      ["cold", "queued", "starting", "active", "stopping", "failed", "destroyed"]
+  """
+  @spec lifecycles() :: [String.t()]
+  def lifecycles, do: @lifecycles
+
+  @doc """
+  The delegation lifecycle vocabulary.
+
+      iex> OpenAgents.Delegations.Target.delegation_lifecycles()
+      ["queued", "starting", "active", "succeeded", "failed", "cancelled"]
+  """
+  @spec delegation_lifecycles() :: [String.t()]
+  def delegation_lifecycles, do: @delegation_lifecycles
+
+  @doc "The custody vocabulary: `openagents_managed`, `customer_premises`."
+  @spec custodies() :: [String.t()]
+  def custodies, do: @custodies
+
+  @doc "The target kinds: `box`, `computer`."
+  @spec kinds() :: [String.t()]
+  def kinds, do: @kinds
+
+  @doc """
+  Who holds a target of `kind`. Reads the kind and nothing else.
+
+      iex> OpenAgents.Delegations.Target.custody("computer")
+      "customer_premises"
+  """
+  @spec custody(String.t()) :: String.t()
+  def custody(kind) when kind in @kinds, do: Native.custody(kind)
+
+  @doc """
+  The capacity class of `kind`, or `nil` when no admitted class describes it.
+
+      iex> OpenAgents.Delegations.Target.runtime_class("computer")
+      "connected"
+      iex> OpenAgents.Delegations.Target.runtime_class("box")
+      nil
+  """
+  @spec runtime_class(String.t()) :: String.t() | nil
+  def runtime_class(kind) when kind in @kinds, do: Native.runtime_class(kind)
+
+  @doc """
+  The lifecycle of a Box from its last observed state: a `conversation_boxes`
+  state, or the synthetic `queued` of a fan-out item not yet admitted.
+
+  A provisioned Box that is not bootstrapped reads `starting`: refusing work
+  on a half-ready Box costs one poll, advertising it costs a failed command.
+  Any word the vocabulary lacks reads `failed`.
+
+      iex> OpenAgents.Delegations.Target.box_lifecycle("provisioned")
+      "starting"
+      iex> OpenAgents.Delegations.Target.box_lifecycle("idle")
+      "active"
+  """
+  @spec box_lifecycle(String.t()) :: String.t()
+  def box_lifecycle(state) when is_binary(state), do: Native.box_lifecycle(state)
+
+  @doc """
+  The lifecycle of a Computer. `online?` is a live reachability read, passed
+  in rather than taken. A revoked machine (by status, or by any `revoked_at`)
+  is `destroyed`; an active reachable one `active`; anything else `cold`.
+  """
+  @spec computer_lifecycle(machine(), boolean()) :: String.t()
+  def computer_lifecycle(%{__struct__: OpenAgents.Machines.Machine} = machine, online?)
+      when is_boolean(online?) do
+    Native.computer_lifecycle(machine.status, machine.revoked_at, online?)
+  end
+
+  @doc """
+  The delegation lifecycle of one Box run.
+
+      iex> OpenAgents.Delegations.Target.run_lifecycle("timed_out")
+      "failed"
+  """
+  @spec run_lifecycle(String.t()) :: String.t()
+  def run_lifecycle(state) when is_binary(state), do: Native.run_lifecycle(state)
+
+  @doc """
+  The delegation lifecycle of one Computer delegation, from its `work_jobs`
+  status. `interrupted` and `budget_exhausted` read `failed`; the job's own
+  status keeps the distinction.
+
+      iex> OpenAgents.Delegations.Target.job_lifecycle("budget_exhausted")
+      "failed"
+  """
+  @spec job_lifecycle(String.t()) :: String.t()
+  def job_lifecycle(status) when is_binary(status), do: Native.job_lifecycle(status)
+
+  @doc """
+  The seam of one target: custody, runtime class, lifecycle, the capabilities
+  this caller may exercise, and why not.
+
+  `authorized?` is the per-kind reach the caller already proved. It is
+  required, so a surface that forgot to check gets no capability by omission.
+
+      iex> OpenAgents.Delegations.Target.seam("box", "active", true)
+      %{
+        "custody" => "openagents_managed",
+        "runtime_class" => nil,
+        "lifecycle" => "active",
+        "capabilities" => ["start"],
+        "unavailable_reason" => nil
+      }
+      iex> OpenAgents.Delegations.Target.seam("computer", "active", false)["unavailable_reason"]
+      "not_authorized"
+      iex> OpenAgents.Delegations.Target.seam("computer", "cold", true)["unavailable_reason"]
+      "cold"
+  """
+  @spec seam(String.t(), String.t(), boolean()) :: seam()
+  def seam(kind, lifecycle, authorized?)
+      when kind in @kinds and lifecycle in @lifecycles and is_boolean(authorized?) do
+    Native.seam(kind, lifecycle, authorized?)
+  end
+
+  @doc """
+  The seam of one delegation: its lifecycle, and `["cancel"]` while it is
+  still under way. A caller that resolved the delegation already passed the
+  reach check its target required.
+
+      iex> OpenAgents.Delegations.Target.delegation_seam("active")
+      %{"lifecycle" => "active", "capabilities" => ["cancel"]}
+      iex> OpenAgents.Delegations.Target.delegation_seam("succeeded")
+      %{"lifecycle" => "succeeded", "capabilities" => []}
+  """
+  @spec delegation_seam(String.t()) :: %{String.t() => String.t() | [String.t()]}
+  def delegation_seam(lifecycle) when lifecycle in @delegation_lifecycles do
+    Native.delegation_seam(lifecycle)
+  end
+end

@@ -1,0 +1,115 @@
+defmodule OpenAgents.Transparency.Ladder do
+  @moduledoc """
+  The tier ladder: the pure half of `OpenAgents.Transparency`, computed by the
+  Rust core so the host and this library share one ladder.
+
+  Tiers rank `dark < pulse < ledger < glass`. The host's `Transparency` can
+  delegate its pure functions here; `OpenAgents.Transparency.WorkDisclosure`
+  decides every field through it.
+
+  ## The rules
+
+    * **Naming a tier.** An atom by its name, a binary directly. Anything
+      unknown (`nil`, `:bogus`, `"GLASS"`, a number, a map) names `dark`.
+    * **A viewer's own tier.** `%{admin: true}` is `glass`; an
+      `%OpenAgents.Accounts.User{}` is `glass` when the host's
+      `Accounts.admin?/1` says so and has no tier otherwise; a map with
+      `:tier` names that tier (so `%{tier: nil}` is `dark`); a map with
+      `:account_id` and no `:tier` has none; a binary or a non-nil atom names
+      a tier; anything else, `nil` included, has none.
+    * **Clamp.** A viewer with no tier leaves a tier as it is; otherwise the
+      lower rank wins.
+    * **Effective tier.** A live `%ArtifactLink{revoked_at: nil}` is `glass`
+      for its owner (a viewer's `:account_id`, or a user's `id`, equal to the
+      link's non-nil `account_id`) and for an operator, and the link's tier
+      clamped for everyone else. A revoked link is `dark` for everyone,
+      operators included. Anything else is named, then clamped.
+    * **Allows.** The effective tier reaches the access's minimum: `:metadata`
+      needs `pulse`, `:content` `ledger`, `:full` `glass`, anything else
+      `dark`.
+
+  Deliberately absent: revoking a link, and anything else that writes. The
+  host keeps `Transparency.revoke/3` and its persistence.
+  """
+
+  alias OpenAgentsPolicy.{Host, Native}
+
+  @tiers Native.tiers()
+
+  @typedoc "A tier: `:dark`, `:pulse`, `:ledger` or `:glass`."
+  @type tier :: :dark | :pulse | :ledger | :glass
+
+  @doc """
+  The tiers in rank order.
+
+      iex> OpenAgents.Transparency.Ladder.tiers()
+      [:dark, :pulse, :ledger, :glass]
+  """
+  @spec tiers() :: [tier()]
+  def tiers, do: @tiers
+
+  @doc """
+  The tier a term names; unknown terms name `:dark`.
+
+      iex> OpenAgents.Transparency.Ladder.name("ledger")
+      :ledger
+      iex> OpenAgents.Transparency.Ladder.name("GLASS")
+      :dark
+  """
+  @spec name(term()) :: tier()
+  def name(tier), do: Native.ladder_name(tier)
+
+  @doc """
+  The rank of the tier a term names: dark 0, pulse 1, ledger 2, glass 3.
+
+      iex> OpenAgents.Transparency.Ladder.rank(:glass)
+      3
+  """
+  @spec rank(term()) :: 0..3
+  def rank(tier), do: Native.ladder_rank(tier)
+
+  @doc """
+  A viewer's own tier, or `nil` when it has none (and so clamps nothing).
+
+      iex> OpenAgents.Transparency.Ladder.viewer_tier(%{account_id: "a", tier: :ledger})
+      :ledger
+      iex> OpenAgents.Transparency.Ladder.viewer_tier(%{account_id: "a"})
+      nil
+  """
+  @spec viewer_tier(term()) :: tier() | nil
+  def viewer_tier(viewer), do: Native.ladder_viewer_tier(viewer, Host.user_admin(viewer))
+
+  @doc """
+  The tier `tier` names, clamped by `viewer`.
+
+      iex> OpenAgents.Transparency.Ladder.clamp(:glass, %{tier: :pulse})
+      :pulse
+      iex> OpenAgents.Transparency.Ladder.clamp(:glass, nil)
+      :glass
+  """
+  @spec clamp(term(), term()) :: tier()
+  def clamp(tier, viewer), do: Native.ladder_clamp(tier, viewer, Host.user_admin(viewer))
+
+  @doc """
+  The tier `viewer` reads `subject` at; `subject` is an `ArtifactLink` struct
+  or anything that names a tier.
+
+      iex> OpenAgents.Transparency.Ladder.effective_tier("ledger", %{tier: :pulse})
+      :pulse
+  """
+  @spec effective_tier(term(), term()) :: tier()
+  def effective_tier(subject, viewer),
+    do: Native.ladder_effective_tier(subject, viewer, Host.user_admin(viewer))
+
+  @doc """
+  Whether `viewer` may exercise `access` on `subject`.
+
+      iex> OpenAgents.Transparency.Ladder.allows?(:ledger, :content, %{tier: :ledger})
+      true
+      iex> OpenAgents.Transparency.Ladder.allows?(:ledger, :full, nil)
+      false
+  """
+  @spec allows?(term(), term(), term()) :: boolean()
+  def allows?(subject, access, viewer),
+    do: Native.ladder_allows(subject, access, viewer, Host.user_admin(viewer))
+end

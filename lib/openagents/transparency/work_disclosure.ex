@@ -1,0 +1,238 @@
+defmodule OpenAgents.Transparency.WorkDisclosure do
+  @moduledoc """
+  The field-by-field disclosure schedule for work in progress.
+
+  Changelog entries and releases are records of finished work, and a tier
+  answers "may this reader see the record". An attempt, a work job, an
+  evidence edge and a trace describe work someone is doing now, and for them
+  the question is "which of its fields, and why". So the unit here is the
+  field: each family names the tier that first exposes each of its fields,
+  and a never list names the columns no tier exposes. A column on neither
+  list, or on both, is a defect `classify/2` finds, which is what keeps this a
+  schedule rather than an intention.
+
+  The schedule, the ladder it is read through, and every decision below live
+  in the Rust crate `openagents_policy`; this module guards arguments, asks
+  the host what only the host knows (whether a user is an operator or a
+  member), and hands persistence to the host's repo.
+
+  ## What each rung means
+
+    * `pulse`: the work exists, what shape it is, how it came out. Nothing at
+      `pulse` names a ref, a revision, a receipt, or a place.
+    * `ledger`: the content of the result. Branches, revisions, receipt
+      handles, environments, counts, budgets: things that identify or address
+      repository content.
+    * `glass`: the work job's own output (its report, usage and model), for
+      the account the work belongs to and an operator. An `ArtifactLink`
+      raises its owner to `glass`; an attempt with no link has no owner.
+    * `dark`: nothing. A projection at `dark` is `nil`, never an empty map,
+      since an empty shell would still say the record exists.
+
+  ## What no tier exposes
+
+  The never lists are not a fifth rung waiting for a viewer. They hold the
+  prompt and the goal (a repository's contents, retyped), the authority
+  snapshot (a machine's roots and name), internal node names, credential
+  delivery, and the conversation the work came from. A trace's document is
+  read for two bounded facts (its schema version and step count) and never
+  published, not even to its uploader.
+
+  Repository authority is stronger than every rung: the host's
+  `Repositories.readable_by/2` runs first, and a tier only narrows what a
+  reader who passed it sees.
+
+  ## Host modules
+
+  `viewer/2` calls `Accounts.admin?/1` and `Repositories.member?/2`;
+  `link_for_attempt/3` calls `ArtifactLink.changeset/2` and `Repo.insert/1`.
+  Which modules those are is configurable; see `OpenAgentsPolicy.Host`.
+  """
+
+  alias OpenAgentsPolicy.{Host, Native}
+
+  @families Native.families()
+  @schedule Native.schedule()
+
+  @typedoc "A family of records: `:attempt`, `:work_job`, `:evidence`, `:trace`."
+  @type family :: :attempt | :work_job | :evidence | :trace
+
+  @typedoc "A tier, as `OpenAgents.Transparency.Ladder` names them."
+  @type tier :: OpenAgents.Transparency.Ladder.tier()
+
+  @doc """
+  The families this schedule covers.
+
+      iex> OpenAgents.Transparency.WorkDisclosure.families()
+      [:attempt, :work_job, :evidence, :trace]
+  """
+  @spec families() :: [family()]
+  def families, do: @families
+
+  @doc "The whole schedule, as `%{family => %{field => tier}}`."
+  @spec schedule() :: %{family() => %{atom() => tier()}}
+  def schedule, do: @schedule
+
+  @doc """
+  The columns of `family` that no tier discloses, in any form.
+
+      iex> OpenAgents.Transparency.WorkDisclosure.never(:trace)
+      [:user_id, :visibility, :assignment_id]
+  """
+  @spec never(family()) :: [atom()]
+  def never(family) when family in @families, do: Native.never(family)
+
+  @doc """
+  The schema columns the scheduled fields of `family` are read from, sorted.
+  A field is read from the column of its own name unless it is derived or
+  renamed (`requester_kind` from `requesting_principal`, `budget` from
+  `budget_snapshot`, the evidence `commit` from `commit_sha`, `recorded_at`
+  from `inserted_at`, a trace's `schema_version` and `step_count` from its
+  `document`).
+
+      iex> OpenAgents.Transparency.WorkDisclosure.source_columns(:trace)
+      [:byte_size, :digest, :document, :id, :inserted_at]
+  """
+  @spec source_columns(family()) :: [atom()]
+  def source_columns(family) when family in @families, do: Native.source_columns(family)
+
+  @doc """
+  The tier that first exposes `field` of `family`, or `nil` if none does.
+
+      iex> OpenAgents.Transparency.WorkDisclosure.tier_for(:work_job, :report)
+      :glass
+      iex> OpenAgents.Transparency.WorkDisclosure.tier_for(:work_job, :goal)
+      nil
+  """
+  @spec tier_for(family(), term()) :: tier() | nil
+  def tier_for(family, field) when family in @families, do: Native.tier_for(family, field)
+
+  @doc """
+  The fields of `family` that `tier` admits, sorted.
+
+  `tier` is anything the ladder reads as a viewer: a tier atom or its string,
+  a viewer map, a user. `nil` has no tier of its own and so admits every
+  field; an unknown tier names `dark` and admits none.
+
+      iex> OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, :pulse)
+      [:id, :recorded_at, :schema_version, :step_count]
+      iex> OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, "dark")
+      []
+  """
+  @spec fields_at(family(), term()) :: [atom()]
+  def fields_at(family, tier) when family in @families,
+    do: Native.fields_at(family, tier, Host.user_admin(tier))
+
+  @doc """
+  The viewer descriptor for `repository` and `user`: the account to compare
+  with a link's owner, and the tier that clamps everything else.
+
+    * an operator (`Accounts.admin?/1`) is `glass`, marked `admin: true`;
+    * a member of the repository (`Repositories.member?/2`) is `ledger`, the
+      rung membership admits a private repository's reader on;
+    * any other user is `pulse`, and so is no user at all, with no account.
+
+      iex> OpenAgents.Transparency.WorkDisclosure.viewer(%{id: "repo"}, nil)
+      %{account_id: nil, tier: :pulse}
+  """
+  @spec viewer(term(), term()) :: %{
+          required(:account_id) => term(),
+          required(:tier) => tier(),
+          optional(:admin) => true
+        }
+  def viewer(repository, user) do
+    user? = is_struct(user, Host.user_struct())
+
+    relationship =
+      cond do
+        user? and Host.admin?(user) -> :operator
+        user? and Host.member?(repository, user) -> :member
+        user? -> :stranger
+        true -> :anonymous
+      end
+
+    Native.viewer(relationship, if(user?, do: user.id))
+  end
+
+  @doc """
+  The effective tier of one record for one viewer.
+
+  A record whose `:artifact_link` is a loaded `ArtifactLink` resolves through
+  it: revoked is `dark` for everyone, its owner and an operator are `glass`.
+  Any other record (no link, `nil`, an association not loaded) resolves
+  through its `:transparency_tier`: an operator descriptor (`admin: true`) is
+  `glass`, and nobody else is raised.
+
+      iex> OpenAgents.Transparency.WorkDisclosure.effective_tier(%{transparency_tier: "ledger"}, %{tier: :pulse})
+      :pulse
+      iex> OpenAgents.Transparency.WorkDisclosure.effective_tier(%{transparency_tier: "pulse"}, %{admin: true})
+      :glass
+  """
+  @spec effective_tier(map(), term()) :: tier()
+  def effective_tier(record, viewer) when is_map(record),
+    do: Native.effective_tier(record, viewer, Host.user_admin(viewer))
+
+  def effective_tier(record, _viewer), do: raise(BadMapError, term: record)
+
+  @doc """
+  Mints the consent-bearing link for one attempt through the host's repo, or
+  returns `:none`.
+
+  The link lets the ladder do what a tier column cannot: raise the requesting
+  account to `glass`, and go `dark` the moment it is revoked. Its tier is
+  `ledger`, the ceiling a member already has. An attempt that an agent (or
+  anything but a user with a binary id) requested has no owner, so it gets
+  `:none` rather than a link owned by nobody.
+  """
+  @spec link_for_attempt(term(), term(), term()) :: {:ok, struct()} | :none | {:error, term()}
+  def link_for_attempt(repository, principal, authority \\ %{}) do
+    case Native.attempt_link(repository, principal, authority) do
+      {:ok, attrs} -> Host.insert_link(attrs)
+      {:error, _no_owner} -> :none
+    end
+  end
+
+  @doc """
+  Projects `source` for `family` at `tier`: each admitted field taken from
+  `source` by its name (`nil` when absent), and nothing else. `nil` when the
+  tier admits no field, without reading `source` at all.
+
+      iex> OpenAgents.Transparency.WorkDisclosure.project(:trace, %{id: 7, digest: "sha", document: "secret"}, :pulse)
+      %{id: 7, recorded_at: nil, schema_version: nil, step_count: nil}
+      iex> OpenAgents.Transparency.WorkDisclosure.project(:trace, %{id: 7}, :dark)
+      nil
+  """
+  @spec project(family(), map(), term()) :: map() | nil
+  def project(family, source, tier) when family in @families and is_map(source),
+    do: Native.project(family, source, tier, Host.user_admin(tier))
+
+  def project(family, source, tier) when family in @families do
+    case fields_at(family, tier) do
+      [] -> nil
+      _fields -> raise BadMapError, term: source
+    end
+  end
+
+  @doc """
+  Classifies a table's columns against the schedule of `family`: those that
+  are neither a scheduled field's source nor never-listed, and those that are
+  both. Both empty is the invariant, so a host's test can hold its live schema
+  to the schedule in one line:
+
+      assert WorkDisclosure.classify(:attempt, Assignment.__schema__(:fields)) ==
+               %{unclassified: [], doubly_classified: []}
+
+      iex> OpenAgents.Transparency.WorkDisclosure.classify(:trace, [:id, :document, :prompt, :user_id])
+      %{unclassified: [:prompt], doubly_classified: []}
+  """
+  @spec classify(family(), [atom()]) :: %{unclassified: [atom()], doubly_classified: [atom()]}
+  def classify(family, columns) when family in @families and is_list(columns),
+    do: Native.classify(family, columns)
+
+  @doc """
+  The whole schedule as JSON, exactly as the Rust core serializes it: every
+  family with its fields (name, tier, source column) and its never list.
+  """
+  @spec schedule_json() :: String.t()
+  def schedule_json, do: Native.schedule_json()
+end

@@ -1,0 +1,605 @@
+//! The field-by-field disclosure schedule for work in progress.
+//!
+//! An attempt, a work job, a deployment receipt and a trace describe work
+//! someone is doing now, and the question a tier answers for them is not "may
+//! this reader see the record" but "which of its fields". So the unit is the
+//! [`Field`]: each [`Family`] names the [`Rung`] that first exposes each of
+//! its fields, and a never list names the columns no rung exposes at all.
+//! Every column of a family's table is the source of a scheduled field or on
+//! the never list, never both and never neither; [`Family::classify`] is that
+//! check, for a host to run against its live schema.
+//!
+//! * `pulse`: that the work exists, its shape, and how it came out. Nothing
+//!   at `pulse` names a ref, a revision, a receipt, or a place.
+//! * `ledger`: the content of the result (branch, revision, receipt handle,
+//!   environment, counts, budget), where shas, paths, counts and timings sit.
+//! * `glass`: the work job's own output (the report, usage, the model),
+//!   for the account the work belongs to and an operator.
+//! * `dark`: nothing. A projection at `dark` is absent, not an empty shell.
+//!
+//! The never list is not a fifth rung waiting for a viewer: it is the prompt
+//! and the goal, the authority snapshot, internal node names, credential
+//! metadata, and the conversation the work came from. Repository authority is
+//! stronger than every rung; a tier only narrows what a reader who already
+//! passed the repository's gate sees.
+
+use serde::Serialize;
+
+use crate::ladder::{self, Access, Link, Subject, Tier, Viewer};
+use crate::vocabulary::{vocabulary, Reading};
+
+vocabulary! {
+    /// The four families of records the schedule covers.
+    pub enum Family in Family {
+        /// One attempt (`forge_assignments`).
+        Attempt => "attempt",
+        /// The execution behind an attempt (`work_jobs`).
+        WorkJob => "work_job",
+        /// An evidence edge between a commit and an issue (`issue_evidence`).
+        Evidence => "evidence",
+        /// An uploaded trajectory of one attempt (`traces`).
+        Trace => "trace",
+    }
+}
+
+vocabulary! {
+    /// The tier that first exposes a scheduled field. There is no `dark`
+    /// rung: a field no tier exposes belongs on the never list, so "dark
+    /// admits nothing" holds by construction.
+    pub enum Rung in Rung {
+        /// Exposed from `pulse` up.
+        Pulse => "pulse",
+        /// Exposed from `ledger` up.
+        Ledger => "ledger",
+        /// Exposed at `glass` only.
+        Glass => "glass",
+    }
+}
+
+impl Rung {
+    /// The tier this rung is.
+    #[must_use]
+    pub const fn tier(self) -> Tier {
+        match self {
+            Self::Pulse => Tier::Pulse,
+            Self::Ledger => Tier::Ledger,
+            Self::Glass => Tier::Glass,
+        }
+    }
+
+    /// The access this rung is the minimum for, which is how a field is
+    /// asked of the ladder.
+    #[must_use]
+    pub const fn access(self) -> Access {
+        match self {
+            Self::Pulse => Access::Metadata,
+            Self::Ledger => Access::Content,
+            Self::Glass => Access::Full,
+        }
+    }
+}
+
+/// One scheduled field of a family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Field {
+    #[serde(rename = "field")]
+    name: &'static str,
+    #[serde(rename = "tier")]
+    rung: Rung,
+    column: &'static str,
+}
+
+impl Field {
+    const fn new(name: &'static str, rung: Rung) -> Self {
+        Self {
+            name,
+            rung,
+            column: name,
+        }
+    }
+
+    const fn from(name: &'static str, rung: Rung, column: &'static str) -> Self {
+        Self { name, rung, column }
+    }
+
+    /// The field's name in a projection.
+    #[must_use]
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The rung that first exposes it.
+    #[must_use]
+    pub const fn rung(&self) -> Rung {
+        self.rung
+    }
+
+    /// The schema column it is read from. Most fields share their column's
+    /// name; a few are derived (`requester_kind` is the kind half of
+    /// `requesting_principal`, `budget` the bounds half of `budget_snapshot`)
+    /// or renamed.
+    #[must_use]
+    pub const fn column(&self) -> &'static str {
+        self.column
+    }
+}
+
+use Rung::{Glass, Ledger, Pulse};
+
+// Each table is in field-name order, which is the order `fields_at` returns
+// (a test holds the tables to it). The reasons for each rung are in the
+// Elixir module's docs and in the README's schedule.
+const ATTEMPT: &[Field] = &[
+    Field::new("admitted_at", Pulse),
+    Field::new("branch", Ledger),
+    Field::new("failure_reason", Ledger),
+    Field::new("finished_at", Pulse),
+    Field::new("id", Pulse),
+    Field::from("requester_kind", Pulse, "requesting_principal"),
+    Field::new("started_at", Pulse),
+    Field::new("state", Pulse),
+    Field::new("target_kind", Pulse),
+    Field::new("terminal_branch", Ledger),
+    Field::new("terminal_commit", Ledger),
+];
+
+const ATTEMPT_NEVER: &[&str] = &[
+    "conversation_id",
+    "conversation_box_id",
+    "machine_id",
+    "run_id",
+    "work_job_id",
+    "deadline_at",
+    "credential_delivery_status",
+    "credential_delivery_reason",
+    "repository_id",
+    "issue_id",
+    "transparency_tier",
+    "artifact_link_id",
+    "inserted_at",
+    "updated_at",
+];
+
+const WORK_JOB: &[Field] = &[
+    Field::from("budget", Ledger, "budget_snapshot"),
+    Field::new("completed_at", Pulse),
+    Field::new("continuation_count", Ledger),
+    Field::new("error_code", Ledger),
+    Field::new("id", Pulse),
+    Field::new("kind", Pulse),
+    Field::new("model_id", Glass),
+    Field::new("report", Glass),
+    Field::new("started_at", Pulse),
+    Field::new("status", Pulse),
+    Field::new("tool_call_count", Ledger),
+    Field::new("usage", Glass),
+];
+
+const WORK_JOB_NEVER: &[&str] = &[
+    "goal",
+    "context_hint",
+    "delegation",
+    "authority_snapshot",
+    "machine_id",
+    "conversation_id",
+    "owner_visitor_id",
+    "requesting_tool_step_ref",
+    "instruction_digest",
+    "tool_catalog_digest",
+    "memory_snapshot_ref",
+    "report_message_id",
+    "owner_node",
+    "generation",
+    "surface",
+    "inserted_at",
+    "updated_at",
+];
+
+const EVIDENCE: &[Field] = &[
+    Field::from("commit", Ledger, "commit_sha"),
+    Field::new("environment", Ledger),
+    Field::new("family", Pulse),
+    Field::new("id", Pulse),
+    Field::new("plane", Pulse),
+    Field::new("receipt_id", Ledger),
+    Field::from("recorded_at", Pulse, "inserted_at"),
+    Field::new("result", Pulse),
+    Field::new("source", Pulse),
+];
+
+const EVIDENCE_NEVER: &[&str] = &[
+    "actor",
+    "assignment_id",
+    "repository_id",
+    "issue_id",
+    "transparency_tier",
+    "artifact_link_id",
+];
+
+// No rung publishes a trace's document, not even to its uploader: it restates
+// more of a repository than any never-listed column. `document` is read only
+// for two bounded facts about it.
+const TRACE: &[Field] = &[
+    Field::new("byte_size", Ledger),
+    Field::new("digest", Ledger),
+    Field::new("id", Pulse),
+    Field::from("recorded_at", Pulse, "inserted_at"),
+    Field::from("schema_version", Pulse, "document"),
+    Field::from("step_count", Pulse, "document"),
+];
+
+const TRACE_NEVER: &[&str] = &["user_id", "visibility", "assignment_id"];
+
+impl Family {
+    /// The family's scheduled fields, in field-name order.
+    #[must_use]
+    pub const fn fields(self) -> &'static [Field] {
+        match self {
+            Self::Attempt => ATTEMPT,
+            Self::WorkJob => WORK_JOB,
+            Self::Evidence => EVIDENCE,
+            Self::Trace => TRACE,
+        }
+    }
+
+    /// The columns no tier discloses in any form, in schedule order.
+    #[must_use]
+    pub const fn never(self) -> &'static [&'static str] {
+        match self {
+            Self::Attempt => ATTEMPT_NEVER,
+            Self::WorkJob => WORK_JOB_NEVER,
+            Self::Evidence => EVIDENCE_NEVER,
+            Self::Trace => TRACE_NEVER,
+        }
+    }
+
+    /// The scheduled field named `name`, if there is one.
+    #[must_use]
+    pub fn field(self, name: &str) -> Option<&'static Field> {
+        self.fields().iter().find(|field| field.name == name)
+    }
+
+    /// The rung that first exposes `field`, or `None` when none does.
+    #[must_use]
+    pub fn tier_for(self, field: &str) -> Option<Rung> {
+        self.field(field).map(Field::rung)
+    }
+
+    /// The columns the scheduled fields are read from, sorted, each once.
+    #[must_use]
+    pub fn source_columns(self) -> Vec<&'static str> {
+        let mut columns: Vec<&'static str> = self.fields().iter().map(Field::column).collect();
+        columns.sort_unstable();
+        columns.dedup();
+        columns
+    }
+
+    /// The fields `viewer` may read, in field-name order. Each field is asked
+    /// of the ladder as the access its rung is the minimum for, so a viewer
+    /// with no tier of its own reads every field and `dark` reads none.
+    ///
+    /// ```
+    /// use openagents_policy::disclosure::Family;
+    /// use openagents_policy::ladder::{Tier, Viewer};
+    /// use openagents_policy::Reading;
+    /// let ledger: Viewer<()> = Viewer::Word(Reading::Known(Tier::Ledger));
+    /// let names: Vec<_> = Family::Trace.admitted(&ledger).fields().map(|f| f.name()).collect();
+    /// assert_eq!(names, ["byte_size", "digest", "id", "recorded_at", "schema_version", "step_count"]);
+    /// let dark: Viewer<()> = Viewer::Word(Reading::Known(Tier::Dark));
+    /// assert!(Family::Trace.admitted(&dark).is_empty());
+    /// ```
+    #[must_use]
+    pub fn admitted<A: PartialEq>(self, viewer: &Viewer<A>) -> Admitted {
+        let mut positions = 0_u32;
+        for (position, field) in self.fields().iter().enumerate() {
+            let subject = Subject::Tier(Reading::Known(field.rung.tier()));
+            if ladder::allows(&subject, Reading::Known(field.rung.access()), viewer) {
+                positions |= 1 << position;
+            }
+        }
+        Admitted {
+            family: self,
+            positions,
+        }
+    }
+
+    /// Classifies a table's columns against this family's schedule: the
+    /// columns that are neither a scheduled field's source nor on the never
+    /// list, and those that are both. Both lists empty is the invariant.
+    ///
+    /// ```
+    /// use openagents_policy::disclosure::Family;
+    /// let check = Family::Trace.classify(["id", "user_id", "digest", "visibility",
+    ///     "document", "byte_size", "assignment_id", "inserted_at", "prompt"]);
+    /// assert_eq!(check.unclassified, ["prompt"]);
+    /// assert!(check.doubly_classified.is_empty());
+    /// ```
+    #[must_use]
+    pub fn classify<'c>(self, columns: impl IntoIterator<Item = &'c str>) -> Classification {
+        let sources = self.source_columns();
+        let mut check = Classification::default();
+        for column in columns {
+            match (sources.contains(&column), self.never().contains(&column)) {
+                (false, false) => check.unclassified.push(column.to_owned()),
+                (true, true) => check.doubly_classified.push(column.to_owned()),
+                _ => {}
+            }
+        }
+        check
+    }
+}
+
+/// The fields of one family a viewer may read. Built only by
+/// [`Family::admitted`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Admitted {
+    family: Family,
+    positions: u32,
+}
+
+impl Admitted {
+    /// Whether no field is admitted: the projection is absent, not empty.
+    #[must_use]
+    pub const fn is_empty(&self) -> bool {
+        self.positions == 0
+    }
+
+    /// How many fields are admitted.
+    #[must_use]
+    pub const fn len(&self) -> usize {
+        self.positions.count_ones() as usize
+    }
+
+    /// The admitted fields' positions in [`Family::fields`], ascending.
+    pub fn positions(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.family.fields().len()).filter(|position| self.positions & (1 << position) != 0)
+    }
+
+    /// The admitted fields, in field-name order.
+    pub fn fields(&self) -> impl Iterator<Item = &'static Field> + '_ {
+        let fields = self.family.fields();
+        self.positions().map(move |position| &fields[position])
+    }
+}
+
+/// The result of [`Family::classify`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Classification {
+    /// Columns neither scheduled nor never-listed, in the order given.
+    pub unclassified: Vec<String>,
+    /// Columns both scheduled and never-listed, in the order given.
+    pub doubly_classified: Vec<String>,
+}
+
+/// One family's whole schedule, as data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct FamilySchedule {
+    /// The family.
+    pub family: Family,
+    /// Its scheduled fields, in field-name order.
+    pub fields: &'static [Field],
+    /// The columns no tier discloses, in schedule order.
+    pub never: &'static [&'static str],
+}
+
+/// The whole schedule, every family in declaration order. Serializes to the
+/// JSON that `mix openagents_policy.schedule --json` prints.
+#[must_use]
+pub fn schedule() -> Vec<FamilySchedule> {
+    Family::ALL
+        .iter()
+        .map(|&family| FamilySchedule {
+            family,
+            fields: family.fields(),
+            never: family.never(),
+        })
+        .collect()
+}
+
+/// What a record carries for the effective tier: a loaded link, or only its
+/// own tier column (which may hold anything, even a link).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Record<A> {
+    /// The record's `artifact_link` is a loaded link.
+    Linked(Link<A>),
+    /// No loaded link (`nil`, not loaded, anything else): the tier column.
+    Unlinked(Subject<A>),
+}
+
+/// The tier `viewer` reads one record at.
+///
+/// A linked record resolves through its link: revoked is `dark`, the owner
+/// and an operator are `glass`. An unlinked record has no owner to raise, so
+/// only an operator descriptor (`admin: true`) reaches `glass`; everyone else
+/// reads its tier column clamped.
+#[must_use]
+pub fn record_tier<A: PartialEq>(record: &Record<A>, viewer: &Viewer<A>) -> Tier {
+    match (record, viewer) {
+        (Record::Linked(link), _) => link.tier_for(viewer),
+        (Record::Unlinked(_), Viewer::Operator) => Tier::Glass,
+        (Record::Unlinked(subject), _) => ladder::effective_tier(subject, viewer),
+    }
+}
+
+vocabulary! {
+    /// A reader's relationship to a repository, which sets its viewer tier.
+    pub enum Relationship in Relationship {
+        /// An operator: `glass`.
+        Operator => "operator",
+        /// A member of the repository: `ledger`, the rung membership admits a
+        /// private repository's reader on.
+        Member => "member",
+        /// Any other signed-in reader: `pulse`.
+        Stranger => "stranger",
+        /// No user at all: `pulse`, with no account.
+        Anonymous => "anonymous",
+    }
+}
+
+/// The viewer descriptor a request carries: an account to compare with a
+/// link's owner, a tier that clamps everything else, and the operator mark.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ViewerDescriptor<A> {
+    /// The reader's account, `None` when anonymous.
+    pub account_id: Option<A>,
+    /// The reader's tier.
+    pub tier: Tier,
+    /// Present (and `true`) for an operator only.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub admin: bool,
+}
+
+impl Relationship {
+    /// The tier a reader with this relationship gets.
+    #[must_use]
+    pub const fn tier(self) -> Tier {
+        match self {
+            Self::Operator => Tier::Glass,
+            Self::Member => Tier::Ledger,
+            Self::Stranger | Self::Anonymous => Tier::Pulse,
+        }
+    }
+
+    /// The descriptor for a reader with this relationship and `account`.
+    /// An anonymous reader has no account, whatever is passed.
+    #[must_use]
+    pub fn viewer<A>(self, account: Option<A>) -> ViewerDescriptor<A> {
+        ViewerDescriptor {
+            account_id: if self == Self::Anonymous {
+                None
+            } else {
+                account
+            },
+            tier: self.tier(),
+            admin: self == Self::Operator,
+        }
+    }
+}
+
+/// Who requested an attempt, as far as minting its link reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrincipalReading<A> {
+    /// The principal's `"type"` word, when it has a binary one.
+    pub kind: Option<Vec<u8>>,
+    /// The principal's `"id"`, when it is a binary.
+    pub id: Option<A>,
+}
+
+/// Why an attempt gets no link (`:none` in Elixir). Each is an honest answer,
+/// not a failure: with no owner there is nothing for `glass` to mean, and the
+/// record's tier column still clamps every reader.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoLink {
+    /// The repository has no id to bind the link to.
+    #[error("the repository carries no id, so there is nothing to bind a link to")]
+    NoRepository,
+    /// An agent requested the attempt, so no account owns it.
+    #[error("an agent requested the attempt, so no account owns it")]
+    AgentPrincipal,
+    /// The principal is not a user with a binary id.
+    #[error("the principal is not a user with an id, so no account owns it")]
+    UnrecognizedPrincipal,
+}
+
+/// Consent recorded on an attempt's link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Consent {
+    /// Who granted the consent: always the requesting principal.
+    pub granted_by: &'static str,
+}
+
+/// The attributes of the consent-bearing link one attempt gets, for the
+/// host's `ArtifactLink.changeset/2`. Built only by [`attempt_link`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AttemptLink<R, A, S> {
+    account_id: A,
+    repository_id: R,
+    artifact_type: &'static str,
+    artifact_ref: &'static str,
+    tier: Tier,
+    consent: Consent,
+    authority_snapshot: S,
+}
+
+impl<R, A, S> AttemptLink<R, A, S> {
+    /// The account that requested the attempt and owns the link.
+    pub const fn account_id(&self) -> &A {
+        &self.account_id
+    }
+
+    /// The repository the attempt belongs to.
+    pub const fn repository_id(&self) -> &R {
+        &self.repository_id
+    }
+
+    /// Always `"attempt"`.
+    #[must_use]
+    pub const fn artifact_type(&self) -> &'static str {
+        self.artifact_type
+    }
+
+    /// Always `"id"`: the link refers to the attempt by its id.
+    #[must_use]
+    pub const fn artifact_ref(&self) -> &'static str {
+        self.artifact_ref
+    }
+
+    /// Always `ledger`: the ceiling a repository member already has. The
+    /// owner is raised to `glass` by owning it; everyone else is clamped.
+    #[must_use]
+    pub const fn tier(&self) -> Tier {
+        self.tier
+    }
+
+    /// Who granted consent.
+    #[must_use]
+    pub const fn consent(&self) -> Consent {
+        self.consent
+    }
+
+    /// The authority the attempt was requested under, carried as given.
+    pub const fn authority_snapshot(&self) -> &S {
+        &self.authority_snapshot
+    }
+}
+
+/// Mints the link attributes for one attempt, or says why there is none.
+///
+/// # Errors
+///
+/// [`NoLink`] when the repository has no id, or the principal is an agent or
+/// anything but a user with a binary id.
+///
+/// ```
+/// use openagents_policy::disclosure::{attempt_link, NoLink, PrincipalReading};
+/// use openagents_policy::ladder::Tier;
+/// let user = PrincipalReading { kind: Some(b"user".to_vec()), id: Some("acct-1") };
+/// let link = attempt_link(Some("repo-1"), user, ()).unwrap();
+/// assert_eq!(link.tier(), Tier::Ledger);
+/// let agent = PrincipalReading { kind: Some(b"agent".to_vec()), id: Some("agent-7") };
+/// assert_eq!(attempt_link(Some("repo-1"), agent, ()).unwrap_err(), NoLink::AgentPrincipal);
+/// ```
+pub fn attempt_link<R, A, S>(
+    repository_id: Option<R>,
+    principal: PrincipalReading<A>,
+    authority_snapshot: S,
+) -> Result<AttemptLink<R, A, S>, NoLink> {
+    let repository_id = repository_id.ok_or(NoLink::NoRepository)?;
+    let account_id = match (principal.kind.as_deref(), principal.id) {
+        (Some(b"user"), Some(id)) => id,
+        (Some(b"agent"), _) => return Err(NoLink::AgentPrincipal),
+        _ => return Err(NoLink::UnrecognizedPrincipal),
+    };
+    Ok(AttemptLink {
+        account_id,
+        repository_id,
+        artifact_type: "attempt",
+        artifact_ref: "id",
+        tier: Tier::Ledger,
+        consent: Consent {
+            granted_by: "requesting_principal",
+        },
+        authority_snapshot,
+    })
+}

@@ -1,0 +1,249 @@
+//! The tier ladder: the pure half of the host's `OpenAgents.Transparency`.
+//!
+//! Four tiers rank `dark < pulse < ledger < glass`. A viewer may carry a tier
+//! of its own, which clamps whatever it looks at; a live consent link raises
+//! its owner and an operator to `glass`; a revoked link is `dark` for everyone,
+//! operators included. The disclosure schedule decides every field through
+//! this module, so there is one ladder and no second copy of it.
+//!
+//! Inputs arrive from Elixir as arbitrary terms. The rules for naming a tier
+//! are part of the contract: a known word names its tier, and anything else
+//! (an unknown word, `nil`, a number, `"GLASS"`) names `dark`. That is why
+//! tier words are taken as a [`Reading`], not a [`Tier`].
+
+use serde::Serialize;
+
+use crate::vocabulary::{vocabulary, Reading};
+
+vocabulary! {
+    /// A transparency tier. Declaration order is rank order, so `Ord`
+    /// compares tiers by rank.
+    pub enum Tier in Tier {
+        /// Withheld entirely.
+        Dark => "dark",
+        /// That the work exists, its shape, and how it came out.
+        Pulse => "pulse",
+        /// The content of the result: refs, revisions, counts, budgets.
+        Ledger => "ledger",
+        /// The work's own output, for its owner and an operator.
+        Glass => "glass",
+    }
+}
+
+vocabulary! {
+    /// What a reader wants to do with a record, each with a minimum tier.
+    pub enum Access in Access {
+        /// Read that it exists and how it ended: needs `pulse`.
+        Metadata => "metadata",
+        /// Read its content: needs `ledger`.
+        Content => "content",
+        /// Read all of it: needs `glass`.
+        Full => "full",
+    }
+}
+
+impl Tier {
+    /// The tier's rank: dark 0, pulse 1, ledger 2, glass 3.
+    #[must_use]
+    pub const fn rank(self) -> u8 {
+        self as u8
+    }
+}
+
+impl Reading<Tier> {
+    /// The tier a word names: its own when known, `dark` otherwise.
+    ///
+    /// ```
+    /// use openagents_policy::ladder::Tier;
+    /// use openagents_policy::Reading;
+    /// assert_eq!(Reading::from(Tier::parse("ledger")).named(), Tier::Ledger);
+    /// assert_eq!(Reading::from(Tier::parse("GLASS")).named(), Tier::Dark);
+    /// ```
+    #[must_use]
+    pub const fn named(self) -> Tier {
+        match self {
+            Self::Known(tier) => tier,
+            Self::Unrecognized => Tier::Dark,
+        }
+    }
+}
+
+impl Access {
+    /// The lowest tier that admits this access.
+    #[must_use]
+    pub const fn minimum(self) -> Tier {
+        match self {
+            Self::Metadata => Tier::Pulse,
+            Self::Content => Tier::Ledger,
+            Self::Full => Tier::Glass,
+        }
+    }
+}
+
+impl Reading<Access> {
+    /// The minimum tier of an access word; an unknown one needs only `dark`.
+    #[must_use]
+    pub const fn minimum(self) -> Tier {
+        match self {
+            Self::Known(access) => access.minimum(),
+            Self::Unrecognized => Tier::Dark,
+        }
+    }
+}
+
+/// Who is looking, in the shapes the host passes, in the order they are
+/// recognised. The first shape that fits decides:
+///
+/// 1. a map with `admin: true` is an [`Viewer::Operator`];
+/// 2. an `OpenAgents.Accounts.User` struct is a [`Viewer::User`], with the
+///    host's own `Accounts.admin?/1` answer;
+/// 3. a map with a `:tier` key is [`Viewer::Tiered`];
+/// 4. a map with an `:account_id` key and no `:tier` is [`Viewer::Account`];
+/// 5. a binary or a non-nil atom is a bare tier [`Viewer::Word`];
+/// 6. anything else, `nil` included, is [`Viewer::Nobody`].
+///
+/// `A` is the account identifier, compared for ownership only.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "shape", rename_all = "snake_case")]
+pub enum Viewer<A> {
+    /// An operator: `glass`, and raised on every live link.
+    Operator,
+    /// A host user record.
+    User {
+        /// The user's id, which owns links whose `account_id` equals it.
+        id: Option<A>,
+        /// What the host's `Accounts.admin?/1` said of this user.
+        admin: bool,
+    },
+    /// A descriptor naming a tier, with the account it reads for, if any.
+    Tiered {
+        /// The tier word as given (`nil` names `dark`).
+        tier: Reading<Tier>,
+        /// The account the viewer reads for.
+        account_id: Option<A>,
+    },
+    /// A descriptor with an account and no tier: no clamp of its own.
+    Account {
+        /// The account the viewer reads for.
+        account_id: Option<A>,
+    },
+    /// A bare tier word.
+    Word(Reading<Tier>),
+    /// Anything else: no tier of its own, no identity.
+    Nobody,
+}
+
+impl<A: PartialEq> Viewer<A> {
+    /// The viewer's own tier, which clamps what it reads, or `None` for no
+    /// clamp at all. A non-admin user has none.
+    #[must_use]
+    pub fn tier(&self) -> Option<Tier> {
+        match self {
+            Self::Operator | Self::User { admin: true, .. } => Some(Tier::Glass),
+            Self::Tiered { tier, .. } | Self::Word(tier) => Some(tier.named()),
+            Self::User { admin: false, .. } | Self::Account { .. } | Self::Nobody => None,
+        }
+    }
+
+    /// Whether the viewer is an operator, by descriptor or by the host's word.
+    #[must_use]
+    pub const fn is_admin(&self) -> bool {
+        matches!(self, Self::Operator | Self::User { admin: true, .. })
+    }
+
+    /// The account this viewer reads for, for ownership.
+    #[must_use]
+    pub const fn account(&self) -> Option<&A> {
+        match self {
+            Self::User { id, .. } => id.as_ref(),
+            Self::Tiered { account_id, .. } | Self::Account { account_id } => account_id.as_ref(),
+            Self::Operator | Self::Word(_) | Self::Nobody => None,
+        }
+    }
+
+    /// `tier` clamped by this viewer: the lower of the two, or `tier` itself
+    /// when the viewer has no tier of its own.
+    #[must_use]
+    pub fn clamp(&self, tier: Tier) -> Tier {
+        self.tier().map_or(tier, |own| own.min(tier))
+    }
+}
+
+/// A consent-bearing artifact link, as far as the ladder reads it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Link<A> {
+    /// The owning account, if any.
+    pub account_id: Option<A>,
+    /// The link's tier word.
+    pub tier: Reading<Tier>,
+    /// Whether the link was revoked (its `revoked_at` is set).
+    pub revoked: bool,
+}
+
+impl<A: PartialEq> Link<A> {
+    /// Whether `viewer` owns this link: both accounts present and equal.
+    #[must_use]
+    pub fn owned_by(&self, viewer: &Viewer<A>) -> bool {
+        matches!((&self.account_id, viewer.account()), (Some(owner), Some(reader)) if owner == reader)
+    }
+
+    /// The tier `viewer` reads this link at: `dark` when revoked, for
+    /// everyone; `glass` for its owner and an operator; otherwise the link's
+    /// own tier clamped by the viewer.
+    #[must_use]
+    pub fn tier_for(&self, viewer: &Viewer<A>) -> Tier {
+        if self.revoked {
+            Tier::Dark
+        } else if self.owned_by(viewer) || viewer.is_admin() {
+            Tier::Glass
+        } else {
+            viewer.clamp(self.tier.named())
+        }
+    }
+}
+
+/// What an effective tier is asked of: a link, or a bare tier word.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "subject", rename_all = "snake_case")]
+pub enum Subject<A> {
+    /// A loaded artifact link.
+    Link(Link<A>),
+    /// A tier word (a column, an atom, anything).
+    Tier(Reading<Tier>),
+}
+
+/// The tier `viewer` reads `subject` at.
+///
+/// A revoked link is `dark` for everyone. A live link is `glass` for its
+/// owner and for an operator, and its own tier clamped by the viewer for
+/// anyone else. A bare tier is named and clamped.
+///
+/// ```
+/// use openagents_policy::ladder::{effective_tier, Link, Subject, Tier, Viewer};
+/// use openagents_policy::Reading;
+/// let link = Link { account_id: Some("acct-1"), tier: Reading::Known(Tier::Ledger), revoked: false };
+/// let owner = Viewer::Tiered { tier: Reading::Known(Tier::Pulse), account_id: Some("acct-1") };
+/// let stranger = Viewer::Tiered { tier: Reading::Known(Tier::Pulse), account_id: Some("acct-2") };
+/// assert_eq!(effective_tier(&Subject::Link(link.clone()), &owner), Tier::Glass);
+/// assert_eq!(effective_tier(&Subject::Link(link.clone()), &stranger), Tier::Pulse);
+/// let revoked = Link { revoked: true, ..link };
+/// assert_eq!(effective_tier(&Subject::Link(revoked), &Viewer::Operator), Tier::Dark);
+/// ```
+#[must_use]
+pub fn effective_tier<A: PartialEq>(subject: &Subject<A>, viewer: &Viewer<A>) -> Tier {
+    match subject {
+        Subject::Link(link) => link.tier_for(viewer),
+        Subject::Tier(tier) => viewer.clamp(tier.named()),
+    }
+}
+
+/// Whether `viewer` may exercise `access` on `subject`: the effective tier's
+/// rank reaches the access's minimum.
+#[must_use]
+pub fn allows<A: PartialEq>(
+    subject: &Subject<A>,
+    access: Reading<Access>,
+    viewer: &Viewer<A>,
+) -> bool {
+    effective_tier(subject, viewer) >= access.minimum()
+}

@@ -1,0 +1,590 @@
+//! The delegation target seam: one vocabulary for addressing a target, reading
+//! its lifecycle, and saying what the asking caller may do to it now.
+//!
+//! Five surfaces hand work to a target (the Work path, chat, text, voice and
+//! the API). They differ in who asks and how the answer is drawn, and they ask
+//! the same three questions. This module answers them once:
+//!
+//! 1. *How is it addressed?* By its [`Kind`]. Nothing here mints an
+//!    identifier; the kind-prefixed reference the host already parses stays
+//!    the address.
+//! 2. *What is it doing?* One [`Lifecycle`] word, projected from whichever of
+//!    four substrate vocabularies owns the target ([`BoxState`],
+//!    [`RunState`], [`JobStatus`], and a machine's [`MachineStatus`] with its
+//!    live reachability).
+//! 3. *What may this caller do?* The [`Seam`]'s capabilities, computed from the
+//!    lifecycle and the [`Reach`] the caller already proved, with the
+//!    [`UnavailableReason`] when the answer is nothing.
+//!
+//! # Deliberately absent
+//!
+//! A Box has no [`RuntimeClass`]: nothing establishes a rented Box's egress
+//! posture, so naming one would publish a containment claim no test backs.
+//! The only capabilities are `start` and `cancel`, because those are the only
+//! operations the host's delegation facade serves; attach, stop, checkpoint,
+//! restore, fork and destroy are not offered, since a capability list naming
+//! operations no route serves is worse than none.
+
+use serde::Serialize;
+
+use crate::vocabulary::{vocabulary, Reading};
+
+vocabulary! {
+    /// The two kinds of delegation target. A third (a "cloud computer") is
+    /// deliberately not a kind: an OpenAgents-managed machine is a Box.
+    pub enum Kind in Kind {
+        /// A sandbox VM the host provisions, caps and reclaims.
+        Box => "box",
+        /// Someone's own machine, connected or absent, never provisioned.
+        Computer => "computer",
+    }
+}
+
+vocabulary! {
+    /// Who holds a target. Derived from the [`Kind`] alone.
+    pub enum Custody in Custody {
+        /// Provisioned and reclaimed by OpenAgents.
+        OpenagentsManaged => "openagents_managed",
+        /// The customer's own premises.
+        CustomerPremises => "customer_premises",
+    }
+}
+
+vocabulary! {
+    /// The capacity catalog's runtime classes.
+    pub enum RuntimeClass in RuntimeClass {
+        /// Managed standard isolation behind the policy broker.
+        Standard => "standard",
+        /// Managed strong isolation behind the policy broker.
+        Strong => "strong",
+        /// Managed standard isolation for batch work.
+        Batch => "batch",
+        /// Customer-controlled isolation on the customer's network and
+        /// premises: a paired computer, by construction.
+        Connected => "connected",
+    }
+}
+
+vocabulary! {
+    /// The unified target lifecycle: the seven states of
+    /// `openagents.cloud_computer.v1`, verbatim, so a target keeps its word
+    /// when a control plane starts producing one.
+    pub enum Lifecycle in Lifecycle {
+        /// Present but not reachable: a shut laptop.
+        Cold => "cold",
+        /// Waiting for admission; has cost nothing and called nothing.
+        Queued => "queued",
+        /// Coming up, not yet ready for work.
+        Starting => "starting",
+        /// Ready for work.
+        Active => "active",
+        /// Going away.
+        Stopping => "stopping",
+        /// Broken, or in a state this vocabulary cannot name.
+        Failed => "failed",
+        /// Gone for good: reclaimed, or its credential revoked.
+        Destroyed => "destroyed",
+    }
+}
+
+vocabulary! {
+    /// The lifecycle of one delegation. A delegation ends; a target persists.
+    pub enum DelegationLifecycle in DelegationLifecycle {
+        /// Accepted, not yet running.
+        Queued => "queued",
+        /// Being dispatched.
+        Starting => "starting",
+        /// Running.
+        Active => "active",
+        /// Finished as asked.
+        Succeeded => "succeeded",
+        /// Ended without success, or in a state this vocabulary cannot name.
+        Failed => "failed",
+        /// Called off.
+        Cancelled => "cancelled",
+    }
+}
+
+vocabulary! {
+    /// An operation a caller may exercise. Only what the host's facade serves.
+    pub enum Capability in Capability {
+        /// Start work on a target.
+        Start => "start",
+        /// Cancel a running delegation.
+        Cancel => "cancel",
+    }
+}
+
+vocabulary! {
+    /// Why a target offers no `start`: its lifecycle, when that is what stands
+    /// in the way, or missing authority. No third vocabulary: kind and
+    /// lifecycle together already tell a shut laptop from a reclaimed Box.
+    pub enum UnavailableReason in UnavailableReason {
+        /// The target is [`Lifecycle::Cold`].
+        Cold => "cold",
+        /// The target is [`Lifecycle::Queued`].
+        Queued => "queued",
+        /// The target is [`Lifecycle::Starting`].
+        Starting => "starting",
+        /// The target is [`Lifecycle::Stopping`].
+        Stopping => "stopping",
+        /// The target is [`Lifecycle::Failed`].
+        Failed => "failed",
+        /// The target is [`Lifecycle::Destroyed`].
+        Destroyed => "destroyed",
+        /// The target is active; the caller lacks the reach for its kind.
+        NotAuthorized => "not_authorized",
+    }
+}
+
+vocabulary! {
+    /// A Box's substrate state: the host's `ConversationBox.states/0`, plus the
+    /// synthetic `queued` of a fan-out item admission has not let through.
+    pub enum BoxState in BoxState {
+        /// Row created.
+        Init => "init",
+        /// VM being rented.
+        Provisioning => "provisioning",
+        /// VM rented, not bootstrapped.
+        Provisioned => "provisioned",
+        /// Repository being cloned.
+        Cloning => "cloning",
+        /// Bootstrapped.
+        Ready => "ready",
+        /// Bootstrapped and idle.
+        Idle => "idle",
+        /// Running work.
+        Running => "running",
+        /// Being archived.
+        Archiving => "archiving",
+        /// Archived and reclaimed.
+        Archived => "archived",
+        /// Broken.
+        Error => "error",
+        /// A fan-out item not yet admitted: the only producer of the
+        /// contract's `queued` today.
+        Queued => "queued",
+    }
+}
+
+vocabulary! {
+    /// One Box run's state: the host's `Box.Run.states/0`.
+    pub enum RunState in RunState {
+        /// Admitted, not dispatched.
+        Admitted => "admitted",
+        /// Dispatched to the Box.
+        Dispatched => "dispatched",
+        /// Running.
+        Running => "running",
+        /// Finished.
+        Completed => "completed",
+        /// Failed.
+        Failed => "failed",
+        /// Called off.
+        Cancelled => "cancelled",
+        /// Ran out of time.
+        TimedOut => "timed_out",
+        /// Lost track of.
+        Lost => "lost",
+    }
+}
+
+vocabulary! {
+    /// One Computer delegation's `work_jobs` status: the host's
+    /// `Work.Job.statuses/0`.
+    pub enum JobStatus in JobStatus {
+        /// Waiting.
+        Queued => "queued",
+        /// Running.
+        Running => "running",
+        /// Finished.
+        Completed => "completed",
+        /// Failed.
+        Failed => "failed",
+        /// Cut off before finishing.
+        Interrupted => "interrupted",
+        /// Spent its budget.
+        BudgetExhausted => "budget_exhausted",
+        /// Called off.
+        Cancelled => "cancelled",
+    }
+}
+
+vocabulary! {
+    /// A paired machine's status column.
+    pub enum MachineStatus in MachineStatus {
+        /// Paired, credential live.
+        Active => "active",
+        /// Credential revoked; no pairing brings the record back.
+        Revoked => "revoked",
+    }
+}
+
+impl Kind {
+    /// Who holds a target of this kind. Reads the kind and nothing else, so it
+    /// cannot vary with the route, the surface, or the asking.
+    ///
+    /// ```
+    /// use openagents_policy::target::{Custody, Kind};
+    /// assert_eq!(Kind::Box.custody(), Custody::OpenagentsManaged);
+    /// assert_eq!(Kind::Computer.custody(), Custody::CustomerPremises);
+    /// ```
+    #[must_use]
+    pub const fn custody(self) -> Custody {
+        match self {
+            Self::Box => Custody::OpenagentsManaged,
+            Self::Computer => Custody::CustomerPremises,
+        }
+    }
+
+    /// The capacity class this kind belongs to, or `None` when no admitted
+    /// class describes it. A Box claims none; see the module docs.
+    ///
+    /// ```
+    /// use openagents_policy::target::{Kind, RuntimeClass};
+    /// assert_eq!(Kind::Computer.runtime_class(), Some(RuntimeClass::Connected));
+    /// assert_eq!(Kind::Box.runtime_class(), None);
+    /// ```
+    #[must_use]
+    pub const fn runtime_class(self) -> Option<RuntimeClass> {
+        match self {
+            Self::Box => None,
+            Self::Computer => Some(RuntimeClass::Connected),
+        }
+    }
+}
+
+impl BoxState {
+    /// The unified lifecycle of a Box in this state. A provisioned Box that is
+    /// not bootstrapped reads `starting`: refusing work on a half-ready Box
+    /// costs a poll, advertising it costs a failed command.
+    #[must_use]
+    pub const fn lifecycle(self) -> Lifecycle {
+        match self {
+            Self::Queued => Lifecycle::Queued,
+            Self::Init | Self::Provisioning | Self::Provisioned | Self::Cloning => {
+                Lifecycle::Starting
+            }
+            Self::Ready | Self::Idle | Self::Running => Lifecycle::Active,
+            Self::Archiving => Lifecycle::Stopping,
+            Self::Archived => Lifecycle::Destroyed,
+            Self::Error => Lifecycle::Failed,
+        }
+    }
+}
+
+impl RunState {
+    /// The delegation lifecycle of a Box run in this state.
+    #[must_use]
+    pub const fn lifecycle(self) -> DelegationLifecycle {
+        match self {
+            Self::Admitted => DelegationLifecycle::Queued,
+            Self::Dispatched => DelegationLifecycle::Starting,
+            Self::Running => DelegationLifecycle::Active,
+            Self::Completed => DelegationLifecycle::Succeeded,
+            Self::Cancelled => DelegationLifecycle::Cancelled,
+            Self::Failed | Self::TimedOut | Self::Lost => DelegationLifecycle::Failed,
+        }
+    }
+}
+
+impl JobStatus {
+    /// The delegation lifecycle of a work job in this status. `interrupted`
+    /// and `budget_exhausted` both read `failed`; the job's own status keeps
+    /// the distinction beside the word.
+    #[must_use]
+    pub const fn lifecycle(self) -> DelegationLifecycle {
+        match self {
+            Self::Queued => DelegationLifecycle::Queued,
+            Self::Running => DelegationLifecycle::Active,
+            Self::Completed => DelegationLifecycle::Succeeded,
+            Self::Cancelled => DelegationLifecycle::Cancelled,
+            Self::Failed | Self::Interrupted | Self::BudgetExhausted => DelegationLifecycle::Failed,
+        }
+    }
+}
+
+impl Reading<BoxState> {
+    /// The unified lifecycle: a known state's own, `failed` for anything else.
+    #[must_use]
+    pub const fn lifecycle(self) -> Lifecycle {
+        match self {
+            Self::Known(state) => state.lifecycle(),
+            Self::Unrecognized => Lifecycle::Failed,
+        }
+    }
+}
+
+impl Reading<RunState> {
+    /// The delegation lifecycle: a known state's own, `failed` otherwise.
+    #[must_use]
+    pub const fn lifecycle(self) -> DelegationLifecycle {
+        match self {
+            Self::Known(state) => state.lifecycle(),
+            Self::Unrecognized => DelegationLifecycle::Failed,
+        }
+    }
+}
+
+impl Reading<JobStatus> {
+    /// The delegation lifecycle: a known status's own, `failed` otherwise
+    /// (a job whose cancel is in flight is `"stopping"`, and reads `failed`).
+    #[must_use]
+    pub const fn lifecycle(self) -> DelegationLifecycle {
+        match self {
+            Self::Known(status) => status.lifecycle(),
+            Self::Unrecognized => DelegationLifecycle::Failed,
+        }
+    }
+}
+
+/// Reads a Box state word; anything unknown is [`Reading::Unrecognized`].
+#[must_use]
+pub fn read_box_state(word: impl AsRef<[u8]>) -> Reading<BoxState> {
+    BoxState::parse(word).into()
+}
+
+/// Reads a Box run state word; anything unknown is [`Reading::Unrecognized`].
+#[must_use]
+pub fn read_run_state(word: impl AsRef<[u8]>) -> Reading<RunState> {
+    RunState::parse(word).into()
+}
+
+/// Reads a work job status word; anything unknown is [`Reading::Unrecognized`].
+#[must_use]
+pub fn read_job_status(word: impl AsRef<[u8]>) -> Reading<JobStatus> {
+    JobStatus::parse(word).into()
+}
+
+/// Reads a machine status word; anything unknown is [`Reading::Unrecognized`].
+#[must_use]
+pub fn read_machine_status(word: impl AsRef<[u8]>) -> Reading<MachineStatus> {
+    MachineStatus::parse(word).into()
+}
+
+/// The unified lifecycle of a Box from its last observed substrate word.
+///
+/// ```
+/// use openagents_policy::target::{box_lifecycle, Lifecycle};
+/// assert_eq!(box_lifecycle("provisioned"), Lifecycle::Starting);
+/// assert_eq!(box_lifecycle("idle"), Lifecycle::Active);
+/// assert_eq!(box_lifecycle(b"\xff"), Lifecycle::Failed);
+/// ```
+#[must_use]
+pub fn box_lifecycle(word: impl AsRef<[u8]>) -> Lifecycle {
+    read_box_state(word).lifecycle()
+}
+
+/// The delegation lifecycle of one Box run from its state word.
+#[must_use]
+pub fn run_lifecycle(word: impl AsRef<[u8]>) -> DelegationLifecycle {
+    read_run_state(word).lifecycle()
+}
+
+/// The delegation lifecycle of one Computer delegation from its job status.
+///
+/// ```
+/// use openagents_policy::target::{job_lifecycle, DelegationLifecycle};
+/// assert_eq!(job_lifecycle("budget_exhausted"), DelegationLifecycle::Failed);
+/// assert_eq!(job_lifecycle("stopping"), DelegationLifecycle::Failed);
+/// ```
+#[must_use]
+pub fn job_lifecycle(word: impl AsRef<[u8]>) -> DelegationLifecycle {
+    read_job_status(word).lifecycle()
+}
+
+/// What the host knows of a paired machine when it asks for its lifecycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MachineObservation {
+    /// The status column, as read.
+    pub status: Reading<MachineStatus>,
+    /// Whether `revoked_at` is set. Any set value counts.
+    pub revoked: bool,
+    /// The live reachability read, passed in rather than taken.
+    pub online: bool,
+}
+
+impl MachineObservation {
+    /// The unified lifecycle of the Computer. Revoked (by status or by
+    /// timestamp) is `destroyed`; active and reachable is `active`; anything
+    /// else is `cold`, since nothing the host can do opens a shut laptop.
+    ///
+    /// ```
+    /// use openagents_policy::target::{Lifecycle, MachineObservation, read_machine_status};
+    /// let seen = MachineObservation { status: read_machine_status("active"), revoked: false, online: true };
+    /// assert_eq!(seen.lifecycle(), Lifecycle::Active);
+    /// let offline = MachineObservation { online: false, ..seen };
+    /// assert_eq!(offline.lifecycle(), Lifecycle::Cold);
+    /// ```
+    #[must_use]
+    pub const fn lifecycle(self) -> Lifecycle {
+        match (self.status, self.revoked, self.online) {
+            (Reading::Known(MachineStatus::Revoked), _, _) | (_, true, _) => Lifecycle::Destroyed,
+            (Reading::Known(MachineStatus::Active), false, true) => Lifecycle::Active,
+            _ => Lifecycle::Cold,
+        }
+    }
+}
+
+/// The per-kind reach a caller has already proved. Required, never assumed:
+/// a surface that forgot to check cannot get capabilities by omission.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reach {
+    /// The caller proved reach for the target's kind.
+    Authorized,
+    /// It did not.
+    NotAuthorized,
+}
+
+impl From<bool> for Reach {
+    fn from(authorized: bool) -> Self {
+        if authorized {
+            Self::Authorized
+        } else {
+            Self::NotAuthorized
+        }
+    }
+}
+
+impl UnavailableReason {
+    /// Why a target in `lifecycle` offers nothing to a caller with `reach`,
+    /// or `None` when it offers `start`.
+    #[must_use]
+    pub const fn of(lifecycle: Lifecycle, reach: Reach) -> Option<Self> {
+        match (lifecycle, reach) {
+            (Lifecycle::Active, Reach::Authorized) => None,
+            (Lifecycle::Active, Reach::NotAuthorized) => Some(Self::NotAuthorized),
+            (Lifecycle::Cold, _) => Some(Self::Cold),
+            (Lifecycle::Queued, _) => Some(Self::Queued),
+            (Lifecycle::Starting, _) => Some(Self::Starting),
+            (Lifecycle::Stopping, _) => Some(Self::Stopping),
+            (Lifecycle::Failed, _) => Some(Self::Failed),
+            (Lifecycle::Destroyed, _) => Some(Self::Destroyed),
+        }
+    }
+}
+
+/// The seam fields of one target.
+///
+/// Built only by [`Seam::new`], so no caller can hold a seam whose
+/// capabilities disagree with its lifecycle and reach. It serializes to the
+/// same JSON as the Elixir map: the same five keys, `null` for nothing. It is
+/// deliberately not `Deserialize`: that would be a second constructor.
+///
+/// ```
+/// use openagents_policy::target::{Kind, Lifecycle, Reach, Seam};
+/// let seam = Seam::new(Kind::Box, Lifecycle::Active, Reach::Authorized);
+/// assert_eq!(
+///     serde_json::to_string(&seam).unwrap(),
+///     r#"{"custody":"openagents_managed","runtime_class":null,"lifecycle":"active","capabilities":["start"],"unavailable_reason":null}"#
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Seam {
+    custody: Custody,
+    runtime_class: Option<RuntimeClass>,
+    lifecycle: Lifecycle,
+    capabilities: Vec<Capability>,
+    unavailable_reason: Option<UnavailableReason>,
+}
+
+impl Seam {
+    /// The seam of a `kind` target in `lifecycle`, for a caller with `reach`.
+    /// `start` is offered exactly when the target is active and the caller
+    /// has reach; otherwise the reason says which of the two is missing.
+    #[must_use]
+    pub fn new(kind: Kind, lifecycle: Lifecycle, reach: Reach) -> Self {
+        let unavailable_reason = UnavailableReason::of(lifecycle, reach);
+        Self {
+            custody: kind.custody(),
+            runtime_class: kind.runtime_class(),
+            lifecycle,
+            capabilities: if unavailable_reason.is_none() {
+                vec![Capability::Start]
+            } else {
+                Vec::new()
+            },
+            unavailable_reason,
+        }
+    }
+
+    /// Who holds the target.
+    #[must_use]
+    pub const fn custody(&self) -> Custody {
+        self.custody
+    }
+
+    /// The target's runtime class, if an admitted one describes it.
+    #[must_use]
+    pub const fn runtime_class(&self) -> Option<RuntimeClass> {
+        self.runtime_class
+    }
+
+    /// The target's unified lifecycle.
+    #[must_use]
+    pub const fn lifecycle(&self) -> Lifecycle {
+        self.lifecycle
+    }
+
+    /// What the caller may do now: `[start]` or nothing.
+    #[must_use]
+    pub fn capabilities(&self) -> &[Capability] {
+        &self.capabilities
+    }
+
+    /// Why nothing is offered, or `None` when `start` is.
+    #[must_use]
+    pub const fn unavailable_reason(&self) -> Option<UnavailableReason> {
+        self.unavailable_reason
+    }
+}
+
+/// The seam fields of one delegation: its lifecycle and whether the caller
+/// can still cancel it. Built only by [`DelegationSeam::new`].
+///
+/// ```
+/// use openagents_policy::target::{Capability, DelegationLifecycle, DelegationSeam};
+/// assert_eq!(DelegationSeam::new(DelegationLifecycle::Active).capabilities(), [Capability::Cancel]);
+/// assert!(DelegationSeam::new(DelegationLifecycle::Succeeded).capabilities().is_empty());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DelegationSeam {
+    lifecycle: DelegationLifecycle,
+    capabilities: Vec<Capability>,
+}
+
+impl DelegationSeam {
+    /// The seam of a delegation in `lifecycle`. A caller that resolved the
+    /// delegation already passed the per-kind reach check, so cancellation
+    /// turns only on whether it is still under way.
+    #[must_use]
+    pub fn new(lifecycle: DelegationLifecycle) -> Self {
+        let running = matches!(
+            lifecycle,
+            DelegationLifecycle::Queued
+                | DelegationLifecycle::Starting
+                | DelegationLifecycle::Active
+        );
+        Self {
+            lifecycle,
+            capabilities: if running {
+                vec![Capability::Cancel]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// The delegation's lifecycle.
+    #[must_use]
+    pub const fn lifecycle(&self) -> DelegationLifecycle {
+        self.lifecycle
+    }
+
+    /// `[cancel]` while the delegation is under way, nothing after.
+    #[must_use]
+    pub fn capabilities(&self) -> &[Capability] {
+        &self.capabilities
+    }
+}

@@ -1,0 +1,211 @@
+//! Closed vocabularies, and the one refusal a word outside them earns.
+//!
+//! Every word this crate publishes belongs to a closed vocabulary declared
+//! once with [`vocabulary!`]. The macro gives each enum the same four things a
+//! caller needs: its words in declaration order (`ALL`), the word of a value
+//! (`as_str`), the value of a word (`parse`, which refuses with
+//! [`Refusal::UnknownWord`]), and serde that reads and writes the word itself.
+
+use serde::{Deserialize, Serialize};
+
+/// The closed vocabularies this crate knows, named so a refusal can say which
+/// one a word fell outside of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Vocabulary {
+    /// [`crate::target::Kind`].
+    Kind,
+    /// [`crate::target::Custody`].
+    Custody,
+    /// [`crate::target::RuntimeClass`].
+    RuntimeClass,
+    /// [`crate::target::Lifecycle`].
+    Lifecycle,
+    /// [`crate::target::DelegationLifecycle`].
+    DelegationLifecycle,
+    /// [`crate::target::Capability`].
+    Capability,
+    /// [`crate::target::UnavailableReason`].
+    UnavailableReason,
+    /// [`crate::target::BoxState`].
+    BoxState,
+    /// [`crate::target::RunState`].
+    RunState,
+    /// [`crate::target::JobStatus`].
+    JobStatus,
+    /// [`crate::target::MachineStatus`].
+    MachineStatus,
+    /// [`crate::ladder::Tier`].
+    Tier,
+    /// [`crate::ladder::Access`].
+    Access,
+    /// [`crate::disclosure::Family`].
+    Family,
+    /// [`crate::disclosure::Rung`].
+    Rung,
+    /// [`crate::disclosure::Relationship`].
+    Relationship,
+}
+
+impl Vocabulary {
+    /// The vocabulary's name as a refusal prints it.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Kind => "target kind",
+            Self::Custody => "custody",
+            Self::RuntimeClass => "runtime class",
+            Self::Lifecycle => "target lifecycle",
+            Self::DelegationLifecycle => "delegation lifecycle",
+            Self::Capability => "capability",
+            Self::UnavailableReason => "unavailable reason",
+            Self::BoxState => "Box state",
+            Self::RunState => "Box run state",
+            Self::JobStatus => "work job status",
+            Self::MachineStatus => "machine status",
+            Self::Tier => "transparency tier",
+            Self::Access => "access",
+            Self::Family => "disclosure family",
+            Self::Rung => "disclosure rung",
+            Self::Relationship => "viewer relationship",
+        }
+    }
+}
+
+impl std::fmt::Display for Vocabulary {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
+/// Why a word was not accepted.
+///
+/// Typed rather than a string, so a caller can tell which vocabulary refused
+/// and what it was handed without parsing a sentence.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[serde(tag = "refusal", rename_all = "snake_case")]
+pub enum Refusal {
+    /// The word is not one of the vocabulary's words. `word` is the input,
+    /// with bytes that are not UTF-8 replaced, so the refusal can always be
+    /// printed.
+    #[error("{word:?} is not a word of the {vocabulary} vocabulary")]
+    UnknownWord {
+        /// The vocabulary that refused.
+        vocabulary: Vocabulary,
+        /// What it was handed.
+        word: String,
+    },
+}
+
+impl Refusal {
+    /// The refusal for `word`, which `vocabulary` does not contain.
+    #[must_use]
+    pub fn unknown(vocabulary: Vocabulary, word: &[u8]) -> Self {
+        Self::UnknownWord {
+            vocabulary,
+            word: String::from_utf8_lossy(word).into_owned(),
+        }
+    }
+}
+
+/// Declares a closed vocabulary: a `Copy` enum whose every variant is one word.
+macro_rules! vocabulary {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident in $vocabulary:ident {
+            $( $(#[$variant_meta:meta])* $variant:ident => $word:literal ),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(
+            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord,
+            serde::Serialize, serde::Deserialize,
+        )]
+        pub enum $name {
+            $( $(#[$variant_meta])* #[serde(rename = $word)] $variant, )+
+        }
+
+        impl $name {
+            /// Every word of the vocabulary, in declaration order.
+            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
+
+            /// The word, spelled as Elixir and JSON spell it.
+            #[must_use]
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $word,)+
+                }
+            }
+
+            /// The value a word names. Takes bytes, because the words arrive
+            /// from Erlang binaries that need not be UTF-8.
+            ///
+            /// # Errors
+            ///
+            /// [`crate::Refusal::UnknownWord`] for anything that is not
+            /// exactly one of the words.
+            pub fn parse(word: impl AsRef<[u8]>) -> Result<Self, $crate::Refusal> {
+                let word = word.as_ref();
+                Self::ALL
+                    .iter()
+                    .copied()
+                    .find(|known| known.as_str().as_bytes() == word)
+                    .ok_or_else(|| {
+                        $crate::Refusal::unknown($crate::Vocabulary::$vocabulary, word)
+                    })
+            }
+
+            /// Every word of the vocabulary as a string, in declaration order.
+            #[must_use]
+            pub fn words() -> Vec<&'static str> {
+                Self::ALL.iter().map(|value| value.as_str()).collect()
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = $crate::Refusal;
+
+            fn from_str(word: &str) -> Result<Self, Self::Err> {
+                Self::parse(word)
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+pub(crate) use vocabulary;
+
+/// A substrate word as read: one the vocabulary knows, or an honest admission
+/// that it does not.
+///
+/// Substrates grow words before this crate learns them (a job being cancelled
+/// is `"stopping"`, a word its own status list lacks). The projections still
+/// answer for such a word, as the seed did, but a Rust caller can see that it
+/// was not recognised instead of mistaking the answer for knowledge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reading<S> {
+    /// A word of the substrate's vocabulary.
+    Known(S),
+    /// Anything else: an unknown word, bytes that are not UTF-8, nothing.
+    Unrecognized,
+}
+
+impl<S> Reading<S> {
+    /// Whether the word was one the vocabulary knows.
+    #[must_use]
+    pub const fn is_known(&self) -> bool {
+        matches!(self, Self::Known(_))
+    }
+}
+
+impl<S> From<Result<S, Refusal>> for Reading<S> {
+    fn from(parsed: Result<S, Refusal>) -> Self {
+        parsed.map_or(Self::Unrecognized, Self::Known)
+    }
+}

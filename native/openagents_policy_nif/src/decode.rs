@@ -1,0 +1,133 @@
+//! Terms into the core's plain types. Shapes only: every rule about what a
+//! shape means lives in the core.
+
+use std::cmp::Ordering;
+
+use openagents_policy::disclosure::{Family, Relationship};
+use openagents_policy::ladder::{Access, Link, Subject, Tier, Viewer};
+use openagents_policy::Reading;
+use rustler::types::atom;
+use rustler::{Atom, Binary, Error, NifResult, Term};
+
+use crate::words::{self, words};
+
+/// A term compared as Erlang's `==` compares (so `1 == 1.0`), which is how
+/// the host compares account ids.
+pub struct ErlEq<'a>(pub Term<'a>);
+
+impl PartialEq for ErlEq<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.cmp(&other.0) == Ordering::Equal
+    }
+}
+
+/// Whether `term` is exactly the atom `atom`. Atoms are immediates.
+pub fn is(term: Term, atom: Atom) -> bool {
+    term.as_c_arg() == atom.as_c_arg()
+}
+
+pub fn is_nil(term: Term) -> bool {
+    is(term, atom::nil())
+}
+
+/// A map's value at `key`, or `None` when the key is absent.
+pub fn get(map: Term<'_>, key: Atom) -> Option<Term<'_>> {
+    map.map_get(key).ok()
+}
+
+/// A value that is set: present and not `nil`.
+fn set(value: Option<Term>) -> Option<ErlEq> {
+    value.filter(|term| !is_nil(*term)).map(ErlEq)
+}
+
+/// Whether `term` is a struct of the module `module`.
+pub fn is_struct(term: Term, module: Atom) -> bool {
+    term.is_map() && get(term, words::struct_key()).is_some_and(|name| is(name, module))
+}
+
+fn find(atoms: &[Atom], term: Term) -> Option<usize> {
+    atoms.iter().position(|known| is(term, *known))
+}
+
+/// A tier word: an atom by its name, a binary by its bytes, anything else
+/// unrecognized (which the core names `dark`).
+pub fn tier(term: Term) -> Reading<Tier> {
+    if term.is_atom() {
+        find(&words().tiers, term).map_or(Reading::Unrecognized, |at| Reading::Known(Tier::ALL[at]))
+    } else {
+        Binary::from_term(term).map_or(Reading::Unrecognized, |bytes| {
+            Tier::parse(bytes.as_slice()).into()
+        })
+    }
+}
+
+/// An access word: only the atoms name one.
+pub fn access(term: Term) -> Reading<Access> {
+    find(&words().accesses, term)
+        .map_or(Reading::Unrecognized, |at| Reading::Known(Access::ALL[at]))
+}
+
+/// A family atom. The Elixir guard admits only the four, so anything else is
+/// a bad argument.
+pub fn family(term: Term) -> NifResult<Family> {
+    find(&words().families, term)
+        .map(|at| Family::ALL[at])
+        .ok_or(Error::BadArg)
+}
+
+/// A relationship atom.
+pub fn relationship(term: Term) -> NifResult<Relationship> {
+    find(&words().relationships, term)
+        .map(|at| Relationship::ALL[at])
+        .ok_or(Error::BadArg)
+}
+
+/// A viewer, in the order of shapes the core documents on [`Viewer`].
+/// `user_admin` is the host's `Accounts.admin?/1` answer, asked by the Elixir
+/// side only when the term is a user struct.
+pub fn viewer<'a>(term: Term<'a>, user_admin: Term<'a>) -> Viewer<ErlEq<'a>> {
+    if term.is_map() {
+        if get(term, words::admin()).is_some_and(|admin| is(admin, atom::true_())) {
+            Viewer::Operator
+        } else if is_struct(term, words::user_struct()) {
+            Viewer::User {
+                id: set(get(term, words::id())),
+                admin: is(user_admin, atom::true_()),
+            }
+        } else if let Some(tier) = get(term, words::tier()) {
+            Viewer::Tiered {
+                tier: self::tier(tier),
+                account_id: set(get(term, words::account_id())),
+            }
+        } else if let Some(account) = get(term, words::account_id()) {
+            Viewer::Account {
+                account_id: set(Some(account)),
+            }
+        } else {
+            Viewer::Nobody
+        }
+    } else if term.is_binary() || (term.is_atom() && !is_nil(term)) {
+        Viewer::Word(tier(term))
+    } else {
+        Viewer::Nobody
+    }
+}
+
+/// An `ArtifactLink` struct. A link whose `revoked_at` is anything but a
+/// present `nil` is revoked.
+pub fn link(map: Term) -> Link<ErlEq> {
+    Link {
+        account_id: set(get(map, words::account_id())),
+        tier: get(map, words::tier()).map_or(Reading::Unrecognized, tier),
+        revoked: !get(map, words::revoked_at()).is_some_and(is_nil),
+    }
+}
+
+/// What an effective tier is asked of: a link struct, or a tier word.
+pub fn subject(term: Term) -> Subject<ErlEq> {
+    if is_struct(term, words::link_struct()) {
+        Subject::Link(link(term))
+    } else {
+        Subject::Tier(tier(term))
+    }
+}

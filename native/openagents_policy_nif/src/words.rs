@@ -1,0 +1,111 @@
+//! Atoms for every word the core publishes, made once when the library loads.
+//!
+//! The names come from the core's own vocabularies and tables, so the NIF
+//! restates none of them. Atoms live as long as the VM, so holding them in a
+//! static is sound, and looking one up per call would cost an atom-table
+//! lookup per field.
+
+use std::sync::OnceLock;
+
+use openagents_policy::disclosure::{Family, Relationship};
+use openagents_policy::ladder::{Access, Tier};
+use rustler::{Atom, Env, NifResult};
+
+rustler::atoms! {
+    admin,
+    tier,
+    account_id,
+    id,
+    revoked_at,
+    artifact_link,
+    transparency_tier,
+    unclassified,
+    doubly_classified,
+    repository_id,
+    artifact_type,
+    artifact_ref,
+    consent,
+    authority_snapshot,
+    struct_key = "__struct__",
+    user_struct = "Elixir.OpenAgents.Accounts.User",
+    link_struct = "Elixir.OpenAgents.Transparency.ArtifactLink",
+}
+
+/// The atoms of the core's words, indexed as the core indexes them.
+pub struct Words {
+    /// By `Tier::ALL` position (which is rank).
+    pub tiers: Vec<Atom>,
+    /// By `Access::ALL` position.
+    pub accesses: Vec<Atom>,
+    /// By `Family::ALL` position.
+    pub families: Vec<Atom>,
+    /// `[family][position in Family::fields()]`.
+    pub fields: Vec<Vec<Atom>>,
+    /// `[family][position in Family::never()]`.
+    pub never: Vec<Vec<Atom>>,
+    /// `[family][position in Family::source_columns()]`.
+    pub sources: Vec<Vec<Atom>>,
+    /// By `Relationship::ALL` position.
+    pub relationships: Vec<Atom>,
+}
+
+static WORDS: OnceLock<Words> = OnceLock::new();
+
+fn atoms<'w>(env: Env, words: impl IntoIterator<Item = &'w str>) -> NifResult<Vec<Atom>> {
+    words
+        .into_iter()
+        .map(|word| Atom::from_str(env, word))
+        .collect()
+}
+
+fn make(env: Env) -> NifResult<Words> {
+    let per_family = |table: &dyn Fn(Family) -> Vec<&'static str>| {
+        Family::ALL
+            .iter()
+            .map(|&family| atoms(env, table(family)))
+            .collect::<NifResult<Vec<_>>>()
+    };
+    Ok(Words {
+        tiers: atoms(env, Tier::words())?,
+        accesses: atoms(env, Access::words())?,
+        families: atoms(env, Family::words())?,
+        fields: per_family(&|family| {
+            family
+                .fields()
+                .iter()
+                .map(openagents_policy::disclosure::Field::name)
+                .collect()
+        })?,
+        never: per_family(&|family| family.never().to_vec())?,
+        sources: per_family(&Family::source_columns)?,
+        relationships: atoms(env, Relationship::words())?,
+    })
+}
+
+/// Makes the atoms, once per VM. Called from the load and upgrade callbacks.
+pub fn load(env: Env) -> bool {
+    if WORDS.get().is_some() {
+        return true;
+    }
+    match make(env) {
+        Ok(words) => {
+            let _ = WORDS.set(words);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// The atoms. Every NIF runs after `load` succeeded, so they are there.
+pub fn words() -> &'static Words {
+    WORDS
+        .get()
+        .expect("the NIF library's load callback made the atoms")
+}
+
+/// Index of a core enum value in its `ALL` list.
+pub fn position<T: PartialEq + Copy>(all: &[T], value: T) -> usize {
+    all.iter()
+        .position(|known| *known == value)
+        .expect("every value is in its vocabulary's ALL list")
+}
