@@ -316,18 +316,31 @@ impl Family {
     /// ```
     #[must_use]
     pub fn classify<'c>(self, columns: impl IntoIterator<Item = &'c str>) -> Classification {
-        let sources = self.source_columns();
-        let mut check = Classification::default();
-        for column in columns {
-            match (sources.contains(&column), self.never().contains(&column)) {
-                (false, false) => check.unclassified.push(column.to_owned()),
-                (true, true) => check.doubly_classified.push(column.to_owned()),
-                _ => {}
-            }
-        }
-        check
+        classify_against(&self.source_columns(), self.never(), columns)
     }
 }
+
+fn classify_against<'c>(
+    sources: &[&str],
+    never: &[&str],
+    columns: impl IntoIterator<Item = &'c str>,
+) -> Classification {
+    let mut check = Classification::default();
+    for column in columns {
+        match (sources.contains(&column), never.contains(&column)) {
+            (false, false) => check.unclassified.push(column.to_owned()),
+            (true, true) => check.doubly_classified.push(column.to_owned()),
+            _ => {}
+        }
+    }
+    check
+}
+
+// `Admitted` keeps one bit per field; a family with more fields than bits
+// would not compile rather than silently lose some.
+const _: () = assert!(
+    ATTEMPT.len() <= 32 && WORK_JOB.len() <= 32 && EVIDENCE.len() <= 32 && TRACE.len() <= 32
+);
 
 /// The fields of one family a viewer may read. Built only by
 /// [`Family::admitted`].
@@ -447,6 +460,21 @@ pub struct ViewerDescriptor<A> {
     /// Present (and `true`) for an operator only.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub admin: bool,
+}
+
+impl<A> From<ViewerDescriptor<A>> for Viewer<A> {
+    /// A descriptor is read by the ladder as what it is: an operator, or a
+    /// viewer naming its tier for its account.
+    fn from(descriptor: ViewerDescriptor<A>) -> Self {
+        if descriptor.admin {
+            Viewer::Operator
+        } else {
+            Viewer::Tiered {
+                tier: Reading::Known(descriptor.tier),
+                account_id: descriptor.account_id,
+            }
+        }
+    }
 }
 
 impl Relationship {
@@ -602,4 +630,18 @@ pub fn attempt_link<R, A, S>(
         },
         authority_snapshot,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::classify_against;
+
+    /// No real column is both scheduled and never-listed, so the branch that
+    /// reports one is watched here, against tables made to disagree.
+    #[test]
+    fn a_column_both_scheduled_and_never_listed_is_reported_doubly() {
+        let check = classify_against(&["id", "goal"], &["goal"], ["id", "goal", "prompt"]);
+        assert_eq!(check.doubly_classified, ["goal"]);
+        assert_eq!(check.unclassified, ["prompt"]);
+    }
 }

@@ -1,0 +1,1198 @@
+//! The work disclosure schedule, held to `OpenAgents.Transparency.WorkDisclosure`
+//! (seed 002) and to the four tables' columns as `upstream.md` records them.
+//!
+//! The schedule is written out here from the seed, field by field, in the
+//! seed's order, and the columns from upstream.md in the schema's order. The
+//! crate is asked; these tables answer.
+
+use std::collections::BTreeSet;
+
+use openagents_policy::disclosure::{
+    attempt_link, record_tier, schedule, Family, Field, NoLink, PrincipalReading, Record,
+    Relationship, Rung,
+};
+use openagents_policy::ladder::{Link, Subject, Tier, Viewer};
+use openagents_policy::Reading;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+// ── The seed's schedule, in the seed's order ────────────────────────────────
+
+/// `@attempt`.
+const SEED_ATTEMPT: &[(&str, &str)] = &[
+    ("id", "pulse"),
+    ("target_kind", "pulse"),
+    ("state", "pulse"),
+    ("requester_kind", "pulse"),
+    ("admitted_at", "pulse"),
+    ("started_at", "pulse"),
+    ("finished_at", "pulse"),
+    ("branch", "ledger"),
+    ("terminal_branch", "ledger"),
+    ("terminal_commit", "ledger"),
+    ("failure_reason", "ledger"),
+];
+
+/// `@attempt_never`.
+const SEED_ATTEMPT_NEVER: &[&str] = &[
+    "conversation_id",
+    "conversation_box_id",
+    "machine_id",
+    "run_id",
+    "work_job_id",
+    "deadline_at",
+    "credential_delivery_status",
+    "credential_delivery_reason",
+    "repository_id",
+    "issue_id",
+    "transparency_tier",
+    "artifact_link_id",
+    "inserted_at",
+    "updated_at",
+];
+
+/// `@work_job`.
+const SEED_WORK_JOB: &[(&str, &str)] = &[
+    ("id", "pulse"),
+    ("kind", "pulse"),
+    ("status", "pulse"),
+    ("started_at", "pulse"),
+    ("completed_at", "pulse"),
+    ("tool_call_count", "ledger"),
+    ("continuation_count", "ledger"),
+    ("error_code", "ledger"),
+    ("budget", "ledger"),
+    ("report", "glass"),
+    ("usage", "glass"),
+    ("model_id", "glass"),
+];
+
+/// `@work_job_never`.
+const SEED_WORK_JOB_NEVER: &[&str] = &[
+    "goal",
+    "context_hint",
+    "delegation",
+    "authority_snapshot",
+    "machine_id",
+    "conversation_id",
+    "owner_visitor_id",
+    "requesting_tool_step_ref",
+    "instruction_digest",
+    "tool_catalog_digest",
+    "memory_snapshot_ref",
+    "report_message_id",
+    "owner_node",
+    "generation",
+    "surface",
+    "inserted_at",
+    "updated_at",
+];
+
+/// `@evidence`.
+const SEED_EVIDENCE: &[(&str, &str)] = &[
+    ("id", "pulse"),
+    ("family", "pulse"),
+    ("result", "pulse"),
+    ("plane", "pulse"),
+    ("source", "pulse"),
+    ("recorded_at", "pulse"),
+    ("commit", "ledger"),
+    ("receipt_id", "ledger"),
+    ("environment", "ledger"),
+];
+
+/// `@evidence_never`.
+const SEED_EVIDENCE_NEVER: &[&str] = &[
+    "actor",
+    "assignment_id",
+    "repository_id",
+    "issue_id",
+    "transparency_tier",
+    "artifact_link_id",
+];
+
+/// `@trace`.
+const SEED_TRACE: &[(&str, &str)] = &[
+    ("id", "pulse"),
+    ("schema_version", "pulse"),
+    ("step_count", "pulse"),
+    ("recorded_at", "pulse"),
+    ("digest", "ledger"),
+    ("byte_size", "ledger"),
+];
+
+/// `@trace_never`.
+const SEED_TRACE_NEVER: &[&str] = &["user_id", "visibility", "assignment_id"];
+
+/// The seed's `source_columns/1` for each family: the field names with the
+/// seed's renames applied (`requester_kind ← requesting_principal`,
+/// `budget ← budget_snapshot`, `commit ← commit_sha`,
+/// `recorded_at ← inserted_at`, `schema_version, step_count ← document`),
+/// sorted, each once. Written out rather than computed.
+const SEED_SOURCE_COLUMNS: &[(Family, &[&str])] = &[
+    (
+        Family::Attempt,
+        &[
+            "admitted_at",
+            "branch",
+            "failure_reason",
+            "finished_at",
+            "id",
+            "requesting_principal",
+            "started_at",
+            "state",
+            "target_kind",
+            "terminal_branch",
+            "terminal_commit",
+        ],
+    ),
+    (
+        Family::WorkJob,
+        &[
+            "budget_snapshot",
+            "completed_at",
+            "continuation_count",
+            "error_code",
+            "id",
+            "kind",
+            "model_id",
+            "report",
+            "started_at",
+            "status",
+            "tool_call_count",
+            "usage",
+        ],
+    ),
+    (
+        Family::Evidence,
+        &[
+            "commit_sha",
+            "environment",
+            "family",
+            "id",
+            "inserted_at",
+            "plane",
+            "receipt_id",
+            "result",
+            "source",
+        ],
+    ),
+    (
+        Family::Trace,
+        &["byte_size", "digest", "document", "id", "inserted_at"],
+    ),
+];
+
+// ── The four tables' columns, from upstream.md, in schema order ─────────────
+
+/// `forge_assignments`.
+const ATTEMPT_COLUMNS: &[&str] = &[
+    "id",
+    "conversation_id",
+    "conversation_box_id",
+    "machine_id",
+    "repository_id",
+    "issue_id",
+    "run_id",
+    "work_job_id",
+    "target_kind",
+    "credential_delivery_status",
+    "credential_delivery_reason",
+    "requesting_principal",
+    "branch",
+    "state",
+    "terminal_branch",
+    "terminal_commit",
+    "failure_reason",
+    "deadline_at",
+    "admitted_at",
+    "started_at",
+    "finished_at",
+    "transparency_tier",
+    "artifact_link_id",
+    "inserted_at",
+    "updated_at",
+];
+
+/// `work_jobs`.
+const WORK_JOB_COLUMNS: &[&str] = &[
+    "id",
+    "conversation_id",
+    "owner_visitor_id",
+    "machine_id",
+    "surface",
+    "goal",
+    "context_hint",
+    "requesting_tool_step_ref",
+    "kind",
+    "delegation",
+    "authority_snapshot",
+    "budget_snapshot",
+    "status",
+    "report",
+    "error_code",
+    "model_id",
+    "instruction_digest",
+    "tool_catalog_digest",
+    "memory_snapshot_ref",
+    "tool_call_count",
+    "continuation_count",
+    "usage",
+    "owner_node",
+    "generation",
+    "report_message_id",
+    "started_at",
+    "completed_at",
+    "inserted_at",
+    "updated_at",
+];
+
+/// `issue_evidence`.
+const EVIDENCE_COLUMNS: &[&str] = &[
+    "id",
+    "commit_sha",
+    "family",
+    "receipt_id",
+    "plane",
+    "environment",
+    "result",
+    "actor",
+    "source",
+    "repository_id",
+    "issue_id",
+    "assignment_id",
+    "transparency_tier",
+    "artifact_link_id",
+    "inserted_at",
+];
+
+/// `traces`.
+const TRACE_COLUMNS: &[&str] = &[
+    "id",
+    "user_id",
+    "digest",
+    "visibility",
+    "document",
+    "byte_size",
+    "assignment_id",
+    "inserted_at",
+];
+
+fn seed_schedule(family: Family) -> &'static [(&'static str, &'static str)] {
+    match family {
+        Family::Attempt => SEED_ATTEMPT,
+        Family::WorkJob => SEED_WORK_JOB,
+        Family::Evidence => SEED_EVIDENCE,
+        Family::Trace => SEED_TRACE,
+    }
+}
+
+fn seed_never(family: Family) -> &'static [&'static str] {
+    match family {
+        Family::Attempt => SEED_ATTEMPT_NEVER,
+        Family::WorkJob => SEED_WORK_JOB_NEVER,
+        Family::Evidence => SEED_EVIDENCE_NEVER,
+        Family::Trace => SEED_TRACE_NEVER,
+    }
+}
+
+fn table_columns(family: Family) -> &'static [&'static str] {
+    match family {
+        Family::Attempt => ATTEMPT_COLUMNS,
+        Family::WorkJob => WORK_JOB_COLUMNS,
+        Family::Evidence => EVIDENCE_COLUMNS,
+        Family::Trace => TRACE_COLUMNS,
+    }
+}
+
+fn seed_source_columns(family: Family) -> &'static [&'static str] {
+    SEED_SOURCE_COLUMNS
+        .iter()
+        .find(|(candidate, _)| *candidate == family)
+        .map(|(_, columns)| *columns)
+        .expect("every family has its source columns written out")
+}
+
+fn rank_of(word: &str) -> u8 {
+    Tier::parse(word).expect("the seed names only tiers").rank()
+}
+
+/// The seed field names a viewer of `tier` reads: those whose rung is at or
+/// below it, sorted by name as `fields_at/2` returns them.
+fn seed_fields_up_to(family: Family, tier: Tier) -> Vec<&'static str> {
+    let mut names: Vec<&str> = seed_schedule(family)
+        .iter()
+        .filter(|(_, rung)| rank_of(rung) <= tier.rank())
+        .map(|(name, _)| *name)
+        .collect();
+    names.sort_unstable();
+    names
+}
+
+fn admitted_names<A: PartialEq>(family: Family, viewer: &Viewer<A>) -> Vec<&'static str> {
+    family.admitted(viewer).fields().map(Field::name).collect()
+}
+
+fn all_field_names(family: Family) -> Vec<&'static str> {
+    family.fields().iter().map(Field::name).collect()
+}
+
+fn word(tier: Tier) -> Viewer<&'static str> {
+    Viewer::Word(Reading::Known(tier))
+}
+
+// ── Families and the schedule ───────────────────────────────────────────────
+
+#[test]
+fn the_schedule_covers_the_four_families_in_the_seeds_order() {
+    assert_eq!(
+        Family::words(),
+        ["attempt", "work_job", "evidence", "trace"],
+        "@families"
+    );
+}
+
+#[test]
+fn each_family_schedules_exactly_the_seeds_fields_at_the_seeds_tiers() {
+    for &family in Family::ALL {
+        let ours: BTreeSet<(&str, &str)> = family
+            .fields()
+            .iter()
+            .map(|field| (field.name(), field.rung().as_str()))
+            .collect();
+        let seed: BTreeSet<(&str, &str)> = seed_schedule(family).iter().copied().collect();
+        assert_eq!(
+            ours, seed,
+            "{family}: every field at the tier that first exposes it in the seed, and no other field"
+        );
+        assert_eq!(
+            family.fields().len(),
+            seed_schedule(family).len(),
+            "{family}: no field is scheduled twice"
+        );
+    }
+}
+
+#[test]
+fn tier_for_names_each_scheduled_fields_rung_and_nothing_for_the_rest() {
+    for &family in Family::ALL {
+        for (field, rung) in seed_schedule(family) {
+            assert_eq!(
+                family.tier_for(field).map(Rung::as_str),
+                Some(*rung),
+                "{family}.{field} is first exposed at {rung}"
+            );
+        }
+        for column in seed_never(family) {
+            if seed_schedule(family).iter().any(|(name, _)| name == column) {
+                continue;
+            }
+            assert_eq!(
+                family.tier_for(column),
+                None,
+                "{family}.{column} is never-listed: no tier exposes it"
+            );
+        }
+        assert_eq!(
+            family.tier_for("no_such_field"),
+            None,
+            "an unknown field has no tier"
+        );
+    }
+}
+
+#[test]
+fn each_familys_never_list_is_the_seeds_in_the_seeds_order() {
+    for &family in Family::ALL {
+        assert_eq!(
+            family.never(),
+            seed_never(family),
+            "{family}: never/1, verbatim"
+        );
+    }
+}
+
+#[test]
+fn the_prompt_the_goal_and_the_authority_snapshot_are_never_scheduled() {
+    let withheld = [
+        (Family::WorkJob, "goal"),
+        (Family::WorkJob, "context_hint"),
+        (Family::WorkJob, "delegation"),
+        (Family::WorkJob, "authority_snapshot"),
+        (Family::WorkJob, "owner_node"),
+        (Family::Attempt, "credential_delivery_status"),
+        (Family::Attempt, "conversation_id"),
+        (Family::Trace, "document"),
+    ];
+    for (family, column) in withheld {
+        assert!(
+            family.field(column).is_none(),
+            "{family}.{column} restates what the repository's gate exists to withhold"
+        );
+    }
+}
+
+#[test]
+fn the_glass_rung_carries_only_the_work_jobs_output() {
+    for &family in Family::ALL {
+        let glass: BTreeSet<&str> = family
+            .fields()
+            .iter()
+            .filter(|field| field.rung() == Rung::Glass)
+            .map(Field::name)
+            .collect();
+        let expected: BTreeSet<&str> = if family == Family::WorkJob {
+            ["report", "usage", "model_id"].into()
+        } else {
+            BTreeSet::new()
+        };
+        assert_eq!(
+            glass, expected,
+            "{family}: the work job is the one family that stores output"
+        );
+    }
+}
+
+#[test]
+fn the_fields_tables_are_in_field_name_order() {
+    for &family in Family::ALL {
+        let names = all_field_names(family);
+        assert!(
+            names.windows(2).all(|pair| pair[0] < pair[1]),
+            "{family}: fields_at/2 returns names sorted, so the table must be sorted and unique: {names:?}"
+        );
+    }
+}
+
+// ── Source columns and classification ───────────────────────────────────────
+
+#[test]
+fn source_columns_are_the_seeds_renamed_sorted_and_unique() {
+    for &family in Family::ALL {
+        let columns = family.source_columns();
+        assert_eq!(
+            columns,
+            seed_source_columns(family),
+            "{family}: source_columns/1"
+        );
+        assert!(
+            columns.windows(2).all(|pair| pair[0] < pair[1]),
+            "{family}: source columns are sorted and each appears once"
+        );
+    }
+}
+
+#[test]
+fn each_renamed_field_is_read_from_the_seeds_column() {
+    let renames = [
+        (Family::Attempt, "requester_kind", "requesting_principal"),
+        (Family::WorkJob, "budget", "budget_snapshot"),
+        (Family::Evidence, "commit", "commit_sha"),
+        (Family::Evidence, "recorded_at", "inserted_at"),
+        (Family::Trace, "schema_version", "document"),
+        (Family::Trace, "step_count", "document"),
+        (Family::Trace, "recorded_at", "inserted_at"),
+    ];
+    for (family, field, column) in renames {
+        let scheduled = family
+            .field(field)
+            .unwrap_or_else(|| panic!("{family}.{field} is scheduled"));
+        assert_eq!(
+            scheduled.column(),
+            column,
+            "{family}.{field} is read from {column}"
+        );
+    }
+    for &family in Family::ALL {
+        for field in family.fields() {
+            if renames
+                .iter()
+                .any(|(f, name, _)| *f == family && *name == field.name())
+            {
+                continue;
+            }
+            assert_eq!(
+                field.column(),
+                field.name(),
+                "{family}.{}: a field with no rename is read from the column of the same name",
+                field.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn every_column_of_the_four_tables_is_classified_exactly_once() {
+    for &family in Family::ALL {
+        let check = family.classify(table_columns(family).iter().copied());
+        assert!(
+            check.unclassified.is_empty(),
+            "{family}: a column in neither list must be decided, not left: {:?}",
+            check.unclassified
+        );
+        assert!(
+            check.doubly_classified.is_empty(),
+            "{family}: a column cannot be both published and never published: {:?}",
+            check.doubly_classified
+        );
+    }
+}
+
+#[test]
+fn the_schedule_names_no_column_the_table_lacks() {
+    for &family in Family::ALL {
+        let table: BTreeSet<&str> = table_columns(family).iter().copied().collect();
+        let sources: BTreeSet<&str> = family.source_columns().into_iter().collect();
+        let never: BTreeSet<&str> = family.never().iter().copied().collect();
+        assert!(
+            sources.is_disjoint(&never),
+            "{family}: never both: {:?}",
+            sources.intersection(&never).collect::<Vec<_>>()
+        );
+        let classified: BTreeSet<&str> = sources.union(&never).copied().collect();
+        assert_eq!(
+            classified, table,
+            "{family}: the sources and the never list together are exactly the table's columns"
+        );
+        assert_eq!(
+            sources.len() + never.len(),
+            table_columns(family).len(),
+            "{family}: every column counted once"
+        );
+    }
+}
+
+#[test]
+fn a_new_column_is_reported_unclassified_in_the_order_given() {
+    for &family in Family::ALL {
+        let mut columns = table_columns(family).to_vec();
+        columns.insert(1, "prompt");
+        columns.push("cost_cents");
+        let check = family.classify(columns);
+        assert_eq!(
+            check.unclassified,
+            ["prompt", "cost_cents"],
+            "{family}: a new column fails the schedule until somebody decides"
+        );
+        assert!(check.doubly_classified.is_empty());
+    }
+}
+
+#[test]
+fn a_column_from_another_familys_table_is_not_mistaken_for_this_ones() {
+    // `inserted_at` is a source on evidence and trace and never-listed on the
+    // attempt and the work job; `document` is a trace source only. Neither may
+    // be reported doubly, and each is unclassified where the family has no
+    // word for it.
+    let check = Family::Evidence.classify(["document", "inserted_at", "updated_at"]);
+    assert_eq!(check.unclassified, ["document", "updated_at"]);
+    assert!(check.doubly_classified.is_empty());
+    for &family in Family::ALL {
+        let every_column: BTreeSet<&str> = Family::ALL
+            .iter()
+            .flat_map(|&other| table_columns(other).iter().copied())
+            .collect();
+        let check = family.classify(every_column);
+        assert!(
+            check.doubly_classified.is_empty(),
+            "{family}: no column of any table is both a source and never-listed here"
+        );
+    }
+}
+
+// ── What a viewer is admitted ───────────────────────────────────────────────
+
+#[test]
+fn dark_admits_nothing() {
+    let dark_viewers: [Viewer<&str>; 4] = [
+        word(Tier::Dark),
+        Viewer::Word(Reading::Unrecognized),
+        Viewer::Tiered {
+            tier: Reading::Unrecognized,
+            account_id: Some("acct-1"),
+        },
+        Viewer::Tiered {
+            tier: Reading::Known(Tier::Dark),
+            account_id: None,
+        },
+    ];
+    for &family in Family::ALL {
+        for viewer in &dark_viewers {
+            let admitted = family.admitted(viewer);
+            assert!(
+                admitted.is_empty(),
+                "{family} for {viewer:?}: a dark projection is absent, not an empty shell"
+            );
+            assert_eq!(admitted.len(), 0);
+            assert_eq!(admitted.fields().count(), 0);
+        }
+    }
+}
+
+#[test]
+fn each_tier_admits_exactly_the_seed_fields_at_or_below_it() {
+    for &family in Family::ALL {
+        for &tier in Tier::ALL {
+            assert_eq!(
+                admitted_names(family, &word(tier)),
+                seed_fields_up_to(family, tier),
+                "{family} at {tier}: each field is first exposed at its seed tier and stays exposed above it"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_ladder_is_monotone_pulse_within_ledger_within_glass() {
+    for &family in Family::ALL {
+        let at =
+            |tier| -> BTreeSet<&str> { admitted_names(family, &word(tier)).into_iter().collect() };
+        let (dark, pulse, ledger, glass) = (
+            at(Tier::Dark),
+            at(Tier::Pulse),
+            at(Tier::Ledger),
+            at(Tier::Glass),
+        );
+        assert!(dark.is_subset(&pulse), "{family}: dark within pulse");
+        assert!(pulse.is_subset(&ledger), "{family}: pulse within ledger");
+        assert!(ledger.is_subset(&glass), "{family}: ledger within glass");
+        assert!(!pulse.is_empty(), "{family}: pulse says the work exists");
+        assert_eq!(
+            glass,
+            all_field_names(family).into_iter().collect(),
+            "{family}: glass admits every scheduled field"
+        );
+    }
+}
+
+#[test]
+fn pulse_names_no_ref_revision_receipt_or_place() {
+    for (family, field) in [
+        (Family::Attempt, "branch"),
+        (Family::Attempt, "terminal_commit"),
+        (Family::Evidence, "commit"),
+        (Family::Evidence, "receipt_id"),
+        (Family::Evidence, "environment"),
+        (Family::Trace, "digest"),
+    ] {
+        assert!(
+            !admitted_names(family, &word(Tier::Pulse)).contains(&field),
+            "{family}.{field} identifies or addresses content, so pulse must not admit it"
+        );
+        assert!(
+            admitted_names(family, &word(Tier::Ledger)).contains(&field),
+            "{family}.{field} is content of the result, which ledger admits"
+        );
+    }
+}
+
+#[test]
+fn a_viewer_with_no_tier_of_its_own_reads_every_field() {
+    let untiered: [Viewer<&str>; 4] = [
+        Viewer::Account {
+            account_id: Some("acct-1"),
+        },
+        Viewer::Account { account_id: None },
+        Viewer::Nobody,
+        Viewer::User {
+            id: Some("acct-1"),
+            admin: false,
+        },
+    ];
+    for &family in Family::ALL {
+        for viewer in &untiered {
+            assert_eq!(
+                admitted_names(family, viewer),
+                all_field_names(family),
+                "{family} for {viewer:?}: no viewer tier means no clamp (fields_at(f, nil) is every field)"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_glass_viewer_reads_every_field() {
+    let glass: [Viewer<&str>; 4] = [
+        word(Tier::Glass),
+        Viewer::Operator,
+        Viewer::User {
+            id: Some("acct-1"),
+            admin: true,
+        },
+        Viewer::Tiered {
+            tier: Reading::Known(Tier::Glass),
+            account_id: None,
+        },
+    ];
+    for &family in Family::ALL {
+        for viewer in &glass {
+            assert_eq!(
+                admitted_names(family, viewer),
+                all_field_names(family),
+                "{family} for {viewer:?}: glass admits every scheduled field"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_viewer_map_reads_as_its_tier() {
+    for &family in Family::ALL {
+        let member: Viewer<&str> = Viewer::Tiered {
+            tier: Reading::Known(Tier::Ledger),
+            account_id: Some("acct-1"),
+        };
+        assert_eq!(
+            admitted_names(family, &member),
+            admitted_names(family, &word(Tier::Ledger)),
+            "{family}: a descriptor with tier ledger reads as ledger"
+        );
+    }
+}
+
+#[test]
+fn the_admitted_positions_index_the_family_table_in_order() {
+    for &family in Family::ALL {
+        let admitted = family.admitted(&word(Tier::Ledger));
+        let positions: Vec<usize> = admitted.positions().collect();
+        assert!(
+            positions.windows(2).all(|pair| pair[0] < pair[1]),
+            "{family}: positions ascend"
+        );
+        assert_eq!(positions.len(), admitted.len());
+        for (position, field) in positions.iter().zip(admitted.fields()) {
+            assert_eq!(
+                &family.fields()[*position],
+                field,
+                "{family}: a position names its field"
+            );
+        }
+    }
+}
+
+#[test]
+fn no_rung_publishes_a_traces_document() {
+    for viewer in [word(Tier::Glass), Viewer::Operator, Viewer::Nobody] {
+        assert!(
+            !admitted_names(Family::Trace, &viewer).contains(&"document"),
+            "no rung publishes the document, not even to the account that uploaded it"
+        );
+    }
+}
+
+fn viewer() -> impl Strategy<Value = Viewer<u8>> {
+    let tier = prop_oneof![
+        Just(Reading::Unrecognized),
+        prop::sample::select(Tier::ALL).prop_map(Reading::Known),
+    ];
+    let account = prop_oneof![Just(None), (0_u8..3).prop_map(Some)];
+    prop_oneof![
+        Just(Viewer::Operator),
+        (account.clone(), any::<bool>()).prop_map(|(id, admin)| Viewer::User { id, admin }),
+        (tier.clone(), account.clone())
+            .prop_map(|(tier, account_id)| Viewer::Tiered { tier, account_id }),
+        account.prop_map(|account_id| Viewer::Account { account_id }),
+        tier.prop_map(Viewer::Word),
+        Just(Viewer::Nobody),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn no_never_listed_column_is_ever_admitted(
+        family in prop::sample::select(Family::ALL),
+        viewer in viewer(),
+    ) {
+        for field in family.admitted(&viewer).fields() {
+            prop_assert!(
+                !family.never().contains(&field.name()),
+                "{}.{} is never-listed, and no viewer may be admitted to it", family, field.name()
+            );
+            prop_assert!(
+                !family.never().contains(&field.column()),
+                "{}.{} reads a never-listed column", family, field.name()
+            );
+        }
+    }
+
+    #[test]
+    fn a_viewer_is_admitted_a_field_exactly_when_its_tier_reaches_the_fields_rung(
+        family in prop::sample::select(Family::ALL),
+        viewer in viewer(),
+    ) {
+        let admitted = admitted_names(family, &viewer);
+        for (name, rung) in seed_schedule(family) {
+            let reaches = viewer.tier().is_none_or(|own| own.rank() >= rank_of(rung));
+            prop_assert_eq!(
+                admitted.contains(name),
+                reaches,
+                "{}.{} at {} for {:?}", family, name, rung, viewer
+            );
+        }
+    }
+}
+
+// ── The effective tier of a record ──────────────────────────────────────────
+
+fn link(revoked: bool) -> Link<&'static str> {
+    Link {
+        account_id: Some("acct-owner"),
+        tier: Reading::Known(Tier::Ledger),
+        revoked,
+    }
+}
+
+#[test]
+fn a_linked_record_resolves_through_its_link() {
+    let record = Record::Linked(link(false));
+    let owner = Viewer::Tiered {
+        tier: Reading::Known(Tier::Pulse),
+        account_id: Some("acct-owner"),
+    };
+    assert_eq!(
+        record_tier(&record, &owner),
+        Tier::Glass,
+        "the link's owner is raised to glass"
+    );
+    let stranger = Viewer::Tiered {
+        tier: Reading::Known(Tier::Pulse),
+        account_id: Some("acct-stranger"),
+    };
+    assert_eq!(
+        record_tier(&record, &stranger),
+        Tier::Pulse,
+        "everyone else is clamped from the link's ledger"
+    );
+    assert_eq!(
+        record_tier(&record, &Viewer::Operator),
+        Tier::Glass,
+        "an operator reads glass"
+    );
+}
+
+#[test]
+fn a_revoked_link_makes_the_record_dark_even_for_an_operator() {
+    let record = Record::Linked(link(true));
+    for viewer in [
+        Viewer::Operator,
+        Viewer::User {
+            id: Some("acct-owner"),
+            admin: true,
+        },
+        Viewer::Account {
+            account_id: Some("acct-owner"),
+        },
+        Viewer::Nobody,
+    ] {
+        assert_eq!(
+            record_tier(&record, &viewer),
+            Tier::Dark,
+            "{viewer:?}: a revoked link resolves to dark and the row leaves the projection"
+        );
+    }
+}
+
+#[test]
+fn an_operator_reads_an_unlinked_record_at_glass() {
+    for column in [
+        Reading::Known(Tier::Pulse),
+        Reading::Known(Tier::Dark),
+        Reading::Unrecognized,
+    ] {
+        assert_eq!(
+            record_tier::<&str>(&Record::Unlinked(Subject::Tier(column)), &Viewer::Operator),
+            Tier::Glass,
+            "an operator reaches glass on a record with no link, whatever its column ({column:?})"
+        );
+    }
+}
+
+#[test]
+fn nobody_else_is_raised_on_an_unlinked_record() {
+    let record: Record<&str> = Record::Unlinked(Subject::Tier(Reading::Known(Tier::Ledger)));
+    let cases = [
+        (
+            Viewer::User {
+                id: Some("acct-owner"),
+                admin: false,
+            },
+            Tier::Ledger,
+        ),
+        (
+            Viewer::Account {
+                account_id: Some("acct-owner"),
+            },
+            Tier::Ledger,
+        ),
+        (
+            Viewer::Tiered {
+                tier: Reading::Known(Tier::Pulse),
+                account_id: Some("acct-owner"),
+            },
+            Tier::Pulse,
+        ),
+        (Viewer::Nobody, Tier::Ledger),
+    ];
+    for (viewer, expected) in cases {
+        let read = record_tier(&record, &viewer);
+        assert_eq!(
+            read, expected,
+            "{viewer:?}: a record with no link has no owner to raise; its column is clamped"
+        );
+        assert_ne!(read, Tier::Glass, "{viewer:?} must not be raised to glass");
+    }
+}
+
+// ── The viewer a request carries ────────────────────────────────────────────
+
+#[test]
+fn a_readers_relationship_sets_its_tier() {
+    let expected = [
+        (Relationship::Operator, Tier::Glass),
+        (Relationship::Member, Tier::Ledger),
+        (Relationship::Stranger, Tier::Pulse),
+        (Relationship::Anonymous, Tier::Pulse),
+    ];
+    for (relationship, tier) in expected {
+        assert_eq!(relationship.tier(), tier, "{relationship} reads at {tier}");
+        assert_eq!(relationship.viewer(Some(7_u32)).tier, tier);
+    }
+}
+
+#[test]
+fn the_viewer_descriptor_serializes_as_viewer_2_returns_it() {
+    let expected = [
+        (
+            Relationship::Operator,
+            json!({"account_id": 7, "tier": "glass", "admin": true}),
+        ),
+        (
+            Relationship::Member,
+            json!({"account_id": 7, "tier": "ledger"}),
+        ),
+        (
+            Relationship::Stranger,
+            json!({"account_id": 7, "tier": "pulse"}),
+        ),
+        (
+            Relationship::Anonymous,
+            json!({"account_id": null, "tier": "pulse"}),
+        ),
+    ];
+    for (relationship, document) in expected {
+        assert_eq!(
+            serde_json::to_value(relationship.viewer(Some(7_u32))).expect("a descriptor serializes"),
+            document,
+            "{relationship}: the admin key only for an operator, and no account when there is no user"
+        );
+    }
+}
+
+#[test]
+fn an_anonymous_reader_has_no_account_whatever_is_passed() {
+    let descriptor = Relationship::Anonymous.viewer(Some("acct-1"));
+    assert_eq!(descriptor.account_id, None, "no user, no account");
+    assert!(!descriptor.admin);
+    assert_eq!(
+        Relationship::Stranger.viewer(Some("acct-1")).account_id,
+        Some("acct-1")
+    );
+}
+
+// ── The attempt's link ──────────────────────────────────────────────────────
+
+fn principal(kind: Option<&[u8]>, id: Option<&'static str>) -> PrincipalReading<&'static str> {
+    PrincipalReading {
+        kind: kind.map(<[u8]>::to_vec),
+        id,
+    }
+}
+
+#[test]
+fn a_user_requested_attempt_gets_a_ledger_link_its_requester_owns() {
+    let authority = json!({"roots": ["/srv/repo"], "cwd": "/srv/repo"});
+    let link = attempt_link(
+        Some("repo-1"),
+        principal(Some(b"user"), Some("acct-1")),
+        authority.clone(),
+    )
+    .expect("a user with an id owns the attempt");
+    assert_eq!(
+        *link.account_id(),
+        "acct-1",
+        "the requesting user owns the link"
+    );
+    assert_eq!(*link.repository_id(), "repo-1");
+    assert_eq!(link.artifact_type(), "attempt");
+    assert_eq!(link.artifact_ref(), "id");
+    assert_eq!(
+        link.tier(),
+        Tier::Ledger,
+        "ledger: the ceiling a repository member already had"
+    );
+    assert_eq!(link.consent().granted_by, "requesting_principal");
+    assert_eq!(
+        link.authority_snapshot(),
+        &authority,
+        "the snapshot is carried as given"
+    );
+    assert_eq!(
+        serde_json::to_value(&link).expect("the attributes serialize"),
+        json!({
+            "account_id": "acct-1",
+            "repository_id": "repo-1",
+            "artifact_type": "attempt",
+            "artifact_ref": "id",
+            "tier": "ledger",
+            "consent": {"granted_by": "requesting_principal"},
+            "authority_snapshot": authority,
+        }),
+        "the attributes ArtifactLink.changeset/2 is handed, key for key"
+    );
+}
+
+#[test]
+fn an_attempt_in_a_repository_with_no_id_gets_no_link() {
+    let refusal = attempt_link(None::<&str>, principal(Some(b"user"), Some("acct-1")), ())
+        .expect_err("there is nothing to bind a link to");
+    assert_eq!(refusal, NoLink::NoRepository);
+    let message = refusal.to_string();
+    assert!(
+        message.contains("repository"),
+        "the message says why: {message:?}"
+    );
+}
+
+#[test]
+fn an_attempt_an_agent_requested_gets_no_link() {
+    for id in [Some("agent-7"), None] {
+        let refusal = attempt_link(Some("repo-1"), principal(Some(b"agent"), id), ())
+            .expect_err("an agent names no account, so nothing owns the attempt");
+        assert_eq!(refusal, NoLink::AgentPrincipal);
+        let message = refusal.to_string();
+        assert!(
+            message.contains("agent"),
+            "the message says why: {message:?}"
+        );
+    }
+}
+
+#[test]
+fn an_attempt_with_an_unrecognized_principal_gets_no_link() {
+    let cases: [(&str, PrincipalReading<&str>); 5] = [
+        ("a principal with no type", principal(None, Some("acct-1"))),
+        ("a user with no id", principal(Some(b"user"), None)),
+        (
+            "another type",
+            principal(Some(b"organization"), Some("org-1")),
+        ),
+        ("a shouted type", principal(Some(b"USER"), Some("acct-1"))),
+        (
+            "a type that is not UTF-8",
+            principal(Some(b"us\xffer"), Some("acct-1")),
+        ),
+    ];
+    for (case, principal) in cases {
+        let refusal = attempt_link(Some("repo-1"), principal, ())
+            .expect_err("only a user with an id owns an attempt");
+        assert_eq!(refusal, NoLink::UnrecognizedPrincipal, "{case}");
+        let message = refusal.to_string();
+        assert!(
+            message.contains("user") && message.contains("id"),
+            "{case}: the message says what was missing: {message:?}"
+        );
+    }
+}
+
+#[test]
+fn each_no_link_reason_serializes_as_a_word() {
+    assert_eq!(
+        serde_json::to_value(NoLink::NoRepository).unwrap(),
+        json!("no_repository")
+    );
+    assert_eq!(
+        serde_json::to_value(NoLink::AgentPrincipal).unwrap(),
+        json!("agent_principal")
+    );
+    assert_eq!(
+        serde_json::to_value(NoLink::UnrecognizedPrincipal).unwrap(),
+        json!("unrecognized_principal")
+    );
+}
+
+// ── The schedule as data ────────────────────────────────────────────────────
+
+#[test]
+fn the_schedule_serializes_every_family_field_tier_and_never_list() {
+    let document = serde_json::to_value(schedule()).expect("the schedule serializes");
+    let families = document
+        .as_array()
+        .expect("the schedule is a list of families");
+    assert_eq!(families.len(), 4, "one entry per family");
+    for (entry, &family) in families.iter().zip(Family::ALL) {
+        assert_eq!(
+            entry["family"],
+            json!(family.as_str()),
+            "families in declaration order"
+        );
+        let fields = entry["fields"].as_array().expect("fields is a list");
+        let listed: BTreeSet<(&str, &str)> = fields
+            .iter()
+            .map(|field| {
+                (
+                    field["field"].as_str().expect("each field names itself"),
+                    field["tier"].as_str().expect("each field names its tier"),
+                )
+            })
+            .collect();
+        let seed: BTreeSet<(&str, &str)> = seed_schedule(family).iter().copied().collect();
+        assert_eq!(
+            listed, seed,
+            "{family}: the published schedule is the seed's"
+        );
+        assert_eq!(fields.len(), seed_schedule(family).len());
+        assert_eq!(
+            entry["never"],
+            json!(seed_never(family)),
+            "{family}: the never list, in order"
+        );
+    }
+}
+
+#[test]
+fn the_schedule_document_holds_a_few_known_values() {
+    let document = serde_json::to_value(schedule()).expect("the schedule serializes");
+    let field = |family: usize, name: &str| -> Value {
+        document[family]["fields"]
+            .as_array()
+            .expect("fields is a list")
+            .iter()
+            .find(|field| field["field"] == name)
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    assert_eq!(field(1, "report")["tier"], "glass", "the report is glass");
+    assert_eq!(field(0, "branch")["tier"], "ledger", "a branch is ledger");
+    assert_eq!(
+        field(2, "result")["tier"],
+        "pulse",
+        "a receipt's verdict is pulse"
+    );
+    assert_eq!(field(3, "digest")["tier"], "ledger", "a digest is ledger");
+    assert_eq!(
+        field(3, "document"),
+        Value::Null,
+        "the document is no field at all"
+    );
+}
+
+#[test]
+fn the_schedule_document_round_trips_as_json() {
+    let value = serde_json::to_value(schedule()).expect("the schedule serializes");
+    let text = serde_json::to_string(&schedule()).expect("the schedule prints");
+    let read: Value = serde_json::from_str(&text).expect("the printed schedule parses");
+    assert_eq!(
+        read, value,
+        "printing and parsing the schedule loses nothing"
+    );
+}

@@ -1,0 +1,622 @@
+//! The tier ladder, held to the pure half of the host's
+//! `OpenAgents.Transparency` as `upstream.md` records it: ranks, naming a
+//! tier, a viewer's own tier, the clamp, effective tier and `allows?`.
+//!
+//! One deliberate choice is exercised here: a `Viewer::User` owns a link by
+//! its `id` ("viewer account_id, or a User's id").
+
+use openagents_policy::ladder::{allows, effective_tier, Access, Link, Subject, Tier, Viewer};
+use openagents_policy::Reading;
+use proptest::prelude::*;
+
+const OWNER: &str = "acct-owner";
+const STRANGER: &str = "acct-stranger";
+
+fn known(tier: Tier) -> Reading<Tier> {
+    Reading::Known(tier)
+}
+
+fn named(word: &[u8]) -> Tier {
+    Reading::from(Tier::parse(word)).named()
+}
+
+fn live_link(tier: Tier) -> Link<&'static str> {
+    Link {
+        account_id: Some(OWNER),
+        tier: known(tier),
+        revoked: false,
+    }
+}
+
+/// Every viewer shape the host passes, each with the tier upstream.md says it
+/// carries of its own (`None` for no clamp).
+fn every_viewer_shape() -> Vec<(&'static str, Viewer<&'static str>, Option<Tier>)> {
+    vec![
+        (
+            "an operator descriptor",
+            Viewer::Operator,
+            Some(Tier::Glass),
+        ),
+        (
+            "an admin User",
+            Viewer::User {
+                id: Some(STRANGER),
+                admin: true,
+            },
+            Some(Tier::Glass),
+        ),
+        (
+            "a non-admin User",
+            Viewer::User {
+                id: Some(STRANGER),
+                admin: false,
+            },
+            None,
+        ),
+        (
+            "a map with tier ledger",
+            Viewer::Tiered {
+                tier: known(Tier::Ledger),
+                account_id: Some(STRANGER),
+            },
+            Some(Tier::Ledger),
+        ),
+        (
+            "a map with tier: nil",
+            Viewer::Tiered {
+                tier: Reading::Unrecognized,
+                account_id: None,
+            },
+            Some(Tier::Dark),
+        ),
+        (
+            "a map with an account and no tier",
+            Viewer::Account {
+                account_id: Some(STRANGER),
+            },
+            None,
+        ),
+        (
+            "a bare tier word",
+            Viewer::Word(known(Tier::Pulse)),
+            Some(Tier::Pulse),
+        ),
+        (
+            "a bare unknown word",
+            Viewer::Word(Reading::Unrecognized),
+            Some(Tier::Dark),
+        ),
+        ("nil or anything else", Viewer::Nobody, None),
+    ]
+}
+
+// ── Ranks and naming ────────────────────────────────────────────────────────
+
+#[test]
+fn the_ranks_are_dark_0_pulse_1_ledger_2_glass_3() {
+    assert_eq!(Tier::Dark.rank(), 0);
+    assert_eq!(Tier::Pulse.rank(), 1);
+    assert_eq!(Tier::Ledger.rank(), 2);
+    assert_eq!(Tier::Glass.rank(), 3);
+}
+
+#[test]
+fn comparing_tiers_compares_their_ranks() {
+    for &low in Tier::ALL {
+        for &high in Tier::ALL {
+            assert_eq!(
+                low.cmp(&high),
+                low.rank().cmp(&high.rank()),
+                "{low} against {high}: the ladder orders tiers by rank and by nothing else"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_known_word_names_its_own_tier() {
+    for (word, tier) in [
+        ("dark", Tier::Dark),
+        ("pulse", Tier::Pulse),
+        ("ledger", Tier::Ledger),
+        ("glass", Tier::Glass),
+    ] {
+        assert_eq!(named(word.as_bytes()), tier, "{word:?} names {tier}");
+    }
+}
+
+#[test]
+fn anything_unknown_names_dark() {
+    for word in [
+        &b"GLASS"[..],
+        b"Glass",
+        b"glass ",
+        b"bogus",
+        b"",
+        b"3",
+        b"\xff",
+    ] {
+        assert_eq!(
+            named(word),
+            Tier::Dark,
+            "{:?} is not a tier's name, and an unknown tier is dark, never a guess",
+            String::from_utf8_lossy(word)
+        );
+    }
+    assert_eq!(
+        Reading::<Tier>::Unrecognized.named(),
+        Tier::Dark,
+        "nil and integers arrive as Unrecognized and name dark"
+    );
+}
+
+// ── A viewer's own tier ─────────────────────────────────────────────────────
+
+#[test]
+fn each_viewer_shape_carries_the_tier_upstream_gives_it() {
+    for (shape, viewer, expected) in every_viewer_shape() {
+        assert_eq!(viewer.tier(), expected, "{shape}");
+    }
+}
+
+#[test]
+fn only_an_operator_descriptor_and_an_admin_user_are_admins() {
+    for (shape, viewer, _) in every_viewer_shape() {
+        let admin = matches!(viewer, Viewer::Operator | Viewer::User { admin: true, .. });
+        assert_eq!(viewer.is_admin(), admin, "{shape}");
+    }
+}
+
+#[test]
+fn a_user_reads_for_its_own_id() {
+    let user: Viewer<&str> = Viewer::User {
+        id: Some(OWNER),
+        admin: false,
+    };
+    assert_eq!(
+        user.account(),
+        Some(&OWNER),
+        "a User owns links by its id (the deliberate choice upstream.md records)"
+    );
+}
+
+// ── The clamp ───────────────────────────────────────────────────────────────
+
+#[test]
+fn a_viewer_with_no_tier_leaves_every_tier_as_it_is() {
+    for viewer in [
+        Viewer::Nobody,
+        Viewer::Account {
+            account_id: Some(STRANGER),
+        },
+        Viewer::User {
+            id: Some(STRANGER),
+            admin: false,
+        },
+    ] {
+        for &tier in Tier::ALL {
+            assert_eq!(
+                viewer.clamp(tier),
+                tier,
+                "{viewer:?} has no tier of its own, so it clamps nothing"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_viewer_with_a_tier_clamps_to_the_lower_rank() {
+    for &own in Tier::ALL {
+        let viewer: Viewer<&str> = Viewer::Word(known(own));
+        for &tier in Tier::ALL {
+            let lower = if own.rank() <= tier.rank() { own } else { tier };
+            assert_eq!(
+                viewer.clamp(tier),
+                lower,
+                "a {own} viewer reading {tier}: the lower rank wins"
+            );
+        }
+    }
+}
+
+// ── Effective tier of a link ────────────────────────────────────────────────
+
+#[test]
+fn the_owner_of_a_live_link_reads_glass_by_account_id() {
+    let subject = Subject::Link(live_link(Tier::Ledger));
+    for owner in [
+        Viewer::Account {
+            account_id: Some(OWNER),
+        },
+        Viewer::Tiered {
+            tier: known(Tier::Pulse),
+            account_id: Some(OWNER),
+        },
+        Viewer::Tiered {
+            tier: known(Tier::Dark),
+            account_id: Some(OWNER),
+        },
+    ] {
+        assert_eq!(
+            effective_tier(&subject, &owner),
+            Tier::Glass,
+            "{owner:?} owns the link, so it is raised past the link's tier and its own clamp"
+        );
+    }
+}
+
+#[test]
+fn a_user_owns_a_live_link_by_its_id() {
+    let subject = Subject::Link(live_link(Tier::Pulse));
+    let owner = Viewer::User {
+        id: Some(OWNER),
+        admin: false,
+    };
+    assert_eq!(
+        effective_tier(&subject, &owner),
+        Tier::Glass,
+        "a non-admin User whose id is the link's account_id owns it"
+    );
+    let other = Viewer::User {
+        id: Some(STRANGER),
+        admin: false,
+    };
+    assert_eq!(
+        effective_tier(&subject, &other),
+        Tier::Pulse,
+        "a non-admin User who does not own the link reads its tier, unclamped"
+    );
+}
+
+#[test]
+fn an_admin_reads_every_live_link_at_glass() {
+    let subject = Subject::Link(Link {
+        account_id: Some(OWNER),
+        tier: known(Tier::Dark),
+        revoked: false,
+    });
+    for admin in [
+        Viewer::Operator,
+        Viewer::User {
+            id: Some(STRANGER),
+            admin: true,
+        },
+    ] {
+        assert_eq!(
+            effective_tier(&subject, &admin),
+            Tier::Glass,
+            "{admin:?} is an admin, raised to glass on a live link whatever its tier"
+        );
+    }
+}
+
+#[test]
+fn a_stranger_reads_a_live_link_at_its_tier_clamped() {
+    let subject = Subject::Link(live_link(Tier::Ledger));
+    let cases = [
+        (
+            Viewer::Tiered {
+                tier: known(Tier::Pulse),
+                account_id: Some(STRANGER),
+            },
+            Tier::Pulse,
+        ),
+        (
+            Viewer::Tiered {
+                tier: known(Tier::Glass),
+                account_id: Some(STRANGER),
+            },
+            Tier::Ledger,
+        ),
+        (
+            Viewer::Account {
+                account_id: Some(STRANGER),
+            },
+            Tier::Ledger,
+        ),
+        (Viewer::Word(known(Tier::Glass)), Tier::Ledger),
+        (Viewer::Word(known(Tier::Dark)), Tier::Dark),
+        (Viewer::Word(Reading::Unrecognized), Tier::Dark),
+        (Viewer::Nobody, Tier::Ledger),
+    ];
+    for (viewer, expected) in cases {
+        assert_eq!(
+            effective_tier(&subject, &viewer),
+            expected,
+            "{viewer:?} does not own the ledger link: the link's tier, clamped by the viewer"
+        );
+    }
+}
+
+#[test]
+fn ownership_needs_both_accounts_present() {
+    let ownerless: Subject<&str> = Subject::Link(Link {
+        account_id: None,
+        tier: known(Tier::Pulse),
+        revoked: false,
+    });
+    for viewer in [
+        Viewer::Account { account_id: None },
+        Viewer::User {
+            id: None,
+            admin: false,
+        },
+        Viewer::Tiered {
+            tier: known(Tier::Glass),
+            account_id: None,
+        },
+    ] {
+        assert_eq!(
+            effective_tier(&ownerless, &viewer),
+            Tier::Pulse,
+            "{viewer:?}: nil does not equal nil for ownership, so nobody owns an ownerless link"
+        );
+    }
+    let owned = Subject::Link(live_link(Tier::Pulse));
+    assert_eq!(
+        effective_tier(&owned, &Viewer::Account { account_id: None }),
+        Tier::Pulse,
+        "a viewer with no account owns nothing"
+    );
+}
+
+#[test]
+fn a_link_with_an_unknown_tier_word_reads_dark_to_strangers() {
+    let subject = Subject::Link(Link {
+        account_id: Some(OWNER),
+        tier: Reading::Unrecognized,
+        revoked: false,
+    });
+    assert_eq!(
+        effective_tier(&subject, &Viewer::Nobody),
+        Tier::Dark,
+        "an unknown link tier names dark"
+    );
+    assert_eq!(
+        effective_tier(
+            &subject,
+            &Viewer::Account {
+                account_id: Some(OWNER)
+            }
+        ),
+        Tier::Glass,
+        "the owner of a live link is raised whatever its tier word"
+    );
+}
+
+#[test]
+fn a_revoked_link_is_dark_for_everyone_operators_included() {
+    let subject = Subject::Link(Link {
+        account_id: Some(OWNER),
+        tier: known(Tier::Glass),
+        revoked: true,
+    });
+    let owners = [
+        Viewer::Account {
+            account_id: Some(OWNER),
+        },
+        Viewer::User {
+            id: Some(OWNER),
+            admin: false,
+        },
+        Viewer::User {
+            id: Some(OWNER),
+            admin: true,
+        },
+    ];
+    let everyone = every_viewer_shape()
+        .into_iter()
+        .map(|(_, viewer, _)| viewer)
+        .chain(owners);
+    for viewer in everyone {
+        assert_eq!(
+            effective_tier(&subject, &viewer),
+            Tier::Dark,
+            "{viewer:?}: revocation withdraws consent, and nobody reads past it"
+        );
+    }
+}
+
+// ── Effective tier of a bare tier ───────────────────────────────────────────
+
+#[test]
+fn a_bare_tier_is_named_and_clamped_and_never_raised() {
+    for &tier in Tier::ALL {
+        let subject: Subject<&str> = Subject::Tier(known(tier));
+        for (shape, viewer, own) in every_viewer_shape() {
+            let expected = own.map_or(tier, |own| own.min(tier));
+            assert_eq!(
+                effective_tier(&subject, &viewer),
+                expected,
+                "{shape} reading a bare {tier}: a bare tier has no owner, so even an admin is only clamped"
+            );
+        }
+    }
+    let unknown: Subject<&str> = Subject::Tier(Reading::Unrecognized);
+    assert_eq!(
+        effective_tier(&unknown, &Viewer::Operator),
+        Tier::Dark,
+        "an unknown bare tier names dark, for operators too"
+    );
+}
+
+// ── allows? ─────────────────────────────────────────────────────────────────
+
+#[test]
+fn each_access_needs_its_minimum_tier() {
+    let expectations = [
+        (Access::Metadata, Tier::Pulse),
+        (Access::Content, Tier::Ledger),
+        (Access::Full, Tier::Glass),
+    ];
+    for (access, minimum) in expectations {
+        assert_eq!(access.minimum(), minimum, "{access} needs {minimum}");
+        for &tier in Tier::ALL {
+            let subject: Subject<&str> = Subject::Tier(known(tier));
+            assert_eq!(
+                allows(&subject, Reading::Known(access), &Viewer::Nobody),
+                tier.rank() >= minimum.rank(),
+                "{access} on a {tier} record: allowed exactly when the rank reaches {minimum}"
+            );
+        }
+    }
+}
+
+#[test]
+fn allows_reads_the_effective_tier_not_the_subjects() {
+    let subject = Subject::Link(live_link(Tier::Pulse));
+    let full = Reading::Known(Access::Full);
+    assert!(
+        allows(
+            &subject,
+            full,
+            &Viewer::Account {
+                account_id: Some(OWNER)
+            }
+        ),
+        "the owner is raised to glass, so full access is allowed"
+    );
+    assert!(
+        !allows(
+            &subject,
+            full,
+            &Viewer::Account {
+                account_id: Some(STRANGER)
+            }
+        ),
+        "a stranger reads pulse, which does not reach full"
+    );
+    let revoked = Subject::Link(Link {
+        revoked: true,
+        ..live_link(Tier::Glass)
+    });
+    assert!(
+        !allows(
+            &revoked,
+            Reading::Known(Access::Metadata),
+            &Viewer::Operator
+        ),
+        "a revoked link is dark, which admits not even metadata, for an operator too"
+    );
+}
+
+#[test]
+fn an_unknown_access_needs_only_dark() {
+    assert_eq!(
+        Reading::<Access>::Unrecognized.minimum(),
+        Tier::Dark,
+        "an unknown capability's minimum is dark"
+    );
+    let dark: Subject<&str> = Subject::Tier(known(Tier::Dark));
+    assert!(
+        allows(
+            &dark,
+            Reading::Unrecognized,
+            &Viewer::Word(known(Tier::Dark))
+        ),
+        "rank(dark) >= rank(dark): upstream's allows? admits an unknown capability everywhere"
+    );
+}
+
+// ── Properties ──────────────────────────────────────────────────────────────
+
+/// Accounts from a pool of three, so owners and strangers both turn up.
+fn account() -> impl Strategy<Value = Option<u8>> {
+    prop_oneof![Just(None), (0_u8..3).prop_map(Some)]
+}
+
+fn tier_reading() -> impl Strategy<Value = Reading<Tier>> {
+    prop_oneof![
+        Just(Reading::Unrecognized),
+        prop::sample::select(Tier::ALL).prop_map(Reading::Known),
+    ]
+}
+
+fn viewer() -> impl Strategy<Value = Viewer<u8>> {
+    prop_oneof![
+        Just(Viewer::Operator),
+        (account(), any::<bool>()).prop_map(|(id, admin)| Viewer::User { id, admin }),
+        (tier_reading(), account())
+            .prop_map(|(tier, account_id)| Viewer::Tiered { tier, account_id }),
+        account().prop_map(|account_id| Viewer::Account { account_id }),
+        tier_reading().prop_map(Viewer::Word),
+        Just(Viewer::Nobody),
+    ]
+}
+
+fn link() -> impl Strategy<Value = Link<u8>> {
+    (account(), tier_reading(), any::<bool>()).prop_map(|(account_id, tier, revoked)| Link {
+        account_id,
+        tier,
+        revoked,
+    })
+}
+
+/// Ownership as upstream.md states it, worked out here from the viewer's
+/// shape rather than asked of the crate.
+fn owns(viewer: &Viewer<u8>, link: &Link<u8>) -> bool {
+    let reader = match viewer {
+        Viewer::User { id, .. } => *id,
+        Viewer::Tiered { account_id, .. } | Viewer::Account { account_id } => *account_id,
+        Viewer::Operator | Viewer::Word(_) | Viewer::Nobody => None,
+    };
+    matches!((link.account_id, reader), (Some(owner), Some(reader)) if owner == reader)
+}
+
+fn admin(viewer: &Viewer<u8>) -> bool {
+    matches!(viewer, Viewer::Operator | Viewer::User { admin: true, .. })
+}
+
+proptest! {
+    #[test]
+    fn a_revoked_link_is_always_dark(link in link(), viewer in viewer()) {
+        let revoked = Link { revoked: true, ..link };
+        prop_assert_eq!(effective_tier(&Subject::Link(revoked), &viewer), Tier::Dark);
+    }
+
+    #[test]
+    fn a_link_never_reads_above_its_tier_unless_owned_or_administered(
+        link in link(),
+        viewer in viewer(),
+    ) {
+        let raised = !link.revoked && (owns(&viewer, &link) || admin(&viewer));
+        let tier = effective_tier(&Subject::Link(link.clone()), &viewer);
+        if raised {
+            prop_assert_eq!(tier, Tier::Glass, "a live link's owner or an admin reads glass");
+        } else {
+            prop_assert!(
+                tier <= link.tier.named(),
+                "{:?} read {} from a {} link it neither owns nor administers",
+                viewer, tier, link.tier.named()
+            );
+            if let Some(own) = viewer.tier() {
+                prop_assert!(tier <= own, "a viewer's own tier clamps what it reads");
+            }
+        }
+    }
+
+    #[test]
+    fn a_bare_tier_never_rises_for_anyone(tier in tier_reading(), viewer in viewer()) {
+        let read = effective_tier(&Subject::Tier(tier), &viewer);
+        prop_assert!(read <= tier.named(), "a bare tier is only ever clamped");
+        if let Some(own) = viewer.tier() {
+            prop_assert!(read <= own);
+        }
+    }
+
+    #[test]
+    fn allows_is_the_effective_rank_reaching_the_minimum(
+        link in link(),
+        viewer in viewer(),
+        access in prop_oneof![
+            Just(Reading::Unrecognized),
+            prop::sample::select(Access::ALL).prop_map(Reading::Known),
+        ],
+    ) {
+        let subject = Subject::Link(link);
+        prop_assert_eq!(
+            allows(&subject, access, &viewer),
+            effective_tier(&subject, &viewer).rank() >= access.minimum().rank()
+        );
+    }
+}
