@@ -55,6 +55,8 @@ defmodule OpenAgentsPolicy.Native do
   def seam_json(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
   def delegation_seam(_a), do: :erlang.nif_error(:nif_not_loaded)
   def delegation_seam_json(_a), do: :erlang.nif_error(:nif_not_loaded)
+  def substrates(), do: :erlang.nif_error(:nif_not_loaded)
+  def field_columns(_a), do: :erlang.nif_error(:nif_not_loaded)
 
   # WorkDisclosure and the ladder
   def families(), do: :erlang.nif_error(:nif_not_loaded)

@@ -274,3 +274,17 @@ fn ladder_allows<'a>(
         &decode::viewer(viewer, user_admin),
     )
 }
+
+/// `[{field, column}]` in field-name order: the column each scheduled field of
+/// `family` is read from.
+#[rustler::nif]
+fn field_columns<'a>(env: Env<'a>, family: Term<'a>) -> NifResult<Vec<(Atom, Atom)>> {
+    let family = decode::family(family)?;
+    let names = &words().fields[family_index(family)];
+    family
+        .fields()
+        .iter()
+        .zip(names)
+        .map(|(field, name)| Ok((*name, Atom::from_str(env, field.column())?)))
+        .collect()
+}

@@ -148,3 +148,14 @@ fn delegation_seam_json(lifecycle: Binary) -> NifResult<String> {
     let seam = parse_delegation(lifecycle)?;
     serde_json::to_string(&seam).map_err(|error| Error::Term(Box::new(error.to_string())))
 }
+
+/// The substrate vocabularies the lifecycle projections read, for the
+/// demonstration task: `[{substrate, [word]}]`.
+#[rustler::nif]
+fn substrates() -> Vec<(&'static str, Vec<&'static str>)> {
+    vec![
+        ("box", target::BoxState::words()),
+        ("run", target::RunState::words()),
+        ("job", target::JobStatus::words()),
+    ]
+}
