@@ -506,9 +506,10 @@ impl Relationship {
 
 /// Who requested an attempt, as far as minting its link reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PrincipalReading<A> {
-    /// The principal's `"type"` word, when it has a binary one.
-    pub kind: Option<Vec<u8>>,
+pub struct PrincipalReading<'k, A> {
+    /// The principal's `"type"` word, when it has a binary one. Borrowed: a
+    /// principal is read, never copied, however long its words.
+    pub kind: Option<&'k [u8]>,
     /// The principal's `"id"`, when it is a binary.
     pub id: Option<A>,
 }
@@ -602,19 +603,19 @@ impl<R, A, S> AttemptLink<R, A, S> {
 /// ```
 /// use openagents_policy::disclosure::{attempt_link, NoLink, PrincipalReading};
 /// use openagents_policy::ladder::Tier;
-/// let user = PrincipalReading { kind: Some(b"user".to_vec()), id: Some("acct-1") };
+/// let user = PrincipalReading { kind: Some(b"user"), id: Some("acct-1") };
 /// let link = attempt_link(Some("repo-1"), user, ()).unwrap();
 /// assert_eq!(link.tier(), Tier::Ledger);
-/// let agent = PrincipalReading { kind: Some(b"agent".to_vec()), id: Some("agent-7") };
+/// let agent = PrincipalReading { kind: Some(b"agent"), id: Some("agent-7") };
 /// assert_eq!(attempt_link(Some("repo-1"), agent, ()).unwrap_err(), NoLink::AgentPrincipal);
 /// ```
 pub fn attempt_link<R, A, S>(
     repository_id: Option<R>,
-    principal: PrincipalReading<A>,
+    principal: PrincipalReading<'_, A>,
     authority_snapshot: S,
 ) -> Result<AttemptLink<R, A, S>, NoLink> {
     let repository_id = repository_id.ok_or(NoLink::NoRepository)?;
-    let account_id = match (principal.kind.as_deref(), principal.id) {
+    let account_id = match (principal.kind, principal.id) {
         (Some(b"user"), Some(id)) => id,
         (Some(b"agent"), _) => return Err(NoLink::AgentPrincipal),
         _ => return Err(NoLink::UnrecognizedPrincipal),

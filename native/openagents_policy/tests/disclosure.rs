@@ -1001,11 +1001,11 @@ fn an_anonymous_reader_has_no_account_whatever_is_passed() {
 
 // ── The attempt's link ──────────────────────────────────────────────────────
 
-fn principal(kind: Option<&[u8]>, id: Option<&'static str>) -> PrincipalReading<&'static str> {
-    PrincipalReading {
-        kind: kind.map(<[u8]>::to_vec),
-        id,
-    }
+fn principal(
+    kind: Option<&'static [u8]>,
+    id: Option<&'static str>,
+) -> PrincipalReading<'static, &'static str> {
+    PrincipalReading { kind, id }
 }
 
 #[test]

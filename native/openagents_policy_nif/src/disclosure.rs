@@ -166,20 +166,20 @@ fn attempt_link<'a>(
     } else {
         None
     };
-    let reading = if principal.is_map() {
-        PrincipalReading {
-            kind: principal
+    let (kind, id) = if principal.is_map() {
+        (
+            principal
                 .map_get("type")
                 .ok()
-                .and_then(|kind| Binary::from_term(kind).ok())
-                .map(|kind| kind.as_slice().to_vec()),
-            id: principal.map_get("id").ok().filter(|id| id.is_binary()),
-        }
+                .and_then(|kind| Binary::from_term(kind).ok()),
+            principal.map_get("id").ok().filter(|id| id.is_binary()),
+        )
     } else {
-        PrincipalReading {
-            kind: None,
-            id: None,
-        }
+        (None, None)
+    };
+    let reading = PrincipalReading {
+        kind: kind.as_ref().map(Binary::as_slice),
+        id,
     };
     match mint(repository_id, reading, authority) {
         Ok(link) => {
@@ -211,7 +211,9 @@ fn attempt_link<'a>(
 }
 
 /// `%{unclassified: [...], doubly_classified: [...]}` for a table's columns.
-#[rustler::nif]
+/// The one call whose work grows with its input (the column list), so it runs
+/// on a dirty scheduler.
+#[rustler::nif(schedule = "DirtyCpu")]
 #[allow(clippy::needless_pass_by_value)] // rustler decodes arguments by value
 fn classify<'a>(env: Env<'a>, family: Term<'a>, columns: Vec<Atom>) -> NifResult<Term<'a>> {
     let family = decode::family(family)?;
