@@ -143,7 +143,11 @@ defmodule OpenAgents.Delegations.Target do
   @spec computer_lifecycle(machine(), boolean()) :: String.t()
   def computer_lifecycle(%{__struct__: OpenAgents.Machines.Machine} = machine, online?)
       when is_boolean(online?) do
-    Native.computer_lifecycle(machine.status, machine.revoked_at, online?)
+    # The fields are read in the order the original read them: a machine
+    # whose status is "revoked" is never asked for `revoked_at`.
+    status = machine.status
+    revoked_at = if status == "revoked", do: nil, else: machine.revoked_at
+    Native.computer_lifecycle(status, revoked_at, online?)
   end
 
   @doc """

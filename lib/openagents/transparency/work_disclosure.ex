@@ -226,8 +226,12 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       %{unclassified: [:prompt], doubly_classified: []}
   """
   @spec classify(family(), [atom()]) :: %{unclassified: [atom()], doubly_classified: [atom()]}
-  def classify(family, columns) when family in @families and is_list(columns),
-    do: Native.classify(family, columns)
+  def classify(family, columns) when family in @families and is_list(columns) do
+    {unclassified, doubly} = Native.classify(family, Enum.map(columns, &Atom.to_string/1))
+    given = List.to_tuple(columns)
+    pick = fn positions -> Enum.map(positions, &elem(given, &1)) end
+    %{unclassified: pick.(unclassified), doubly_classified: pick.(doubly)}
+  end
 
   @doc """
   The whole schedule as JSON, exactly as the Rust core serializes it: every

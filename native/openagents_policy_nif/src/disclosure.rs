@@ -210,27 +210,32 @@ fn attempt_link<'a>(
     }
 }
 
-/// `%{unclassified: [...], doubly_classified: [...]}` for a table's columns.
-/// The one call whose work grows with its input (the column list), so it runs
-/// on a dirty scheduler.
+/// `{unclassified, doubly_classified}`: the positions, in the given list of
+/// column names, of the columns the schedule of `family` does not classify
+/// and of those it classifies twice. Positions rather than names, so the
+/// Elixir side hands back the very atoms it was given. The one call whose work
+/// grows with its input, so it runs on a dirty scheduler.
 #[rustler::nif(schedule = "DirtyCpu")]
 #[allow(clippy::needless_pass_by_value)] // rustler decodes arguments by value
-fn classify<'a>(env: Env<'a>, family: Term<'a>, columns: Vec<Atom>) -> NifResult<Term<'a>> {
+fn classify(family: Term, columns: Vec<Binary>) -> NifResult<(Vec<usize>, Vec<usize>)> {
     let family = decode::family(family)?;
-    let names: Vec<String> = columns
+    let names: Vec<&str> = columns
         .iter()
-        .map(|column| column.to_term(env).atom_to_string())
+        .map(|name| std::str::from_utf8(name.as_slice()).map_err(|_| Error::BadArg))
         .collect::<NifResult<_>>()?;
-    let check = family.classify(names.iter().map(String::as_str));
-    let atoms = |list: &[String]| -> NifResult<Vec<Atom>> {
-        list.iter().map(|name| Atom::from_str(env, name)).collect()
+    let check = family.classify(names.iter().copied());
+    let positions = |found: &[String]| -> Vec<usize> {
+        names
+            .iter()
+            .enumerate()
+            .filter(|(_, name)| found.iter().any(|column| column == *name))
+            .map(|(at, _)| at)
+            .collect()
     };
-    let keys = [words::unclassified(), words::doubly_classified()];
-    let values = [
-        atoms(&check.unclassified)?.encode(env),
-        atoms(&check.doubly_classified)?.encode(env),
-    ];
-    Term::map_from_arrays(env, &keys, &values)
+    Ok((
+        positions(&check.unclassified),
+        positions(&check.doubly_classified),
+    ))
 }
 
 // ── the ladder ──────────────────────────────────────────────────────────

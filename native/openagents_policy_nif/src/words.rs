@@ -19,8 +19,6 @@ rustler::atoms! {
     revoked_at,
     artifact_link,
     transparency_tier,
-    unclassified,
-    doubly_classified,
     repository_id,
     artifact_type,
     artifact_ref,

@@ -1,0 +1,43 @@
+# Every module under test answers through the Rust NIF. If the library did not
+# load, every test would fail with the same undefined-function or
+# :nif_not_loaded error; say why once, and stop.
+nif_problem =
+  try do
+    case Code.ensure_loaded(OpenAgentsPolicy.Native) do
+      {:module, native} ->
+        if function_exported?(native, :kinds, 0) and is_list(native.kinds()),
+          do: nil,
+          else: "OpenAgentsPolicy.Native.kinds/0 is missing"
+
+      {:error, reason} ->
+        "OpenAgentsPolicy.Native could not be loaded (#{inspect(reason)}): its @on_load " <>
+          "hook could not load the NIF library"
+    end
+  rescue
+    error in ErlangError ->
+      if error.original == :nif_not_loaded,
+        do: "OpenAgentsPolicy.Native is loaded but its NIF is not (:nif_not_loaded)",
+        else: reraise(error, __STACKTRACE__)
+
+    error in UndefinedFunctionError ->
+      "OpenAgentsPolicy.Native is not callable: " <> Exception.message(error)
+  end
+
+if nif_problem do
+  IO.puts(:stderr, """
+
+  The openagents_policy NIF did not load, so no test can run.
+
+    #{nif_problem}
+
+  The library is built by the :openagents_policy_nif compiler (mix.exs) into
+  #{Path.join(Mix.Project.app_path(), "priv/native/libopenagents_policy_nif.so")}.
+  Rebuild it with `MIX_ENV=test mix compile --force` (cargo must be on PATH),
+  or point OPENAGENTS_POLICY_NIF_PATH at a prebuilt library and recompile.
+  The loader's own error is in the log above.
+  """)
+
+  System.halt(1)
+end
+
+ExUnit.start()
