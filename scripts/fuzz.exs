@@ -1,0 +1,82 @@
+# The fuzzer of test/openagents_policy/fuzz_test.exs, for a longer run:
+#
+#     mix run scripts/fuzz.exs [count] [seed]
+#     mix run scripts/fuzz.exs 1000000 20260825
+#
+# `count` calls (default 100_000), spread round-robin over every public
+# function of Delegations.Target, Transparency.WorkDisclosure and
+# Transparency.Ladder, with arguments generated from `seed` (default
+# 20260825). Each outcome is held to the seeds' behaviour (see
+# scripts/fuzz_gen.exs). Prints the calls made, the outcomes by exception
+# class, calls per second, and up to 20 disagreements; exits 1 if there was
+# any.
+#
+# Runs in any MIX_ENV. Under MIX_ENV=test the host stand-ins of test/support
+# are used; elsewhere the script configures its own (scripts/fuzz_gen.exs,
+# `OpenAgentsPolicy.Fuzz.Host`), since the library reads its host modules
+# from application config at call time.
+
+Code.require_file("fuzz_gen.exs", __DIR__)
+
+alias OpenAgentsPolicy.Fuzz
+
+{count, seed} =
+  case System.argv() do
+    [] -> {100_000, 20_260_825}
+    [count] -> {String.to_integer(count), 20_260_825}
+    [count, seed | _] -> {String.to_integer(count), String.to_integer(seed)}
+  end
+
+users? = Fuzz.ensure_host()
+functions = Fuzz.functions()
+
+IO.puts(
+  "fuzzing #{length(functions)} functions: #{count} calls, seed #{seed}, MIX_ENV=#{Mix.env()}"
+)
+
+every = max(div(count, 10), 1)
+started = System.monotonic_time()
+
+progress = fn i, acc ->
+  seconds =
+    System.convert_time_unit(System.monotonic_time() - started, :native, :millisecond) / 1000
+
+  IO.puts("  #{i} calls, #{acc.failure_count} disagreements, #{Float.round(seconds, 1)} s")
+end
+
+report = Fuzz.run(count, seed, users?: users?, keep: 20, progress: %{every: every, fun: progress})
+
+micros = System.convert_time_unit(System.monotonic_time() - started, :native, :microsecond)
+seconds = micros / 1_000_000
+
+IO.puts("""
+
+calls:         #{report.calls}
+time:          #{Float.round(seconds, 2)} s
+calls/second:  #{round(report.calls / max(seconds, 1.0e-6))}
+disagreements: #{report.failure_count}
+outcomes:\
+""")
+
+report.classes
+|> Enum.sort_by(fn {_, n} -> -n end)
+|> Enum.each(fn {class, n} ->
+  IO.puts("  #{String.pad_trailing(inspect(class), 28)} #{n}")
+end)
+
+if report.failure_count > 0 do
+  IO.puts("\ndisagreements by function, class and reason:")
+
+  report.failure_kinds
+  |> Enum.sort_by(fn {_, n} -> -n end)
+  |> Enum.each(fn {{m, f, a, class, why}, n} ->
+    IO.puts(
+      "  #{String.pad_leading(Integer.to_string(n), 7)}  #{inspect(m)}.#{f}/#{a} " <>
+        "#{inspect(class)}: #{String.slice(why, 0, 90)}"
+    )
+  end)
+
+  IO.puts("\nfirst #{length(report.failures)} disagreements:\n")
+  Enum.each(report.failures, &IO.puts("  " <> &1 <> "\n"))
+  System.halt(1)
+end

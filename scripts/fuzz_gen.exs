@@ -1,0 +1,1298 @@
+# The fuzzer shared by test/openagents_policy/fuzz_test.exs (a bounded run in
+# `mix test`) and scripts/fuzz.exs (a long run). Both load it with
+# `Code.require_file/1`, which loads a file once per VM.
+#
+#   * `OpenAgentsPolicy.Fuzz.Gen`: a seeded generator of Erlang terms, biased
+#     towards the library's vocabularies and the host's shapes (nested maps,
+#     lists, improper lists, tuples, pids, refs, floats, atoms, 1 MB and
+#     non-UTF-8 binaries, sub-binaries, bitstrings, host structs, viewers,
+#     records, projection sources).
+#   * `OpenAgentsPolicy.Fuzz.Model`: the oracle. An executable reference of
+#     what the seeds (`Delegations.Target`, `Transparency.WorkDisclosure`) and
+#     the host's `Transparency` semantics (upstream.md) return or raise for an
+#     input: guards that reject raise `FunctionClauseError`, `Map.get/2` on a
+#     non-map raises `BadMapError`, dot access on a struct missing a key raises
+#     `KeyError`, host calls are made as the seed makes them.
+#   * `OpenAgentsPolicy.Fuzz`: the runner. Calls every public function of the
+#     three modules with generated arguments and holds each outcome to the
+#     model: the same value (`===`), or the same exception class. An exception
+#     raised by `OpenAgentsPolicy.Native` itself (a NIF `badarg`, a caught
+#     panic, `nif_not_loaded`) is always a failure.
+
+defmodule OpenAgentsPolicy.Fuzz.Gen do
+  @moduledoc false
+  import Bitwise
+
+  # ── vocabularies (inputs; the oracle does not read them) ────────────────
+
+  @tiers ~w(dark pulse ledger glass)
+  @target_words ~w(box computer openagents_managed customer_premises cold queued starting
+                   active stopping failed destroyed succeeded cancelled not_authorized start
+                   cancel standard strong batch connected)
+  @substrate_words ~w(init provisioning provisioned cloning ready idle running archiving
+                      archived error admitted dispatched completed timed_out lost interrupted
+                      budget_exhausted revoked)
+  @other_words ~w(attempt work_job evidence trace metadata content full user agent operator
+                  member stranger anonymous GLASS Ledger BOX Active true false nil id tier
+                  admin account_id)
+  @fields ~w(id target_kind state requester_kind admitted_at started_at finished_at branch
+             terminal_branch terminal_commit failure_reason kind status completed_at
+             tool_call_count continuation_count error_code budget report usage model_id family
+             result plane source recorded_at commit receipt_id environment schema_version
+             step_count digest byte_size)a
+  @columns ~w(conversation_id conversation_box_id machine_id repository_id issue_id run_id
+              work_job_id credential_delivery_status credential_delivery_reason
+              requesting_principal deadline_at transparency_tier artifact_link_id inserted_at
+              updated_at owner_visitor_id surface goal context_hint requesting_tool_step_ref
+              delegation authority_snapshot budget_snapshot instruction_digest
+              tool_catalog_digest memory_snapshot_ref owner_node generation report_message_id
+              commit_sha actor assignment_id user_id visibility document)a
+  @junk_atoms [
+    nil,
+    true,
+    false,
+    :bogus,
+    :"",
+    :GLASS,
+    :"Elixir",
+    :"Elixir.OpenAgents.Accounts.User",
+    :"Elixir.OpenAgents.Machines.Machine",
+    :ü,
+    :日本,
+    :"ledger ",
+    :__struct__,
+    :metadata,
+    :content,
+    :full,
+    :operator,
+    :member,
+    :stranger,
+    :anonymous,
+    String.to_atom(String.duplicate("a", 255)),
+    String.to_atom(String.duplicate("é", 255))
+  ]
+  @machine_fields ~w(id user_id name tier platform agent_version roots token_digest
+                     token_expires_at status revoked_at last_seen_at last_probe inserted_at
+                     updated_at scoped_forge_credentials_enabled)a
+  @link_fields ~w(id account_id repository_id artifact_type artifact_ref tier consent
+                  authority_snapshot revoked_at revocation_tombstone inserted_at)a
+  @associations ~w(conversation conversation_box machine repository issue run work_job
+                   artifact_link)a
+  @families [:attempt, :work_job, :evidence, :trace]
+
+  @words List.to_tuple(@tiers ++ @target_words ++ @substrate_words ++ @other_words)
+  @atoms List.to_tuple(
+           Enum.map(@tiers ++ @target_words ++ @substrate_words, &String.to_atom/1) ++
+             @families ++ @fields ++ @columns ++ @junk_atoms
+         )
+  @column_atoms List.to_tuple(@fields ++ @columns ++ @associations ++ [:__meta__, :bogus])
+
+  @huge_size 1_048_576
+
+  @user OpenAgents.Accounts.User
+  @link OpenAgents.Transparency.ArtifactLink
+  @machine OpenAgents.Machines.Machine
+  @not_loaded Ecto.Association.NotLoaded
+
+  @doc """
+  Seeds this process's generator. Everything generated afterwards in this
+  process is a function of `seed`, apart from the identity of pids and refs.
+  `users?` says whether to generate `%OpenAgents.Accounts.User{}` viewers,
+  which the library hands to the host's `Accounts.admin?/1`.
+  """
+  def seed(seed, opts \\ []) when is_integer(seed) do
+    :rand.seed(:exsss, {seed, seed * 7 + 11, seed * 13 + 17})
+    huge = :rand.bytes(@huge_size)
+    cut = div(@huge_size, 2)
+    # A 1 MB binary that is almost valid UTF-8 (one bad byte at the end), and
+    # one with a vocabulary word inside it, so a sub-binary of a large binary
+    # can be exactly a word.
+    ascii = :binary.copy("a", @huge_size - 1) <> <<0xFF>>
+    framed = binary_part(huge, 0, cut) <> "glass" <> binary_part(huge, cut, cut)
+
+    Process.put(__MODULE__, %{
+      huge: huge,
+      ascii: ascii,
+      framed: framed,
+      cut: cut,
+      users?: Keyword.get(opts, :users?, Code.ensure_loaded?(OpenAgents.Accounts))
+    })
+
+    :ok
+  end
+
+  defp state, do: Process.get(__MODULE__) || raise("call OpenAgentsPolicy.Fuzz.Gen.seed/2 first")
+
+  # ── primitives ─────────────────────────────────────────────────────────
+
+  def int(n), do: :rand.uniform(n) - 1
+  def chance(p), do: :rand.uniform() < p
+  def pick(tuple) when is_tuple(tuple), do: elem(tuple, int(tuple_size(tuple)))
+  def pick(list) when is_list(list), do: Enum.at(list, int(length(list)))
+
+  @doc "One of the generators in `weighted` (`[{weight, fun}]`), called."
+  def freq(weighted) do
+    total = Enum.reduce(weighted, 0, fn {w, _}, acc -> acc + w end)
+    roll = int(total)
+
+    Enum.reduce_while(weighted, roll, fn {w, fun}, left ->
+      if left < w, do: {:halt, {:picked, fun}}, else: {:cont, left - w}
+    end)
+    |> then(fn {:picked, fun} -> fun.() end)
+  end
+
+  @doc "Usually `fun.()`, sometimes an arbitrary term in its place."
+  def or_any(fun, p_any \\ 0.15), do: if(chance(p_any), do: any(), else: fun.())
+
+  # ── arbitrary terms ─────────────────────────────────────────────────────
+
+  def any, do: any(3)
+
+  def any(depth) when depth <= 0, do: scalar()
+
+  def any(depth) do
+    freq([
+      {30, &scalar/0},
+      {6, fn -> list(depth) end},
+      {2, fn -> improper(depth) end},
+      {4, fn -> tuple(depth) end},
+      {6, fn -> map(depth) end},
+      {1, fn -> big_map(depth) end},
+      {6, &host_struct/0},
+      {4, &viewer/0},
+      {1, fn -> deep(int(5_000) + 1) end}
+    ])
+  end
+
+  def scalar do
+    freq([
+      {12, &word/0},
+      {8, &atom/0},
+      {5, &random_binary/0},
+      {1, &huge/0},
+      {3, &bitstring/0},
+      {4, &integer/0},
+      {3, &float/0},
+      {1, fn -> self() end},
+      {1, fn -> spawn(fn -> :ok end) end},
+      {1, &make_ref/0},
+      {1, fn -> hd(Port.list() ++ [self()]) end},
+      {1, fn -> pick({&Function.identity/1, fn -> :ok end, &Kernel.+/2}) end},
+      {2, fn -> pick({[], ~c"box", ~c"glass", [104 | 105], {}}) end}
+    ])
+  end
+
+  @doc "A vocabulary word as a binary, sometimes mutated, sometimes a sub-binary."
+  def word do
+    w = pick(@words)
+
+    freq([
+      {14, fn -> w end},
+      {1, fn -> String.upcase(w) end},
+      {1, fn -> w <> pick({" ", <<0>>, <<0xFF>>, "s", "\n"}) end},
+      {1, fn -> <<0xC3>> <> w end},
+      {1, fn -> binary_part(w, 0, max(byte_size(w) - 1, 0)) end},
+      {1, &sub_word/0},
+      {1, fn -> "" end}
+    ])
+  end
+
+  # Exactly "glass", as a sub-binary of a 1 MB refc binary.
+  defp sub_word do
+    %{framed: framed, cut: cut} = state()
+    binary_part(framed, cut, 5)
+  end
+
+  def atom, do: pick(@atoms)
+
+  def random_binary do
+    freq([
+      {3, fn -> :rand.bytes(int(40)) end},
+      {1, fn -> <<0xFF, 0xFE, 0xC0, 0x80>> end},
+      {1, fn -> "glass" <> :rand.bytes(int(4)) end},
+      {1, fn -> :binary.copy("ab", int(600)) end}
+    ])
+  end
+
+  @doc "A 1 MB binary: random bytes, a long almost-ASCII run, or a slice of one."
+  def huge do
+    %{huge: huge, ascii: ascii, framed: framed} = state()
+
+    freq([
+      {2, fn -> huge end},
+      {1, fn -> ascii end},
+      {1, fn -> framed end},
+      {1, fn -> binary_part(huge, int(1000), 700_000) end}
+    ])
+  end
+
+  def bitstring do
+    freq([
+      {2, fn -> <<int(8)::size(3)>> end},
+      {2, fn -> <<pick(@words)::binary, int(2)::size(1)>> end},
+      {1, fn -> <<:rand.bytes(int(9))::binary, int(128)::size(7)>> end},
+      {1, fn -> <<sub_word()::binary, 0::size(4)>> end}
+    ])
+  end
+
+  def integer do
+    freq([
+      {4, fn -> int(10) end},
+      {2, fn -> -int(1000) end},
+      {1, fn -> int(1 <<< 62) end},
+      {1, fn -> (1 <<< 200) + int(1000) end},
+      {1, fn -> -(1 <<< 100) end}
+    ])
+  end
+
+  def float do
+    freq([
+      {3, fn -> :rand.uniform() * 1000 end},
+      {1, fn -> pick({0.0, -0.0, 1.0, 1.0e308, -1.0e-308, 5.0e-324}) end}
+    ])
+  end
+
+  def list(depth) do
+    freq([
+      {4, fn -> for _ <- 1..int(5)//1, do: any(depth - 1) end},
+      {1, fn -> for _ <- 1..int(200)//1, do: scalar() end},
+      {1, fn -> Enum.map(1..int(6)//1, fn _ -> atom() end) end}
+    ])
+  end
+
+  def improper(depth) do
+    tail = pick({:x, "tail", 1, %{}, {}, 0.5, self()})
+    Enum.reduce(1..(int(3) + 1), tail, fn _, acc -> [any(depth - 1) | acc] end)
+  end
+
+  def tuple(depth) do
+    freq([
+      {3, fn -> List.to_tuple(for _ <- 1..int(4)//1, do: any(depth - 1)) end},
+      {1, fn -> {:ok, any(depth - 1)} end},
+      {1, fn -> {:error, any(depth - 1)} end}
+    ])
+  end
+
+  def key do
+    freq([
+      {5, fn -> pick(@column_atoms) end},
+      {2, &atom/0},
+      {2, &word/0},
+      {1, fn -> scalar() end}
+    ])
+  end
+
+  def map(depth) do
+    Map.new(1..int(8)//1, fn _ -> {key(), any(depth - 1)} end)
+  end
+
+  # More than 32 keys: a hash-array-mapped map rather than a flat one.
+  def big_map(depth) do
+    base = Map.new(1..(40 + int(2_000)), fn i -> {i, i} end)
+    Map.merge(base, map(depth))
+  end
+
+  # A deeply nested term, for anything that walks or compares terms.
+  def deep(n), do: Enum.reduce(1..n, :leaf, fn _, acc -> pick({[acc], {acc}, %{a: acc}}) end)
+
+  # ── host shapes ─────────────────────────────────────────────────────────
+
+  def host_struct do
+    freq([
+      {3, &machine/0},
+      {2, fn -> if state().users?, do: user(), else: link() end},
+      {3, &link/0},
+      {1, &not_loaded/0},
+      {1, fn -> %{__struct__: Some.Unknown.Struct, status: "active", revoked_at: nil} end},
+      {1, fn -> URI.parse("https://example.test/x") end},
+      {1, fn -> pick({~D[2026-08-25], ~U[2026-08-25 00:00:00Z]}) end}
+    ])
+  end
+
+  # Account ids drawn from one small pool, so owners and viewers meet; `1`
+  # and `1.0` are equal under `==`, which is how the host compares them.
+  @ids {"acct-1", "acct-2", "acct-1", 1, 1.0, 2, nil, <<0xFF, 0xFE>>, :acct}
+  def id, do: or_any(fn -> pick(@ids) end, 0.1)
+
+  def status_word,
+    do: or_any(fn -> pick({"active", "revoked", "stopping", "ACTIVE", nil, :active}) end)
+
+  def timestamp_or_nil do
+    freq([
+      {6, fn -> nil end},
+      {1, fn -> ~U[2026-08-25 12:00:00Z] end},
+      {1, fn -> pick({false, 0, "", "2026-08-25", :revoked}) end},
+      {1, &any/0}
+    ])
+  end
+
+  @doc "A `%Machines.Machine{}`; sometimes missing `status` or `revoked_at`."
+  def machine do
+    m =
+      @machine_fields
+      |> Map.new(&{&1, nil})
+      |> Map.merge(%{
+        __struct__: @machine,
+        scoped_forge_credentials_enabled: false,
+        status: status_word(),
+        revoked_at: timestamp_or_nil()
+      })
+
+    freq([
+      {12, fn -> m end},
+      {1, fn -> Map.delete(m, :status) end},
+      {1, fn -> Map.delete(m, :revoked_at) end},
+      {1, fn -> Map.drop(m, [:status, :revoked_at]) end},
+      {1, fn -> Map.delete(m, :__struct__) end},
+      {1, fn -> %{m | __struct__: Some.Other.Machine} end}
+    ])
+  end
+
+  @doc "An `%Accounts.User{}` as the test stand-in defines it."
+  def user do
+    u = %{
+      __struct__: @user,
+      id: id(),
+      admin: pick({true, false, false, false, nil}),
+      member_of: Enum.take_random(["repo-1", "repo-2", 1, nil], int(3))
+    }
+
+    freq([
+      {12, fn -> u end},
+      {1, fn -> Map.put(u, :tier, pick({:glass, "dark", nil})) end},
+      {1, fn -> Map.put(u, :account_id, id()) end}
+    ])
+  end
+
+  @doc "An `%ArtifactLink{}`: live or revoked, any owner, any tier word."
+  def link do
+    l =
+      @link_fields
+      |> Map.new(&{&1, nil})
+      |> Map.merge(%{
+        __struct__: @link,
+        account_id: id(),
+        tier: or_any(fn -> pick({"dark", "pulse", "ledger", "glass", :glass, "GLASS", nil}) end),
+        revoked_at: timestamp_or_nil()
+      })
+
+    freq([
+      {12, fn -> l end},
+      {1, fn -> Map.delete(l, :revoked_at) end},
+      {1, fn -> Map.delete(l, :account_id) end},
+      {1, fn -> Map.delete(l, :tier) end},
+      {1, fn -> Map.put(l, :admin, true) end}
+    ])
+  end
+
+  def not_loaded,
+    do: %{
+      __struct__: @not_loaded,
+      __field__: :artifact_link,
+      __owner__: Some.Assignment,
+      __cardinality__: :one
+    }
+
+  def tier_word do
+    freq([
+      {4, fn -> pick({:dark, :pulse, :ledger, :glass}) end},
+      {4, fn -> pick({"dark", "pulse", "ledger", "glass"}) end},
+      {1, fn -> pick({nil, :bogus, "GLASS", "Ledger", 3, "glass\0"}) end},
+      {1, &word/0},
+      {1, &any/0}
+    ])
+  end
+
+  @doc """
+  A viewer: anything the ladder reads as one (a tier word, a descriptor as
+  `WorkDisclosure.viewer/2` builds it, an operator, an account, a user), and
+  arbitrary terms.
+  """
+  def viewer do
+    freq([
+      {4, &tier_word/0},
+      {4, fn -> %{account_id: id(), tier: tier_word()} end},
+      {2, fn -> %{account_id: id(), tier: :glass, admin: true} end},
+      {1, fn -> %{admin: pick({true, "true", false, 1, nil})} end},
+      {1, fn -> %{admin: true, tier: tier_word()} end},
+      {2, fn -> %{account_id: id()} end},
+      {1, fn -> %{tier: tier_word()} end},
+      {1, fn -> %{} end},
+      {3, fn -> if state().users?, do: user(), else: %{account_id: id()} end},
+      {1, &link/0},
+      {1, fn -> Map.put(map(1), :tier, tier_word()) end},
+      {1, fn -> scalar() end}
+    ])
+  end
+
+  @doc "An effective-tier subject: a link, or anything naming a tier."
+  def subject, do: freq([{2, &link/0}, {3, &tier_word/0}, {1, &any/0}])
+
+  def access,
+    do: or_any(fn -> pick({:metadata, :content, :full, :bogus, "metadata", nil}) end, 0.2)
+
+  def family,
+    do:
+      or_any(fn ->
+        freq([
+          {12, fn -> pick(@families) end},
+          {1, fn -> pick({"attempt", "trace", :Attempt, :tier, nil}) end}
+        ])
+      end)
+
+  def field do
+    freq([
+      {6, fn -> pick(@fields) end},
+      {3, fn -> pick(@columns) end},
+      {1, fn -> Atom.to_string(pick(@fields)) end},
+      {1, &any/0}
+    ])
+  end
+
+  def kind, do: or_any(fn -> freq([{4, fn -> pick({"box", "computer"}) end}, {2, &word/0}]) end)
+  def boolean, do: or_any(fn -> pick({true, false}) end, 0.1)
+
+  def lifecycle_word,
+    do: or_any(fn -> freq([{3, fn -> pick(@target_words) end}, {2, &word/0}]) end)
+
+  def state_word,
+    do:
+      or_any(fn ->
+        freq([{3, fn -> pick(@substrate_words ++ @target_words) end}, {2, &word/0}])
+      end)
+
+  @doc "A record for `effective_tier/2`: a link that is loaded, absent, not loaded, or junk."
+  def record do
+    base =
+      freq([
+        {3, fn -> %{} end},
+        {2, fn -> source(:attempt) end},
+        {1, fn -> source(:evidence) end},
+        {1, fn -> map(2) end}
+      ])
+
+    rec =
+      base
+      |> maybe_put(:artifact_link, fn ->
+        freq([{4, &link/0}, {2, fn -> nil end}, {2, &not_loaded/0}, {1, &any/0}])
+      end)
+      |> maybe_put(:transparency_tier, &subject/0)
+
+    or_any(fn -> rec end, 0.1)
+  end
+
+  defp maybe_put(map, key, fun) when is_map(map),
+    do: if(chance(0.85), do: Map.put(map, key, fun.()), else: map)
+
+  defp maybe_put(other, _key, _fun), do: other
+
+  @doc """
+  A projection source for `family`, usually as the host builds it:
+  `Map.from_struct/1` of the record (its columns, `__meta__`, associations)
+  plus the derived keys, with plausible values.
+  """
+  def source(family) do
+    freq([
+      {6, fn -> realistic_source(family) end},
+      {1, fn -> map(2) end},
+      {1, fn -> big_map(1) end},
+      {1, fn -> pick({%{}, machine(), link()}) end},
+      {1, &any/0}
+    ])
+  end
+
+  def realistic_source(family) do
+    keys = Enum.filter(@fields ++ @columns, fn _ -> chance(0.8) end)
+    extra = if family == :attempt, do: @associations, else: []
+
+    keys
+    |> Map.new(&{&1, value()})
+    |> Map.merge(Map.new(extra, &{&1, not_loaded()}))
+    |> Map.put(:__meta__, :loaded)
+  end
+
+  defp value do
+    freq([
+      {3, fn -> "v-" <> Integer.to_string(int(1000)) end},
+      {1, &integer/0},
+      {1, fn -> nil end},
+      {1, fn -> ~U[2026-08-25 12:00:00Z] end},
+      {1, fn -> %{"type" => pick({"user", "agent"}), "id" => "acct-1"} end},
+      {1, fn -> %{wall_clock_ms: 60_000, report_bytes: 8192, prompt_bytes: 65_536} end},
+      {1, &scalar/0}
+    ])
+  end
+
+  @doc "A column list for `classify/2`: atoms, as a schema's `__schema__(:fields)` gives."
+  def columns do
+    freq([
+      {8,
+       fn -> Enum.shuffle(Enum.filter(Tuple.to_list(@column_atoms), fn _ -> chance(0.5) end)) end},
+      {2, fn -> for _ <- 1..int(12)//1, do: atom() end},
+      {1, fn -> [] end},
+      {1, fn -> for _ <- 1..5_000, do: pick(@column_atoms) end},
+      {1, fn -> list(2) end},
+      {1, fn -> improper(1) end},
+      {1, &any/0}
+    ])
+  end
+
+  def repository do
+    freq([
+      {6, fn -> %{id: pick({"repo-1", "repo-2", 1, nil})} end},
+      {1, fn -> %{id: any()} end},
+      {1, fn -> %{} end},
+      {1, fn -> %{"id" => "repo-1"} end},
+      {1, &any/0}
+    ])
+  end
+
+  def principal do
+    p = %{
+      "type" => or_any(fn -> pick({"user", "user", "agent", "User", "", :user}) end),
+      "id" => or_any(fn -> pick({"acct-1", "acct-2", 1, nil, <<1::3>>, <<0xFF>>, :acct_1}) end)
+    }
+
+    freq([
+      {8, fn -> p end},
+      {1, fn -> Map.delete(p, "id") end},
+      {1, fn -> Map.delete(p, "type") end},
+      {1, fn -> Map.put(p, "id", huge()) end},
+      {1, fn -> %{type: "user", id: "acct-1"} end},
+      {1, &any/0}
+    ])
+  end
+
+  def authority,
+    do:
+      freq([
+        {3, fn -> %{} end},
+        {2, fn -> %{"roots" => ["/home/x"], "machine_name" => "m"} end},
+        {1, &any/0}
+      ])
+
+  def user_or_not do
+    freq([
+      {6, fn -> if state().users?, do: user(), else: nil end},
+      {2, fn -> nil end},
+      {1, &any/0}
+    ])
+  end
+
+  @doc """
+  Arguments for a call of `module.fun/arity`: shaped for the function where
+  it has a known signature, arbitrary terms otherwise (a function added to
+  the library later is still fuzzed, with arbitrary terms).
+  """
+  def args(module, fun, arity) do
+    case {module |> Module.split() |> List.last(), fun, arity} do
+      {_, _, 0} ->
+        []
+
+      {"Target", f, 1} when f in [:custody, :runtime_class] ->
+        [kind()]
+
+      {"Target", f, 1} when f in [:box_lifecycle, :run_lifecycle, :job_lifecycle] ->
+        [state_word()]
+
+      {"Target", :computer_lifecycle, 2} ->
+        [or_any(&machine/0), boolean()]
+
+      {"Target", :seam, 3} ->
+        [kind(), lifecycle_word(), boolean()]
+
+      {"Target", :delegation_seam, 1} ->
+        [lifecycle_word()]
+
+      {"WorkDisclosure", f, 1} when f in [:never, :source_columns] ->
+        [family()]
+
+      {"WorkDisclosure", :tier_for, 2} ->
+        [family(), field()]
+
+      {"WorkDisclosure", :fields_at, 2} ->
+        [family(), viewer()]
+
+      {"WorkDisclosure", :viewer, 2} ->
+        [repository(), user_or_not()]
+
+      {"WorkDisclosure", :effective_tier, 2} ->
+        [record(), viewer()]
+
+      {"WorkDisclosure", :link_for_attempt, 2} ->
+        [repository(), principal()]
+
+      {"WorkDisclosure", :link_for_attempt, 3} ->
+        [repository(), principal(), authority()]
+
+      {"WorkDisclosure", :project, 3} ->
+        project_args()
+
+      {"WorkDisclosure", :classify, 2} ->
+        [family(), columns()]
+
+      {"Ladder", f, 1} when f in [:name, :rank] ->
+        [tier_word()]
+
+      {"Ladder", :viewer_tier, 1} ->
+        [viewer()]
+
+      {"Ladder", :clamp, 2} ->
+        [tier_word(), viewer()]
+
+      {"Ladder", :effective_tier, 2} ->
+        [subject(), viewer()]
+
+      {"Ladder", :allows?, 3} ->
+        [subject(), access(), viewer()]
+
+      {_, _, arity} ->
+        for _ <- 1..arity, do: any()
+    end
+  end
+
+  defp project_args do
+    family = family()
+    shape = if family in @families, do: family, else: pick(@families)
+    [family, source(shape), viewer()]
+  end
+end
+
+defmodule OpenAgentsPolicy.Fuzz.Model do
+  @moduledoc false
+  # The oracle: what the seeds' modules return or raise for an input, written
+  # from the seeds (000: Delegations.Target, 002: Transparency.WorkDisclosure)
+  # and from upstream.md for the host's `OpenAgents.Transparency` (which the
+  # seeds call) and for the library's own additions (`classify/2`, `Ladder`).
+  #
+  # Exceptions are not described but raised, by the same constructs the seeds
+  # use: a function head whose guard rejects raises FunctionClauseError,
+  # `Map.get/2` on a non-map raises BadMapError, dot access on a struct
+  # missing the key raises KeyError. The host (Accounts, Repositories,
+  # ArtifactLink, Repo) is called as the seed calls it, through the modules
+  # the library is configured with.
+  #
+  # Evaluation order the seeds do not fix: upstream.md describes the results
+  # of `Transparency`, not the order it asks the host. The model asks the
+  # host's `Accounts.admin?/1` about a user viewer up front, as the library
+  # does, so a host stand-in that raises for a malformed user raises in both.
+
+  @lifecycles ~w(cold queued starting active stopping failed destroyed)
+  @delegation_lifecycles ~w(queued starting active succeeded failed cancelled)
+  @kinds ~w(box computer)
+  @families [:attempt, :work_job, :evidence, :trace]
+  @tier_rank %{dark: 0, pulse: 1, ledger: 2, glass: 3}
+  @tier_names %{"dark" => :dark, "pulse" => :pulse, "ledger" => :ledger, "glass" => :glass}
+
+  # The schedule (002), as data: per family, the fields of each rung, the
+  # never list in the seed's order, and the fields read from another column.
+  @schedule %{
+    attempt: %{
+      pulse: ~w(id target_kind state requester_kind admitted_at started_at finished_at)a,
+      ledger: ~w(branch terminal_branch terminal_commit failure_reason)a,
+      glass: [],
+      never: ~w(conversation_id conversation_box_id machine_id run_id work_job_id deadline_at
+                credential_delivery_status credential_delivery_reason repository_id issue_id
+                transparency_tier artifact_link_id inserted_at updated_at)a,
+      renames: %{requester_kind: :requesting_principal}
+    },
+    work_job: %{
+      pulse: ~w(id kind status started_at completed_at)a,
+      ledger: ~w(tool_call_count continuation_count error_code budget)a,
+      glass: ~w(report usage model_id)a,
+      never: ~w(goal context_hint delegation authority_snapshot machine_id conversation_id
+                owner_visitor_id requesting_tool_step_ref instruction_digest
+                tool_catalog_digest memory_snapshot_ref report_message_id owner_node
+                generation surface inserted_at updated_at)a,
+      renames: %{budget: :budget_snapshot}
+    },
+    evidence: %{
+      pulse: ~w(id family result plane source recorded_at)a,
+      ledger: ~w(commit receipt_id environment)a,
+      glass: [],
+      never: ~w(actor assignment_id repository_id issue_id transparency_tier
+                artifact_link_id)a,
+      renames: %{commit: :commit_sha, recorded_at: :inserted_at}
+    },
+    trace: %{
+      pulse: ~w(id schema_version step_count recorded_at)a,
+      ledger: ~w(digest byte_size)a,
+      glass: [],
+      never: ~w(user_id visibility assignment_id)a,
+      renames: %{schema_version: :document, step_count: :document, recorded_at: :inserted_at}
+    }
+  }
+
+  defmodule Lenient do
+    @moduledoc false
+    # Raised by the model where the contract names no exception class but
+    # some exception is right: any of `allowed`, raised by Elixir code (never
+    # by the NIF), passes.
+    defexception [:allowed, :why]
+    @impl true
+    def message(%{allowed: allowed, why: why}), do: "#{why}: any of #{inspect(allowed)}"
+  end
+
+  defmodule Satisfies do
+    @moduledoc false
+    # Returned by the model where no single value is right (a JSON document
+    # whose spacing the seeds do not fix): the library's value must pass
+    # `check`.
+    defstruct [:check, :why]
+  end
+
+  @doc "Whether the model knows `module.fun/arity`."
+  def knows?(module, fun, arity), do: function_exported?(__MODULE__, name(module, fun), arity)
+
+  @doc "Applies the model's `module.fun` to `args`."
+  def call(module, fun, args), do: apply(__MODULE__, name(module, fun), args)
+
+  defp name(module, fun) do
+    prefix = module |> Module.split() |> List.last() |> Macro.underscore()
+    String.to_atom(prefix <> "__" <> Atom.to_string(fun))
+  end
+
+  defp host(key, default), do: Application.get_env(:openagents_policy, key, default)
+  defp accounts, do: host(:accounts, OpenAgents.Accounts)
+  defp repositories, do: host(:repositories, OpenAgents.Repositories)
+  defp artifact_link, do: host(:artifact_link, OpenAgents.Transparency.ArtifactLink)
+  defp repo, do: host(:repo, OpenAgents.Repo)
+
+  # ── Delegations.Target (seed 000) ───────────────────────────────────────
+
+  def target__lifecycles, do: @lifecycles
+  def target__delegation_lifecycles, do: @delegation_lifecycles
+  def target__custodies, do: ~w(openagents_managed customer_premises)
+  def target__kinds, do: @kinds
+
+  def target__custody("box"), do: "openagents_managed"
+  def target__custody("computer"), do: "customer_premises"
+
+  def target__runtime_class("box"), do: nil
+  def target__runtime_class("computer"), do: "connected"
+
+  @box %{
+    "queued" => "queued",
+    "init" => "starting",
+    "provisioning" => "starting",
+    "cloning" => "starting",
+    "provisioned" => "starting",
+    "ready" => "active",
+    "idle" => "active",
+    "running" => "active",
+    "archiving" => "stopping",
+    "archived" => "destroyed",
+    "error" => "failed"
+  }
+  @run %{
+    "admitted" => "queued",
+    "dispatched" => "starting",
+    "running" => "active",
+    "completed" => "succeeded",
+    "cancelled" => "cancelled"
+  }
+  @job %{
+    "queued" => "queued",
+    "running" => "active",
+    "completed" => "succeeded",
+    "cancelled" => "cancelled"
+  }
+
+  def target__box_lifecycle(state) when is_binary(state), do: Map.get(@box, state, "failed")
+  def target__run_lifecycle(state) when is_binary(state), do: Map.get(@run, state, "failed")
+  def target__job_lifecycle(status) when is_binary(status), do: Map.get(@job, status, "failed")
+
+  # The seed reads `machine.status` first and `machine.revoked_at` only when
+  # the status is not "revoked" (`or` short-circuits).
+  def target__computer_lifecycle(%{__struct__: OpenAgents.Machines.Machine} = machine, online?)
+      when is_boolean(online?) do
+    cond do
+      machine.status == "revoked" or not is_nil(machine.revoked_at) -> "destroyed"
+      machine.status == "active" and online? -> "active"
+      true -> "cold"
+    end
+  end
+
+  def target__seam(kind, lifecycle, authorized?)
+      when kind in @kinds and lifecycle in @lifecycles and is_boolean(authorized?) do
+    start? = lifecycle == "active" and authorized?
+
+    %{
+      "custody" => target__custody(kind),
+      "runtime_class" => target__runtime_class(kind),
+      "lifecycle" => lifecycle,
+      "capabilities" => if(start?, do: ["start"], else: []),
+      "unavailable_reason" =>
+        cond do
+          start? -> nil
+          lifecycle == "active" -> "not_authorized"
+          true -> lifecycle
+        end
+    }
+  end
+
+  def target__delegation_seam(lifecycle) when lifecycle in @delegation_lifecycles do
+    running? = lifecycle in ~w(queued starting active)
+    %{"lifecycle" => lifecycle, "capabilities" => if(running?, do: ["cancel"], else: [])}
+  end
+
+  # ── the host's Transparency (upstream.md), and the library's Ladder ─────
+
+  def ladder__tiers, do: [:dark, :pulse, :ledger, :glass]
+
+  def ladder__name(tier) when tier in [:dark, :pulse, :ledger, :glass], do: tier
+  def ladder__name(tier) when is_binary(tier), do: Map.get(@tier_names, tier, :dark)
+  def ladder__name(_), do: :dark
+
+  def ladder__rank(tier), do: Map.fetch!(@tier_rank, ladder__name(tier))
+
+  # `{own tier or nil, operator?, account or nil}`
+  defp read_viewer(viewer) do
+    user_admin? =
+      is_struct(viewer, OpenAgents.Accounts.User) and
+        if(accounts().admin?(viewer), do: true, else: false)
+
+    cond do
+      is_map(viewer) and Map.get(viewer, :admin) === true ->
+        {:glass, true, nil}
+
+      is_struct(viewer, OpenAgents.Accounts.User) ->
+        {if(user_admin?, do: :glass), user_admin?, Map.get(viewer, :id)}
+
+      is_map(viewer) and is_map_key(viewer, :tier) ->
+        {ladder__name(viewer.tier), false, Map.get(viewer, :account_id)}
+
+      is_map(viewer) ->
+        {nil, false, Map.get(viewer, :account_id)}
+
+      is_binary(viewer) or (is_atom(viewer) and viewer != nil) ->
+        {ladder__name(viewer), false, nil}
+
+      true ->
+        {nil, false, nil}
+    end
+  end
+
+  def ladder__viewer_tier(viewer), do: elem(read_viewer(viewer), 0)
+
+  def ladder__clamp(tier, viewer), do: clamp(ladder__name(tier), read_viewer(viewer))
+
+  defp clamp(tier, {nil, _, _}), do: tier
+  defp clamp(tier, {own, _, _}), do: Enum.min_by([tier, own], &@tier_rank[&1])
+
+  def ladder__effective_tier(subject, viewer), do: effective(subject, read_viewer(viewer))
+
+  defp effective(%{__struct__: OpenAgents.Transparency.ArtifactLink} = link, viewer) do
+    {_own, admin?, reader} = viewer
+    owner = Map.get(link, :account_id)
+
+    cond do
+      not (is_map_key(link, :revoked_at) and link.revoked_at == nil) -> :dark
+      admin? or (owner != nil and reader != nil and owner == reader) -> :glass
+      true -> clamp(ladder__name(Map.get(link, :tier)), viewer)
+    end
+  end
+
+  defp effective(tier, viewer), do: clamp(ladder__name(tier), viewer)
+
+  def ladder__allows?(subject, access, viewer) do
+    minimum = %{metadata: 1, content: 2, full: 3}
+
+    @tier_rank[ladder__effective_tier(subject, viewer)] >=
+      if(is_atom(access), do: Map.get(minimum, access, 0), else: 0)
+  end
+
+  # ── Transparency.WorkDisclosure (seed 002) ─────────────────────────────
+
+  def work_disclosure__families, do: @families
+
+  def work_disclosure__schedule do
+    Map.new(@schedule, fn {family, s} ->
+      {family,
+       Map.new(
+         Enum.map(s.pulse, &{&1, :pulse}) ++
+           Enum.map(s.ledger, &{&1, :ledger}) ++ Enum.map(s.glass, &{&1, :glass})
+       )}
+    end)
+  end
+
+  def work_disclosure__never(family) when family in @families, do: @schedule[family].never
+
+  def work_disclosure__source_columns(family) when family in @families do
+    s = @schedule[family]
+
+    (s.pulse ++ s.ledger ++ s.glass)
+    |> Enum.map(&Map.get(s.renames, &1, &1))
+    |> Enum.uniq()
+    |> Enum.sort()
+  end
+
+  def work_disclosure__tier_for(family, field) when family in @families,
+    do: Map.get(work_disclosure__schedule()[family], field)
+
+  # Each field asks `allows?(rung, capability(rung), tier)`: the rung clamped
+  # by the viewer must still reach the rung.
+  def work_disclosure__fields_at(family, tier) when family in @families do
+    viewer = read_viewer(tier)
+
+    work_disclosure__schedule()[family]
+    |> Enum.filter(fn {_field, at} -> @tier_rank[clamp(at, viewer)] >= @tier_rank[at] end)
+    |> Enum.map(&elem(&1, 0))
+    |> Enum.sort()
+  end
+
+  def work_disclosure__viewer(repository, user) do
+    user? = is_struct(user, OpenAgents.Accounts.User)
+
+    cond do
+      user? and accounts().admin?(user) -> %{account_id: user.id, tier: :glass, admin: true}
+      user? and repositories().member?(repository, user) -> %{account_id: user.id, tier: :ledger}
+      user? -> %{account_id: user.id, tier: :pulse}
+      true -> %{account_id: nil, tier: :pulse}
+    end
+  end
+
+  def work_disclosure__effective_tier(record, viewer) do
+    case Map.get(record, :artifact_link) do
+      %{__struct__: OpenAgents.Transparency.ArtifactLink} = link ->
+        ladder__effective_tier(link, viewer)
+
+      _absent ->
+        tier = Map.get(record, :transparency_tier)
+        operator? = is_map(viewer) and Map.get(viewer, :admin) === true
+        # asked up front, as the library does (see the module comment)
+        read = read_viewer(viewer)
+        if operator?, do: :glass, else: effective(tier, read)
+    end
+  end
+
+  def work_disclosure__link_for_attempt(repository, principal),
+    do: work_disclosure__link_for_attempt(repository, principal, %{})
+
+  def work_disclosure__link_for_attempt(
+        %{id: repository_id},
+        %{"type" => "user", "id" => account_id},
+        authority
+      )
+      when is_binary(account_id) do
+    link = artifact_link()
+
+    link.__struct__()
+    |> link.changeset(%{
+      account_id: account_id,
+      repository_id: repository_id,
+      artifact_type: "attempt",
+      artifact_ref: "id",
+      tier: "ledger",
+      consent: %{"granted_by" => "requesting_principal"},
+      authority_snapshot: authority
+    })
+    |> repo().insert()
+  end
+
+  def work_disclosure__link_for_attempt(_repository, _principal, _authority), do: :none
+
+  def work_disclosure__project(family, source, tier) when family in @families do
+    case work_disclosure__fields_at(family, tier) do
+      [] -> nil
+      fields -> Map.new(fields, fn field -> {field, Map.get(source, field)} end)
+    end
+  end
+
+  # Library only (no seed): the schedule as JSON. A UTF-8 document that
+  # names every family, every scheduled field with its tier and source
+  # column, and every never-listed column.
+  def work_disclosure__schedule_json do
+    %Satisfies{
+      why: "a JSON document naming every family, field, tier, column and never entry",
+      check: fn json ->
+        names =
+          Enum.flat_map(@schedule, fn {family, s} ->
+            [family | s.pulse ++ s.ledger ++ s.glass ++ s.never ++ Map.values(s.renames)]
+          end)
+
+        is_binary(json) and String.valid?(json) and String.starts_with?(json, "[") and
+          Enum.all?(names ++ [:pulse, :ledger, :glass], &String.contains?(json, ~s("#{&1}")))
+      end
+    }
+  end
+
+  # Library only (no seed): the host's one-line schema check. Its spec is a
+  # list of atoms; for anything else no class is named, so any exception the
+  # Elixir side raises will do, and the NIF's own badarg or panic will not.
+  def work_disclosure__classify(family, columns) when family in @families and is_list(columns) do
+    if proper_atom_list?(columns) do
+      sources = work_disclosure__source_columns(family)
+      never = @schedule[family].never
+
+      %{
+        unclassified: Enum.filter(columns, &(&1 not in sources and &1 not in never)),
+        doubly_classified: Enum.filter(columns, &(&1 in sources and &1 in never))
+      }
+    else
+      raise Lenient,
+        allowed: [FunctionClauseError, ArgumentError],
+        why: "columns is not a proper list of atoms"
+    end
+  end
+
+  defp proper_atom_list?([]), do: true
+  defp proper_atom_list?([h | t]) when is_atom(h), do: proper_atom_list?(t)
+  defp proper_atom_list?(_), do: false
+end
+
+defmodule OpenAgentsPolicy.Fuzz do
+  @moduledoc false
+
+  alias OpenAgentsPolicy.Fuzz.{Gen, Model}
+
+  @modules [
+    OpenAgents.Delegations.Target,
+    OpenAgents.Transparency.WorkDisclosure,
+    OpenAgents.Transparency.Ladder
+  ]
+
+  @doc "The three modules under test."
+  def modules, do: @modules
+
+  @doc "Every public function of the three modules, as `{module, fun, arity}`."
+  def functions do
+    for module <- @modules,
+        {fun, arity} <- module.__info__(:functions),
+        not String.starts_with?(Atom.to_string(fun), "__"),
+        do: {module, fun, arity}
+  end
+
+  @doc "The outcome of `fun.()`: `{:ok, value}` or `{:raise, exception, stacktrace}`."
+  def outcome(fun) do
+    {:ok, fun.()}
+  rescue
+    exception -> {:raise, exception, __STACKTRACE__}
+  end
+
+  @doc "Whether an exception was raised by the NIF module itself."
+  def from_nif?([{OpenAgentsPolicy.Native, _, _, _} | _]), do: true
+  def from_nif?(_stacktrace), do: false
+
+  # Messages a host stand-in sent to this process (the test Repo reports
+  # each insert), so the library's and the model's side effects compare.
+  defp drain(acc \\ []) do
+    receive do
+      {:repo_insert, _} = message -> drain([message | acc])
+    after
+      0 -> Enum.reverse(acc)
+    end
+  end
+
+  # A link the stand-in repo inserted carries a fresh id on every insert.
+  defp normalize({:ok, {:ok, %{__struct__: _, id: _} = inserted}}),
+    do: {:ok, {:ok, %{inserted | id: :inserted}}}
+
+  defp normalize(outcome), do: outcome
+
+  @doc """
+  Calls `module.fun(args...)` and holds the outcome to the model.
+  Returns `{class, nil}` when it agrees (`class` is `:returned` or the
+  exception module) or `{class, failure}` with a description.
+  """
+  def check({module, fun, args}) do
+    _ = drain()
+    actual = normalize(outcome(fn -> apply(module, fun, args) end))
+    actual_effects = drain()
+
+    class =
+      case actual do
+        {:ok, _} -> :returned
+        {:raise, exception, _} -> exception.__struct__
+      end
+
+    failure =
+      cond do
+        match?({:raise, _, _}, actual) and from_nif?(elem(actual, 2)) ->
+          "raised by the NIF itself"
+
+        match?({:raise, %ErlangError{}, _}, actual) ->
+          "ErlangError"
+
+        Model.knows?(module, fun, length(args)) ->
+          expected = normalize(outcome(fn -> Model.call(module, fun, args) end))
+          compare(actual, expected, actual_effects, drain())
+
+        true ->
+          generic(actual)
+      end
+
+    {class, failure && {failure, describe(module, fun, args, actual, failure)}}
+  end
+
+  defp compare({:ok, value}, {:ok, value}, effects, effects), do: nil
+
+  defp compare({:ok, value}, {:ok, %Model.Satisfies{} = property}, _, _) do
+    if property.check.(value), do: nil, else: "expected #{property.why}"
+  end
+
+  defp compare({:ok, value}, {:ok, value}, effects, expected_effects),
+    do: "host effects #{short(effects)}, the seed's #{short(expected_effects)}"
+
+  defp compare({:raise, %{__struct__: same}, _}, {:raise, %{__struct__: same}, _}, _, _),
+    do: nil
+
+  defp compare(actual, {:raise, %Model.Lenient{} = lenient, _}, _, _) do
+    case actual do
+      {:raise, %{__struct__: class}, _} ->
+        if class in lenient.allowed, do: nil, else: "expected #{Exception.message(lenient)}"
+
+      {:ok, value} ->
+        "returned #{short(value)}, expected #{Exception.message(lenient)}"
+    end
+  end
+
+  defp compare(_actual, {:ok, value}, _, _), do: "expected the seed's value #{short(value)}"
+
+  defp compare(_actual, {:raise, exception, _}, _, _),
+    do: "expected the seed's #{inspect(exception.__struct__)}"
+
+  # A function the model does not know: it may return, or refuse its
+  # arguments the ways the seeds refuse theirs.
+  defp generic({:ok, _}), do: nil
+
+  defp generic({:raise, %{__struct__: class}, _})
+       when class in [FunctionClauseError, BadMapError, KeyError],
+       do: nil
+
+  defp generic({:raise, exception, _}), do: "unexpected #{inspect(exception.__struct__)}"
+
+  defp describe(module, fun, args, actual, failure) do
+    got =
+      case actual do
+        {:ok, value} -> "returned " <> short(value)
+        {:raise, e, _} -> "raised #{inspect(e.__struct__)}: " <> short_message(e)
+      end
+
+    "#{inspect(module)}.#{fun}(#{Enum.map_join(args, ", ", &short/1)}) #{got} -- #{failure}"
+  end
+
+  defp short(term), do: inspect(term, limit: 6, printable_limit: 48, width: :infinity)
+
+  defp short_message(exception) do
+    exception |> Exception.message() |> String.slice(0, 160)
+  end
+
+  @doc """
+  Runs `count` generated calls from `seed`, spread over every public
+  function. Returns `%{calls: n, classes: %{class => n}, by_function:
+  %{{m, f, a} => n}, failures: [string], failure_count: n, failure_kinds:
+  %{{m, f, a, class, why} => n}}`; keeps the first `:keep` failures
+  (default 50).
+  """
+  def run(count, seed, opts \\ []) do
+    Gen.seed(seed, opts)
+    functions = List.to_tuple(functions())
+    keep = Keyword.get(opts, :keep, 50)
+    progress = Keyword.get(opts, :progress)
+
+    acc = %{
+      calls: 0,
+      classes: %{},
+      by_function: %{},
+      failures: [],
+      failure_count: 0,
+      failure_kinds: %{}
+    }
+
+    Enum.reduce(1..count//1, acc, fn i, acc ->
+      if progress && rem(i, progress.every) == 0, do: progress.fun.(i, acc)
+      {module, fun, arity} = mfa = elem(functions, rem(i - 1, tuple_size(functions)))
+      args = Gen.args(module, fun, arity)
+      {class, failure} = check({module, fun, args})
+
+      acc = %{
+        acc
+        | calls: acc.calls + 1,
+          classes: Map.update(acc.classes, class, 1, &(&1 + 1)),
+          by_function: Map.update(acc.by_function, mfa, 1, &(&1 + 1))
+      }
+
+      case failure do
+        nil ->
+          acc
+
+        {why, text} ->
+          kind = {module, fun, arity, class, tag(why)}
+
+          %{
+            acc
+            | failure_count: acc.failure_count + 1,
+              failures:
+                if(acc.failure_count < keep, do: [text | acc.failures], else: acc.failures),
+              failure_kinds: Map.update(acc.failure_kinds, kind, 1, &(&1 + 1))
+          }
+      end
+    end)
+    |> Map.update!(:failures, &Enum.reverse/1)
+  end
+
+  # A failure's reason without the values in it, to count alike failures.
+  defp tag("expected the seed's value" <> _), do: "expected the seed's value"
+  defp tag("returned " <> _), do: "returned, expected an exception"
+  defp tag("host effects" <> _), do: "host effects differ from the seed's"
+  defp tag(why), do: why
+
+  @doc """
+  Host stand-ins for a run outside `MIX_ENV=test` (scripts/fuzz.exs,
+  scripts/memory.exs), where test/support is not compiled. Configures the
+  library's host modules (see `OpenAgentsPolicy.Host`) only when the
+  defaults are absent; returns whether user viewers can be generated.
+  """
+  def ensure_host do
+    if Code.ensure_loaded?(OpenAgents.Accounts) do
+      true
+    else
+      Application.put_env(:openagents_policy, :accounts, OpenAgentsPolicy.Fuzz.Host.Accounts)
+
+      Application.put_env(
+        :openagents_policy,
+        :repositories,
+        OpenAgentsPolicy.Fuzz.Host.Repositories
+      )
+
+      Application.put_env(:openagents_policy, :artifact_link, OpenAgentsPolicy.Fuzz.Host.Link)
+      Application.put_env(:openagents_policy, :repo, OpenAgentsPolicy.Fuzz.Host.Repo)
+      true
+    end
+  end
+end
+
+defmodule OpenAgentsPolicy.Fuzz.Host do
+  @moduledoc false
+  # Script-only host stand-ins, shaped like test/support's (user structs
+  # are recognised by name, `%{__struct__: OpenAgents.Accounts.User}`, so no
+  # module of that name is needed).
+
+  defmodule Accounts do
+    @moduledoc false
+    def admin?(%{__struct__: OpenAgents.Accounts.User, admin: admin}), do: admin == true
+  end
+
+  defmodule Repositories do
+    @moduledoc false
+    def member?(%{id: repository_id}, %{__struct__: OpenAgents.Accounts.User, member_of: ids}),
+      do: repository_id in ids
+  end
+
+  defmodule Link do
+    @moduledoc false
+    defstruct ~w(id account_id repository_id artifact_type artifact_ref tier consent
+                 authority_snapshot revoked_at revocation_tombstone inserted_at)a
+
+    def changeset(link, attrs), do: {:changeset, link, attrs}
+  end
+
+  defmodule Repo do
+    @moduledoc false
+    def insert({:changeset, link, attrs}) do
+      send(self(), {:repo_insert, attrs})
+      {:ok, %{struct(link, attrs) | id: System.unique_integer([:positive])}}
+    end
+  end
+end

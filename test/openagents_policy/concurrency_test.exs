@@ -1,0 +1,113 @@
+Code.require_file("../../scripts/fuzz_gen.exs", __DIR__)
+
+defmodule OpenAgentsPolicy.ConcurrencyTest do
+  # Thousands of processes calling every public function of the three modules
+  # at once get exactly the answers one process gets: the NIF keeps no state
+  # between calls that a concurrent call could disturb, and the host calls
+  # (Accounts.admin?/1, Repositories.member?/2, Repo.insert/1) are made in the
+  # caller's own process.
+  use ExUnit.Case, async: true
+
+  alias OpenAgentsPolicy.Fuzz
+  alias OpenAgentsPolicy.Fuzz.Gen
+
+  @seed 4_242
+  @cases_per_function 12
+  @processes 5_000
+  @calls_per_process 40
+
+  # Inputs for every public function, generated as the fuzzer generates them,
+  # with the answer one process gets for each. A case whose answer is a NIF
+  # panic is left out: it would only repeat, 200_000 times, a failure the
+  # fuzz test already reports (and each panic prints a backtrace).
+  setup_all do
+    Gen.seed(@seed)
+
+    cases =
+      for {module, fun, arity} <- Fuzz.functions(),
+          _ <- 1..@cases_per_function,
+          args = Gen.args(module, fun, arity),
+          answer = answer(module, fun, args),
+          not match?({:raise, ErlangError, _}, answer),
+          do: {module, fun, args, answer}
+
+    # In persistent_term, so 5_000 processes read the cases (1 MB binaries,
+    # maps of 2_000 keys) without each copying them onto its heap.
+    key = {__MODULE__, make_ref()}
+    :persistent_term.put(key, List.to_tuple(cases))
+    on_exit(fn -> :persistent_term.erase(key) end)
+    %{key: key, count: length(cases)}
+  end
+
+  # The answer to one call: the value, or the exception's class and message.
+  # A link the test repo inserts gets a fresh id per insert; the rest of it
+  # must agree.
+  defp answer(module, fun, args) do
+    case apply(module, fun, args) do
+      {:ok, %{__struct__: _, id: _} = inserted} -> {:ok, {:ok, %{inserted | id: :inserted}}}
+      value -> {:ok, value}
+    end
+  rescue
+    exception -> {:raise, exception.__struct__, Exception.message(exception)}
+  end
+
+  # Runs `@calls_per_process` cases starting at `offset`; returns the
+  # disagreements.
+  defp run_slice(key, count, offset) do
+    cases = :persistent_term.get(key)
+
+    for i <- offset..(offset + @calls_per_process - 1),
+        {module, fun, args, expected} = elem(cases, rem(i, count)),
+        (actual = answer(module, fun, args)) != expected,
+        do: {module, fun, args, expected, actual}
+  end
+
+  defp assert_none(disagreements) do
+    assert disagreements == [],
+           "#{length(disagreements)} answers differed from the single-process answer, e.g. " <>
+             inspect(Enum.take(disagreements, 3), limit: 8, printable_limit: 64)
+  end
+
+  test "every function was covered by the cases", %{count: count} do
+    assert count >= div(length(Fuzz.functions()) * @cases_per_function, 2)
+  end
+
+  test "#{@processes} processes released at once agree with one process", %{
+    key: key,
+    count: count
+  } do
+    parent = self()
+
+    tasks =
+      for p <- 1..@processes do
+        Task.async(fn ->
+          send(parent, {:ready, self()})
+
+          receive do
+            :go -> run_slice(key, count, p * 7)
+          end
+        end)
+      end
+
+    # Every process is alive and waiting before any of them calls.
+    pids = for _ <- tasks, do: receive(do: ({:ready, pid} -> pid))
+    assert length(pids) == @processes
+    Enum.each(pids, &send(&1, :go))
+
+    tasks |> Task.await_many(120_000) |> List.flatten() |> assert_none()
+  end
+
+  test "#{@processes} processes through Task.async_stream agree with one process", %{
+    key: key,
+    count: count
+  } do
+    1..@processes
+    |> Task.async_stream(&run_slice(key, count, &1 * 13),
+      max_concurrency: 1_000,
+      ordered: false,
+      timeout: 120_000
+    )
+    |> Enum.flat_map(fn {:ok, disagreements} -> disagreements end)
+    |> assert_none()
+  end
+end
