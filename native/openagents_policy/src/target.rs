@@ -341,25 +341,25 @@ impl Reading<JobStatus> {
 /// Reads a Box state word; anything unknown is [`Reading::Unrecognized`].
 #[must_use]
 pub fn read_box_state(word: impl AsRef<[u8]>) -> Reading<BoxState> {
-    BoxState::parse(word).into()
+    BoxState::find(word).into()
 }
 
 /// Reads a Box run state word; anything unknown is [`Reading::Unrecognized`].
 #[must_use]
 pub fn read_run_state(word: impl AsRef<[u8]>) -> Reading<RunState> {
-    RunState::parse(word).into()
+    RunState::find(word).into()
 }
 
 /// Reads a work job status word; anything unknown is [`Reading::Unrecognized`].
 #[must_use]
 pub fn read_job_status(word: impl AsRef<[u8]>) -> Reading<JobStatus> {
-    JobStatus::parse(word).into()
+    JobStatus::find(word).into()
 }
 
 /// Reads a machine status word; anything unknown is [`Reading::Unrecognized`].
 #[must_use]
 pub fn read_machine_status(word: impl AsRef<[u8]>) -> Reading<MachineStatus> {
-    MachineStatus::parse(word).into()
+    MachineStatus::find(word).into()
 }
 
 /// The unified lifecycle of a Box from its last observed substrate word.

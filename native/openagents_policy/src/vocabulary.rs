@@ -87,7 +87,9 @@ impl std::fmt::Display for Vocabulary {
 pub enum Refusal {
     /// The word is not one of the vocabulary's words. `word` is the input,
     /// with bytes that are not UTF-8 replaced, so the refusal can always be
-    /// printed.
+    /// printed; an input longer than [`Refusal::KEPT`] bytes is cut there and
+    /// its length noted, so refusing a huge input costs no more than a small
+    /// one.
     #[error("{word:?} is not a word of the {vocabulary} vocabulary")]
     UnknownWord {
         /// The vocabulary that refused.
@@ -98,13 +100,22 @@ pub enum Refusal {
 }
 
 impl Refusal {
+    /// How many bytes of a refused word a refusal keeps.
+    pub const KEPT: usize = 64;
+
     /// The refusal for `word`, which `vocabulary` does not contain.
     #[must_use]
     pub fn unknown(vocabulary: Vocabulary, word: &[u8]) -> Self {
-        Self::UnknownWord {
-            vocabulary,
-            word: String::from_utf8_lossy(word).into_owned(),
-        }
+        let word = if word.len() > Self::KEPT {
+            format!(
+                "{}… ({} bytes)",
+                String::from_utf8_lossy(&word[..Self::KEPT]),
+                word.len()
+            )
+        } else {
+            String::from_utf8_lossy(word).into_owned()
+        };
+        Self::UnknownWord { vocabulary, word }
     }
 }
 
@@ -137,6 +148,18 @@ macro_rules! vocabulary {
                 }
             }
 
+            /// The value a word names, or `None`: [`Self::parse`] without
+            /// building a refusal. Constant time in the length of `word`,
+            /// since a word of another length is never compared byte by byte.
+            #[must_use]
+            pub fn find(word: impl AsRef<[u8]>) -> Option<Self> {
+                let word = word.as_ref();
+                Self::ALL
+                    .iter()
+                    .copied()
+                    .find(|known| known.as_str().as_bytes() == word)
+            }
+
             /// The value a word names. Takes bytes, because the words arrive
             /// from Erlang binaries that need not be UTF-8.
             ///
@@ -146,13 +169,9 @@ macro_rules! vocabulary {
             /// exactly one of the words.
             pub fn parse(word: impl AsRef<[u8]>) -> Result<Self, $crate::Refusal> {
                 let word = word.as_ref();
-                Self::ALL
-                    .iter()
-                    .copied()
-                    .find(|known| known.as_str().as_bytes() == word)
-                    .ok_or_else(|| {
-                        $crate::Refusal::unknown($crate::Vocabulary::$vocabulary, word)
-                    })
+                Self::find(word).ok_or_else(|| {
+                    $crate::Refusal::unknown($crate::Vocabulary::$vocabulary, word)
+                })
             }
 
             /// Every word of the vocabulary as a string, in declaration order.
@@ -204,8 +223,30 @@ impl<S> Reading<S> {
     }
 }
 
+impl<S> From<Option<S>> for Reading<S> {
+    fn from(found: Option<S>) -> Self {
+        found.map_or(Self::Unrecognized, Self::Known)
+    }
+}
+
 impl<S> From<Result<S, Refusal>> for Reading<S> {
     fn from(parsed: Result<S, Refusal>) -> Self {
         parsed.map_or(Self::Unrecognized, Self::Known)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Refusal, Vocabulary};
+
+    /// A refusal keeps a bounded prefix of what it was handed, so refusing a
+    /// ten-megabyte binary costs what refusing a short word costs.
+    #[test]
+    fn a_huge_word_is_refused_with_a_bounded_copy() {
+        let huge = vec![b'x'; 10 * 1024 * 1024];
+        let Refusal::UnknownWord { vocabulary, word } = Refusal::unknown(Vocabulary::Kind, &huge);
+        assert_eq!(vocabulary, Vocabulary::Kind);
+        assert!(word.len() < Refusal::KEPT + 32, "kept {} bytes", word.len());
+        assert!(word.ends_with("(10485760 bytes)"), "{word}");
     }
 }
