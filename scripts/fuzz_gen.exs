@@ -1248,16 +1248,13 @@ defmodule OpenAgentsPolicy.Fuzz do
     if Code.ensure_loaded?(OpenAgents.Accounts) do
       true
     else
-      Application.put_env(:openagents_policy, :accounts, OpenAgentsPolicy.Fuzz.Host.Accounts)
-
-      Application.put_env(
-        :openagents_policy,
-        :repositories,
-        OpenAgentsPolicy.Fuzz.Host.Repositories
+      OpenAgentsPolicy.Host.configure(
+        accounts: OpenAgentsPolicy.Fuzz.Host.Accounts,
+        repositories: OpenAgentsPolicy.Fuzz.Host.Repositories,
+        artifact_link: OpenAgentsPolicy.Fuzz.Host.Link,
+        repo: OpenAgentsPolicy.Fuzz.Host.Repo
       )
 
-      Application.put_env(:openagents_policy, :artifact_link, OpenAgentsPolicy.Fuzz.Host.Link)
-      Application.put_env(:openagents_policy, :repo, OpenAgentsPolicy.Fuzz.Host.Repo)
       true
     end
   end

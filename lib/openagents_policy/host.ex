@@ -15,15 +15,27 @@ defmodule OpenAgentsPolicy.Host do
 
       config :openagents_policy, repo: MyApp.Repo
 
+  The configuration is read once, at the first call that needs a host module
+  (so `config/config.exs` and `config/runtime.exs` both work), and kept in
+  `:persistent_term`, because an application-environment lookup on every
+  request would cost more than the decision it serves. To change it in a
+  running system, or in a test, call `configure/1`.
+
   Two structs are recognised by module name and never called:
   `OpenAgents.Accounts.User` and `OpenAgents.Transparency.ArtifactLink`
-  (`user_struct/0` and `link_struct/0`). Each lookup happens at call time, and
-  only on the paths that need the host: a viewer that is a user, `viewer/2`,
-  and minting a link.
+  (`user_struct/0` and `link_struct/0`). The host is asked only on the paths
+  that need it: a viewer that is a user, `viewer/2`, and minting a link.
   """
 
   @user OpenAgents.Accounts.User
   @link OpenAgents.Transparency.ArtifactLink
+  @defaults %{
+    accounts: OpenAgents.Accounts,
+    repositories: OpenAgents.Repositories,
+    artifact_link: @link,
+    repo: OpenAgents.Repo
+  }
+  @cache {__MODULE__, :modules}
 
   @doc "The host's user struct module, recognised by name."
   @spec user_struct() :: module()
@@ -45,20 +57,66 @@ defmodule OpenAgentsPolicy.Host do
   @doc "The host's `Accounts.admin?/1`, as a boolean (its answer is read as truthy)."
   @spec admin?(term()) :: boolean()
   def admin?(user),
-    do: if(module(:accounts, OpenAgents.Accounts).admin?(user), do: true, else: false)
+    do: if(module(:accounts).admin?(user), do: true, else: false)
 
   @doc "The host's `Repositories.member?/2`, as given."
   @spec member?(term(), term()) :: term()
   def member?(repository, user),
-    do: module(:repositories, OpenAgents.Repositories).member?(repository, user)
+    do: module(:repositories).member?(repository, user)
 
   @doc "Builds an `ArtifactLink` changeset from `attrs` and inserts it through the host's repo."
   @spec insert_link(map()) :: term()
   def insert_link(attrs) do
-    link = module(:artifact_link, @link)
-    repo = module(:repo, OpenAgents.Repo)
+    link = module(:artifact_link)
+    repo = module(:repo)
     link.__struct__() |> link.changeset(attrs) |> repo.insert()
   end
 
-  defp module(key, default), do: Application.get_env(:openagents_policy, key, default)
+  @doc """
+  Points the library at other host modules, now: each of `modules`' keys
+  (`:accounts`, `:repositories`, `:artifact_link`, `:repo`) is written to the
+  application environment and the cached configuration is read again. A key
+  given `nil` goes back to its default. Returns the configuration before the
+  change, which `configure/1` takes back to restore it.
+
+      previous = OpenAgentsPolicy.Host.configure(repo: MyApp.TestRepo)
+      # ...
+      OpenAgentsPolicy.Host.configure(previous)
+  """
+  @spec configure(keyword() | map()) :: %{atom() => module()}
+  def configure(modules) do
+    previous = modules()
+
+    for {key, module} <- modules do
+      unless Map.has_key?(@defaults, key),
+        do: raise(ArgumentError, "unknown host module key #{inspect(key)}")
+
+      if module,
+        do: Application.put_env(:openagents_policy, key, module),
+        else: Application.delete_env(:openagents_policy, key)
+    end
+
+    :persistent_term.erase(@cache)
+    previous
+  end
+
+  @doc "The host modules in use, by key."
+  @spec modules() :: %{atom() => module()}
+  def modules do
+    case :persistent_term.get(@cache, nil) do
+      nil ->
+        modules =
+          Map.new(@defaults, fn {key, default} ->
+            {key, Application.get_env(:openagents_policy, key, default)}
+          end)
+
+        :persistent_term.put(@cache, modules)
+        modules
+
+      modules ->
+        modules
+    end
+  end
+
+  defp module(key), do: Map.fetch!(modules(), key)
 end

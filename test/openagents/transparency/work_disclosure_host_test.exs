@@ -67,17 +67,10 @@ defmodule OpenAgents.Transparency.WorkDisclosureHostTest do
          %{link | id: "other-1", account_id: attrs.account_id, tier: attrs.tier, attrs: attrs}}
   end
 
-  # Points `key` at `module` for this test only.
+  # Points `key` at `module` for this test only, as a host would at runtime.
   defp configure(key, module) do
-    previous = Application.fetch_env(:openagents_policy, key)
-    Application.put_env(:openagents_policy, key, module)
-
-    on_exit(fn ->
-      case previous do
-        {:ok, value} -> Application.put_env(:openagents_policy, key, value)
-        :error -> Application.delete_env(:openagents_policy, key)
-      end
-    end)
+    previous = OpenAgentsPolicy.Host.configure([{key, module}])
+    on_exit(fn -> OpenAgentsPolicy.Host.configure(previous) end)
   end
 
   @repository %{id: "repo-1"}
