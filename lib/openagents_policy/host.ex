@@ -87,10 +87,11 @@ defmodule OpenAgentsPolicy.Host do
   def configure(modules) do
     previous = modules()
 
-    for {key, module} <- modules do
-      unless Map.has_key?(@defaults, key),
-        do: raise(ArgumentError, "unknown host module key #{inspect(key)}")
+    for {key, _module} <- modules, not Map.has_key?(@defaults, key) do
+      raise ArgumentError, "unknown host module key #{inspect(key)}"
+    end
 
+    for {key, module} <- modules do
       if module,
         do: Application.put_env(:openagents_policy, key, module),
         else: Application.delete_env(:openagents_policy, key)
