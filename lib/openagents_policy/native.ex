@@ -27,6 +27,12 @@ defmodule OpenAgentsPolicy.Native do
     end
   end
 
+  # The installed library file. Modules that read vocabularies from the NIF
+  # while they compile name it as an @external_resource, so Mix recompiles
+  # them when the library is rebuilt.
+  @doc false
+  def library_file, do: nif_path() <> ".so"
+
   # The app's priv dir, found through the code path. If the code path entry
   # is not named after the app (e.g. `erl -pa some/ebin`), the priv dir next
   # to this module's .beam.

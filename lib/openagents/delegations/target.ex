@@ -57,6 +57,9 @@ defmodule OpenAgents.Delegations.Target do
 
   alias OpenAgentsPolicy.Native
 
+  # Read from the Rust core as this module compiles; a rebuilt library
+  # recompiles it.
+  @external_resource Native.library_file()
   @lifecycles Native.lifecycles()
   @delegation_lifecycles Native.delegation_lifecycles()
   @custodies Native.custodies()

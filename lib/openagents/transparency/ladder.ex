@@ -34,6 +34,9 @@ defmodule OpenAgents.Transparency.Ladder do
 
   alias OpenAgentsPolicy.{Host, Native}
 
+  # Read from the Rust core as this module compiles; a rebuilt library
+  # recompiles it.
+  @external_resource Native.library_file()
   @tiers Native.tiers()
 
   @typedoc "A tier: `:dark`, `:pulse`, `:ledger` or `:glass`."

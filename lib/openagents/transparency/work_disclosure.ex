@@ -51,6 +51,9 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
   alias OpenAgentsPolicy.{Host, Native}
 
+  # Read from the Rust core as this module compiles; a rebuilt library
+  # recompiles it.
+  @external_resource Native.library_file()
   @families Native.families()
   @schedule Native.schedule()
 
