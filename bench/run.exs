@@ -1,0 +1,404 @@
+# Seed vs project, every public function of OpenAgents.Delegations.Target and
+# OpenAgents.Transparency.WorkDisclosure, plus the host's page workload.
+#
+#     MIX_BUILD_ROOT=/tmp/build_bench MIX_ENV=prod mix run bench/run.exs
+#
+# Environment:
+#   BENCH_ROUNDS=9       rounds per row (median taken; at least 7 is sensible)
+#   BENCH_TARGET_MS=30   wall time of one sample (iterations are calibrated)
+#   BENCH_ONLY=regex     only rows whose function or input matches
+#   BENCH_MAX_LOAD=0.5   wait (up to BENCH_MAX_WAIT s) for a quiet machine first
+#
+# Reports; never fails: exits 0 whatever the ratios, and ends with
+# "all goals met" or the list of misses.
+root = Path.expand("..", __DIR__)
+Code.require_file(Path.join(root, "../shared/reference/load.exs"))
+Code.require_file(Path.join(__DIR__, "support/harness.exs"))
+Code.require_file(Path.join(__DIR__, "support/fixtures.exs"))
+
+defmodule Bench.Run do
+  @moduledoc false
+  alias Bench.{Fixtures, Harness}
+
+  @t_seed Reference.Target
+  @t_proj OpenAgents.Delegations.Target
+  @w_seed Reference.WorkDisclosure
+  @w_proj OpenAgents.Transparency.WorkDisclosure
+
+  # ── the rows ───────────────────────────────────────────────────────────
+
+  def cases do
+    target_cases() ++ disclosure_cases() ++ page_cases() ++ project_only_cases()
+  end
+
+  defp pair(which, fun, arity, input, goal, arglists) do
+    {seed, proj} = if which == :target, do: {@t_seed, @t_proj}, else: {@w_seed, @w_proj}
+
+    %{
+      fun: "#{fun}/#{arity}",
+      input: input,
+      goal: goal,
+      sides: [
+        seed: Harness.calls(seed, fun, arglists),
+        project: Harness.calls(proj, fun, arglists)
+      ]
+    }
+  end
+
+  defp target_cases do
+    box_states =
+      ~w(init provisioning provisioned cloning ready idle running archiving archived error queued)
+
+    run_states = ~w(admitted dispatched running completed failed cancelled timed_out lost)
+    job_statuses = ~w(queued running completed failed interrupted budget_exhausted cancelled)
+
+    seams =
+      for kind <- ~w(box computer),
+          lifecycle <- ~w(cold queued starting active stopping failed destroyed),
+          authorized <- [true, false],
+          do: [kind, lifecycle, authorized]
+
+    [
+      pair(:target, :lifecycles, 0, "()", 0.33, [[]]),
+      pair(:target, :delegation_lifecycles, 0, "()", 0.33, [[]]),
+      pair(:target, :custodies, 0, "()", 0.33, [[]]),
+      pair(:target, :kinds, 0, "()", 0.33, [[]]),
+      pair(:target, :custody, 1, "box, computer", 0.33, [["box"], ["computer"]]),
+      pair(:target, :runtime_class, 1, "box, computer", 0.33, [["box"], ["computer"]]),
+      pair(
+        :target,
+        :box_lifecycle,
+        1,
+        "11 box states + \"bogus\"",
+        0.33,
+        Enum.map(box_states ++ ["bogus"], &[&1])
+      ),
+      pair(
+        :target,
+        :computer_lifecycle,
+        2,
+        "4 machines x online? true/false",
+        0.33,
+        for(m <- Fixtures.machines(), online <- [true, false], do: [m, online])
+      ),
+      pair(
+        :target,
+        :run_lifecycle,
+        1,
+        "8 run states + \"bogus\"",
+        0.33,
+        Enum.map(run_states ++ ["bogus"], &[&1])
+      ),
+      pair(
+        :target,
+        :job_lifecycle,
+        1,
+        "7 statuses + \"stopping\"",
+        0.33,
+        Enum.map(job_statuses ++ ["stopping"], &[&1])
+      ),
+      pair(:target, :seam, 3, "2 kinds x 7 lifecycles x auth? (28)", 0.33, seams),
+      pair(
+        :target,
+        :delegation_seam,
+        1,
+        "6 delegation lifecycles",
+        0.33,
+        Enum.map(~w(queued starting active succeeded failed cancelled), &[&1])
+      )
+    ]
+  end
+
+  defp disclosure_cases do
+    families = ~w(attempt work_job evidence trace)a
+    member = Fixtures.member_viewer()
+    record = Fixtures.attempt_record(1, Fixtures.link(1))
+
+    unlinked =
+      Fixtures.attempt_record(2, nil)
+      |> Map.put(:artifact_link, %Bench.NotLoaded{__field__: :artifact_link})
+
+    revoked = Fixtures.attempt_record(3, Fixtures.link(3, revoked_at: Fixtures.ts(9)))
+    source = Fixtures.attempt_source(record)
+    job = Fixtures.work_job_source(1)
+
+    [
+      pair(:disclosure, :families, 0, "()", 0.33, [[]]),
+      pair(:disclosure, :schedule, 0, "()", 0.33, [[]]),
+      pair(:disclosure, :never, 1, "4 families", 0.33, Enum.map(families, &[&1])),
+      pair(:disclosure, :source_columns, 1, "4 families", 0.33, Enum.map(families, &[&1])),
+      pair(:disclosure, :tier_for, 2, "5 (family, field), 1 unknown", 0.33, [
+        [:attempt, :branch],
+        [:work_job, :report],
+        [:work_job, :goal],
+        [:trace, :digest],
+        [:evidence, :environment]
+      ]),
+      pair(:disclosure, :fields_at, 2, "(:attempt, :ledger)", 10, [[:attempt, :ledger]]),
+      pair(
+        :disclosure,
+        :fields_at,
+        2,
+        "4 families x :pulse/:ledger/:glass",
+        10,
+        for(f <- families, t <- [:pulse, :ledger, :glass], do: [f, t])
+      ),
+      pair(:disclosure, :fields_at, 2, "\"ledger\", nil, :dark, :bogus, viewer map", 10, [
+        [:attempt, "ledger"],
+        [:work_job, nil],
+        [:attempt, :dark],
+        [:evidence, :bogus],
+        [:work_job, member]
+      ]),
+      pair(
+        :disclosure,
+        :viewer,
+        2,
+        "operator, member, stranger, nil user",
+        0.33,
+        Enum.map(Fixtures.users(), &[Fixtures.repository(), &1])
+      ),
+      pair(:disclosure, :effective_tier, 2, "live link, member viewer", 1, [[record, member]]),
+      pair(:disclosure, :effective_tier, 2, "live link, owner viewer", 1, [
+        [record, Fixtures.owner_viewer()]
+      ]),
+      pair(:disclosure, :effective_tier, 2, "live link, operator viewer", 1, [
+        [record, Fixtures.operator_viewer()]
+      ]),
+      pair(:disclosure, :effective_tier, 2, "revoked link, member viewer", 1, [[revoked, member]]),
+      pair(:disclosure, :effective_tier, 2, "no link (NotLoaded), member", 1, [[unlinked, member]]),
+      pair(:disclosure, :link_for_attempt, 3, "user principal (mints)", 0.33, [
+        [Fixtures.repository(), %{"type" => "user", "id" => "acct-1"}, %{"cwd" => "/src"}]
+      ]),
+      pair(:disclosure, :link_for_attempt, 3, "agent principal (:none)", 0.33, [
+        [Fixtures.repository(), %{"type" => "agent", "id" => "agent-7"}, %{}]
+      ]),
+      pair(:disclosure, :project, 3, "attempt source (35 keys), :pulse", 5, [
+        [:attempt, source, :pulse]
+      ]),
+      pair(:disclosure, :project, 3, "attempt source (35 keys), :ledger", 5, [
+        [:attempt, source, :ledger]
+      ]),
+      pair(:disclosure, :project, 3, "attempt source (35 keys), :glass", 5, [
+        [:attempt, source, :glass]
+      ]),
+      pair(:disclosure, :project, 3, "attempt source (35 keys), :dark", 5, [
+        [:attempt, source, :dark]
+      ]),
+      pair(:disclosure, :project, 3, "work_job source (30 keys), :ledger *", 0.33, [
+        [:work_job, job, :ledger]
+      ]),
+      pair(:disclosure, :project, 3, "work_job source (30 keys), :glass *", 0.33, [
+        [:work_job, job, :glass]
+      ]),
+      pair(:disclosure, :project, 3, "evidence + trace sources, :ledger *", 0.33, [
+        [:evidence, Fixtures.evidence_source(1), :ledger],
+        [:trace, Fixtures.trace_source(1), :ledger]
+      ])
+    ]
+  end
+
+  defp page_cases do
+    attempts = Fixtures.page(200)
+
+    for {label, viewer} <- [
+          {"member %{account_id: \"acct-2\", tier: :ledger}", Fixtures.member_viewer()},
+          {"owner %{account_id: \"acct-1\", tier: :ledger}", Fixtures.owner_viewer()},
+          {"anonymous %{account_id: nil, tier: :pulse}", Fixtures.anonymous_viewer()},
+          {"operator (admin: true)", Fixtures.operator_viewer()}
+        ] do
+      %{
+        fun: "page of 200 attempts",
+        input: label,
+        goal: 4,
+        per: "page",
+        sides: [
+          seed: Harness.page(@w_seed, @w_seed, attempts, viewer),
+          project: Harness.page(@w_proj, @w_proj, attempts, viewer)
+        ]
+      }
+    end
+  end
+
+  # Public functions the seed does not have: timed, no ratio.
+  defp project_only_cases do
+    [
+      %{
+        fun: "classify/2",
+        input: "(:attempt, its 25 columns)",
+        goal: nil,
+        sides: [
+          project: Harness.calls(@w_proj, :classify, [[:attempt, Fixtures.attempt_columns()]])
+        ]
+      },
+      %{
+        fun: "schedule_json/0",
+        input: "()",
+        goal: nil,
+        sides: [project: Harness.calls(@w_proj, :schedule_json, [[]])]
+      }
+    ]
+  end
+
+  # ── running ────────────────────────────────────────────────────────────
+
+  def main do
+    rounds = Harness.env_int("BENCH_ROUNDS", 9)
+    target_ms = Harness.env_int("BENCH_TARGET_MS", 30)
+    only = System.get_env("BENCH_ONLY")
+
+    Harness.wait_for_quiet()
+
+    cases =
+      cases()
+      |> Enum.with_index()
+      |> Enum.filter(fn {c, _} ->
+        only == nil or Regex.match?(~r/#{only}/, c.fun <> " " <> c.input)
+      end)
+
+    IO.puts("""
+    openagents_policy bench: seed (Reference.*) vs project (OpenAgents.*)
+    OTP #{System.otp_release()}, Elixir #{System.version()}, schedulers #{:erlang.system_info(:schedulers_online)}, \
+    MIX_ENV=#{Mix.env()}
+    #{rounds} rounds per row, samples of ~#{target_ms} ms, order alternated each round; \
+    figures are medians over rounds
+    #{Harness.revision()}
+    load average at start: #{Harness.loadavg()}
+    """)
+
+    overhead = loop_overhead(rounds, target_ms)
+
+    results =
+      for {c, idx} <- cases do
+        sides =
+          for {label, spec} <- c.sides do
+            {label, Harness.compile(Module.concat([Bench.Gen, "C#{idx}", label]), spec)}
+          end
+
+        parity = parity(sides)
+        timings = Harness.measure(sides, rounds, target_ms)
+        row = summarize(c, timings, parity)
+        IO.write(:stderr, "  #{c.fun} #{c.input}: #{row.ratio_text}\n")
+        row
+      end
+
+    IO.puts("load average at end: #{Harness.loadavg()}")
+
+    IO.puts(
+      "empty-loop overhead: #{Harness.ns(overhead)} ns per iteration (included in both sides)\n"
+    )
+
+    header = [
+      "function",
+      "input",
+      "seed ns/call",
+      "project ns/call",
+      "ratio",
+      "round ratios",
+      "goal",
+      "result"
+    ]
+
+    rows =
+      for r <- results do
+        [
+          r.fun,
+          r.input,
+          Harness.ns(r.seed),
+          Harness.ns(r.project),
+          r.ratio_text,
+          r.range,
+          r.goal_text,
+          r.verdict
+        ]
+      end
+
+    Harness.table(header, rows, [2, 3, 4, 5, 6])
+
+    IO.puts("""
+
+    ratio = seed ns / project ns (higher is faster); goal is met when ratio >= goal.
+    "round ratios" is the min..max of the per-round ratios. Rows with several
+    inputs call each input once per iteration, unrolled; ns/call is per call
+    (per page for the page rows: 200 x effective_tier + 2 x project).
+    * the issue sets no goal for project/3 on non-attempt sources: the 0.33 floor is applied.
+    """)
+
+    parity_failures = Enum.filter(results, &(&1.parity != :ok))
+
+    for r <- parity_failures do
+      IO.puts("PARITY MISMATCH #{r.fun} #{r.input}: #{inspect(r.parity, limit: 20)}")
+    end
+
+    misses = Enum.filter(results, &(&1.verdict == "FAIL"))
+
+    if misses == [] do
+      IO.puts("all goals met")
+    else
+      IO.puts(
+        "goals missed: " <>
+          Enum.map_join(
+            misses,
+            "; ",
+            &"#{&1.fun} [#{&1.input}] ratio #{&1.ratio_text}, goal #{&1.goal_text}"
+          )
+      )
+    end
+  end
+
+  defp loop_overhead(rounds, target_ms) do
+    {mod, 1} = Harness.compile(Bench.Gen.Empty, {:quoted, [], [quote(do: :ok)]})
+
+    Harness.measure([empty: {mod, 1}], rounds, target_ms)
+    |> Map.fetch!(:empty)
+    |> Harness.median()
+  end
+
+  defp parity(sides) do
+    case Keyword.take(sides, [:seed, :project]) do
+      [seed: {s, _}, project: {p, _}] ->
+        {a, b} = {s.once(), p.once()}
+        if a == b, do: :ok, else: {:seed, a, :project, b}
+
+      _ ->
+        :ok
+    end
+  end
+
+  defp summarize(c, timings, parity) do
+    seed = timings[:seed] && Harness.median(timings[:seed])
+    proj = Harness.median(timings[:project])
+
+    {ratio, ratio_text, range} =
+      if seed do
+        per_round = Enum.zip_with(timings[:seed], timings[:project], &(&1 / &2))
+        r = seed / proj
+
+        {r, Harness.ratio(r),
+         "#{Harness.ratio(Enum.min(per_round))}..#{Harness.ratio(Enum.max(per_round))}"}
+      else
+        {nil, "—", "—"}
+      end
+
+    verdict =
+      cond do
+        c.goal == nil -> "(no seed)"
+        ratio >= c.goal -> "PASS"
+        true -> "FAIL"
+      end
+
+    %{
+      fun: c.fun,
+      input: c.input,
+      seed: seed,
+      project: proj,
+      ratio_text: ratio_text,
+      range: range,
+      goal_text: if(c.goal, do: ">= #{c.goal}", else: "—"),
+      verdict: verdict,
+      parity: parity
+    }
+  end
+end
+
+Bench.Run.main()

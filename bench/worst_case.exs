@@ -1,0 +1,471 @@
+# Worst cases: single calls of every NIF-backed function on the largest
+# inputs, against the issue's budget "no NIF call longer than 1 ms on any
+# input", and what such calls do to the other processes of a scheduler.
+#
+#     MIX_BUILD_ROOT=/tmp/build_bench MIX_ENV=prod mix run bench/worst_case.exs
+#
+# Inputs: a source map of 100_000 keys (plus the real columns), 10 MB
+# binaries, a 10 MB binary tier, a viewer map of 100_000 keys, a
+# 100_000-column list for classify/2.
+#
+# Each row runs in a fresh process that already holds its inputs; each of
+# BENCH_CALLS (default 25) single calls is timed with :timer.tc (µs, integer)
+# and with a nanosecond monotonic clock around the same call; a full GC and a
+# 1 ms sleep precede every call, so neither GC of the big inputs nor a
+# previous call shares the call's time slice. A system monitor
+# ({:long_schedule, 1}) reports any time slice of the row's process longer
+# than 1 ms: that is the scheduler impact of a single call.
+#
+# BENCH_CALLS=25, WORST_PART=all|table|ticker, BENCH_TICKER_MS=400.
+#
+# Both the public functions (what a host calls) and the bare
+# OpenAgentsPolicy.Native entry points are timed: where a public guard
+# rejects an input before the NIF, the bare entry point shows what the NIF
+# itself would do with it.
+root = Path.expand("..", __DIR__)
+Code.require_file(Path.join(root, "../shared/reference/load.exs"))
+Code.require_file(Path.join(__DIR__, "support/harness.exs"))
+Code.require_file(Path.join(__DIR__, "support/fixtures.exs"))
+
+defmodule Bench.WorstCase do
+  @moduledoc false
+  alias Bench.{Fixtures, Harness}
+  alias OpenAgents.Delegations.Target
+  alias OpenAgents.Transparency.{Ladder, WorkDisclosure}
+  alias OpenAgentsPolicy.Native
+
+  @mb10 10_000_000
+  @keys 100_000
+
+  def inputs do
+    big = :binary.copy("x", @mb10)
+    # Starts with a real word, so no comparison can stop at the first byte.
+    big_word = "running" <> :binary.copy("g", @mb10 - 7)
+    filler = Map.new(1..@keys, &{&1, &1})
+    record = Fixtures.attempt_record(1, Fixtures.link(1))
+    big_source = Map.merge(filler, Fixtures.attempt_source(record))
+    big_record = Map.merge(filler, record)
+    big_viewer = Map.merge(filler, %{account_id: "acct-2", tier: :ledger})
+    big_account_viewer = Map.merge(filler, %{account_id: "acct-2"})
+    columns = for i <- 1..@keys, do: String.to_atom("bench_col_#{i}")
+    columns_1k = Enum.take(columns, 1_000)
+    columns_10k = Enum.take(columns, 10_000)
+    known_columns = List.duplicate(:branch, @keys)
+
+    %{
+      big: big,
+      big_word: big_word,
+      big_source: big_source,
+      big_record: big_record,
+      big_viewer: big_viewer,
+      big_account_viewer: big_account_viewer,
+      record: record,
+      source: Fixtures.attempt_source(record),
+      big_tier_record:
+        Map.put(big_record, :artifact_link, nil) |> Map.put(:transparency_tier, big),
+      big_link_record:
+        Map.put(big_record, :artifact_link, %{Fixtures.link(1) | account_id: big, tier: big}),
+      machine: %OpenAgents.Machines.Machine{status: big_word, revoked_at: nil},
+      columns: columns,
+      columns_1k: columns_1k,
+      columns_10k: columns_10k,
+      known_columns: known_columns,
+      user: %OpenAgents.Accounts.User{id: big, member_of: ["repo-1"]},
+      big_repo: Map.merge(filler, %{id: big}),
+      big_principal: Map.merge(filler, %{"type" => "user", "id" => big}),
+      big_authority: filler,
+      member: Fixtures.member_viewer()
+    }
+  end
+
+  # {function, input, fun/1 taking the inputs map} or the same with
+  # options ([calls: n] for rows too slow for the usual count).
+  def cases do
+    [
+      {"(measurement floor: fn _ -> :ok end)", "—", fn _ -> :ok end},
+      # ── Target, public ──
+      {"Target.box_lifecycle/1", "10 MB binary", &Target.box_lifecycle(&1.big)},
+      {"Target.box_lifecycle/1", "10 MB binary starting \"running\"",
+       &Target.box_lifecycle(&1.big_word)},
+      {"Target.run_lifecycle/1", "10 MB binary", &Target.run_lifecycle(&1.big)},
+      {"Target.run_lifecycle/1", "10 MB binary starting \"running\"",
+       &Target.run_lifecycle(&1.big_word)},
+      {"Target.job_lifecycle/1", "10 MB binary", &Target.job_lifecycle(&1.big)},
+      {"Target.job_lifecycle/1", "10 MB binary starting \"running\"",
+       &Target.job_lifecycle(&1.big_word)},
+      {"Target.computer_lifecycle/2", "status: 10 MB binary",
+       &Target.computer_lifecycle(&1.machine, true)},
+      {"Target.custody/1 (guard raises)", "10 MB binary",
+       &rescued(fn -> Target.custody(&1.big) end)},
+      {"Target.seam/3 (guard raises)", "10 MB kind, 10 MB lifecycle",
+       &rescued(fn -> Target.seam(&1.big, &1.big, true) end)},
+      {"Target.delegation_seam/1 (guard raises)", "10 MB binary",
+       &rescued(fn -> Target.delegation_seam(&1.big) end)},
+      # ── Target, bare NIF entry points ──
+      {"Native.custody/1", "10 MB binary (unknown: refused)",
+       &rescued(fn -> Native.custody(&1.big) end)},
+      {"Native.runtime_class/1", "10 MB binary (unknown: refused)",
+       &rescued(fn -> Native.runtime_class(&1.big) end)},
+      {"Native.seam/3", "10 MB kind (unknown: refused)",
+       &rescued(fn -> Native.seam(&1.big, "active", true) end)},
+      {"Native.seam/3", "box, 10 MB lifecycle (refused)",
+       &rescued(fn -> Native.seam("box", &1.big, true) end)},
+      {"Native.seam_json/3", "10 MB kind (unknown: refused)",
+       &rescued(fn -> Native.seam_json(&1.big, "active", true) end)},
+      {"Native.delegation_seam/1", "10 MB binary (unknown: refused)",
+       &rescued(fn -> Native.delegation_seam(&1.big) end)},
+      {"Native.delegation_seam_json/1", "10 MB binary (unknown: refused)",
+       &rescued(fn -> Native.delegation_seam_json(&1.big) end)},
+      {"Native.computer_lifecycle/3", "10 MB status, 10 MB revoked_at",
+       &Native.computer_lifecycle(&1.big, &1.big, true)},
+      # ── WorkDisclosure, public ──
+      {"WorkDisclosure.project/3", "100k-key source, :glass",
+       &WorkDisclosure.project(:attempt, &1.big_source, :glass)},
+      {"WorkDisclosure.project/3", "100k-key source, 100k-key viewer",
+       &WorkDisclosure.project(:attempt, &1.big_source, &1.big_viewer)},
+      {"WorkDisclosure.project/3", "35-key source, 10 MB tier",
+       &WorkDisclosure.project(:attempt, &1.source, &1.big)},
+      {"WorkDisclosure.project/3", "100k-key source, 10 MB tier",
+       &WorkDisclosure.project(:attempt, &1.big_source, &1.big)},
+      {"WorkDisclosure.fields_at/2", "10 MB binary tier",
+       &WorkDisclosure.fields_at(:attempt, &1.big)},
+      {"WorkDisclosure.fields_at/2", "100k-key viewer map",
+       &WorkDisclosure.fields_at(:work_job, &1.big_viewer)},
+      {"WorkDisclosure.fields_at/2", "100k-key viewer, no :tier",
+       &WorkDisclosure.fields_at(:work_job, &1.big_account_viewer)},
+      {"WorkDisclosure.effective_tier/2", "100k-key record, live link",
+       &WorkDisclosure.effective_tier(&1.big_record, &1.member)},
+      {"WorkDisclosure.effective_tier/2", "100k-key record, 100k-key viewer",
+       &WorkDisclosure.effective_tier(&1.big_record, &1.big_viewer)},
+      {"WorkDisclosure.effective_tier/2", "100k-key record, 10 MB tier column",
+       &WorkDisclosure.effective_tier(&1.big_tier_record, &1.member)},
+      {"WorkDisclosure.effective_tier/2", "link with 10 MB owner and tier",
+       &WorkDisclosure.effective_tier(&1.big_link_record, %{account_id: &1.big, tier: &1.big})},
+      {"WorkDisclosure.tier_for/2", "10 MB binary field",
+       &WorkDisclosure.tier_for(:attempt, &1.big)},
+      {"WorkDisclosure.viewer/2", "100k-key repo, user with 10 MB id",
+       &WorkDisclosure.viewer(&1.big_repo, &1.user)},
+      {"WorkDisclosure.link_for_attempt/3", "100k-key repo/principal/authority, 10 MB ids",
+       &WorkDisclosure.link_for_attempt(&1.big_repo, &1.big_principal, &1.big_authority)},
+      {"WorkDisclosure.classify/2", "1_000 distinct unknown columns",
+       &WorkDisclosure.classify(:attempt, &1.columns_1k)},
+      {"WorkDisclosure.classify/2", "10_000 distinct unknown columns",
+       &WorkDisclosure.classify(:attempt, &1.columns_10k)},
+      {"WorkDisclosure.classify/2", "100_000 distinct unknown columns",
+       &WorkDisclosure.classify(:attempt, &1.columns), calls: 2},
+      {"WorkDisclosure.classify/2", "100_000 copies of a known column",
+       &WorkDisclosure.classify(:attempt, &1.known_columns)},
+      {"WorkDisclosure.never/1, source_columns/1, schedule/0, families/0", "(constant inputs)",
+       fn _ ->
+         {WorkDisclosure.never(:work_job), WorkDisclosure.source_columns(:work_job),
+          WorkDisclosure.schedule(), WorkDisclosure.families()}
+       end},
+      {"WorkDisclosure.schedule_json/0", "()", fn _ -> WorkDisclosure.schedule_json() end},
+      # ── WorkDisclosure, bare NIF entry points ──
+      {"Native.never/1", "10 MB binary (bad family)", &rescued(fn -> Native.never(&1.big) end)},
+      {"Native.attempt_link/3", "100k-key repo/principal/authority, 10 MB ids",
+       &Native.attempt_link(&1.big_repo, &1.big_principal, &1.big_authority)},
+      {"Native.viewer/2", "member, 10 MB account id", &Native.viewer(:member, &1.big)},
+      # ── Ladder, public ──
+      {"Ladder.name/1", "10 MB binary", &Ladder.name(&1.big)},
+      {"Ladder.rank/1", "10 MB binary", &Ladder.rank(&1.big)},
+      {"Ladder.viewer_tier/1", "100k-key viewer map", &Ladder.viewer_tier(&1.big_viewer)},
+      {"Ladder.clamp/2", "10 MB tier, 100k-key viewer", &Ladder.clamp(&1.big, &1.big_viewer)},
+      {"Ladder.effective_tier/2", "link with 10 MB owner, 100k-key viewer",
+       &Ladder.effective_tier(&1.big_link_record.artifact_link, &1.big_viewer)},
+      {"Ladder.allows?/3", "10 MB tier, 100k-key viewer",
+       &Ladder.allows?(&1.big, :content, &1.big_viewer)}
+    ]
+  end
+
+  defp rescued(fun) do
+    fun.()
+  rescue
+    error -> {:raised, error.__struct__}
+  end
+
+  # ── single-call timing ────────────────────────────────────────────────
+
+  def time_case({name, input, fun}, inputs, calls),
+    do: time_case({name, input, fun, []}, inputs, calls)
+
+  def time_case({_name, _input, fun, opts}, inputs, calls) do
+    calls = Keyword.get(opts, :calls, calls)
+    parent = self()
+    ref = make_ref()
+
+    {pid, mref} =
+      spawn_monitor(fn ->
+        # One untimed-for-the-max first call: the first use of a module loads
+        # its code (interactive mode), which is not the NIF's time.
+        :erlang.garbage_collect()
+        Process.sleep(1)
+        {first_us, _} = :timer.tc(fn -> fun.(inputs) end)
+        Process.sleep(1)
+
+        times =
+          for _ <- 1..calls do
+            :erlang.garbage_collect()
+            Process.sleep(1)
+            t0 = :erlang.monotonic_time(:nanosecond)
+            {us, _result} = :timer.tc(fn -> fun.(inputs) end)
+            t1 = :erlang.monotonic_time(:nanosecond)
+            Process.sleep(1)
+            {us, t1 - t0}
+          end
+
+        send(parent, {ref, {first_us, times}})
+      end)
+
+    times =
+      receive do
+        {^ref, times} -> times
+        {:DOWN, ^mref, _, _, reason} -> raise "worst case died: #{inspect(reason)}"
+      end
+
+    receive do
+      {:DOWN, ^mref, _, _, _} -> :ok
+    end
+
+    longs = collect_long_schedules(pid, [])
+    {times, longs}
+  end
+
+  defp collect_long_schedules(pid, acc) do
+    receive do
+      {:monitor, ^pid, :long_schedule, info} -> collect_long_schedules(pid, [info | acc])
+    after
+      0 -> acc
+    end
+  end
+
+  # ── scheduler impact: a ticker on the same (only) scheduler ────────────
+
+  @doc """
+  With one scheduler online, a ticker process wakes every 1 ms and records
+  how late it woke, while a worker calls `fun` back to back for
+  `duration_ms`. Only wake-ups inside the worker's run are counted.
+  Returns `{calls, max_late_us, p99_late_us, wakeups}`.
+  """
+  def ticker(fun, inputs, duration_ms) do
+    online = :erlang.system_info(:schedulers_online)
+    :erlang.system_flag(:schedulers_online, 1)
+
+    try do
+      parent = self()
+      ticker = spawn(fn -> tick(System.monotonic_time(:microsecond), []) end)
+      Process.sleep(50)
+
+      {_worker, wref} =
+        spawn_monitor(fn ->
+          started = System.monotonic_time(:microsecond)
+          calls = spin(fun, inputs, System.monotonic_time(:millisecond) + duration_ms, 0)
+          send(parent, {:calls, calls, started, System.monotonic_time(:microsecond)})
+        end)
+
+      {calls, started, ended} =
+        receive do
+          {:calls, n, s, e} -> {n, s, e}
+        end
+
+      receive do
+        {:DOWN, ^wref, _, _, _} -> :ok
+      end
+
+      send(ticker, {:report, self()})
+
+      lates =
+        receive do
+          {:lates, l} -> for {at, late} <- l, at > started and at <= ended + 2_000, do: late
+        end
+
+      sorted = Enum.sort(lates, :desc)
+
+      case sorted do
+        [] -> {calls, ended - started, ended - started, 0}
+        _ -> {calls, hd(sorted), Enum.at(sorted, div(length(sorted), 100)), length(sorted)}
+      end
+    after
+      :erlang.system_flag(:schedulers_online, online)
+    end
+  end
+
+  defp spin(fun, inputs, deadline, n) do
+    if System.monotonic_time(:millisecond) >= deadline do
+      n
+    else
+      fun.(inputs)
+      spin(fun, inputs, deadline, n + 1)
+    end
+  end
+
+  # Each wake-up: {when, how late past the 1 ms asked for}, in µs.
+  defp tick(previous, lates) do
+    receive do
+      {:report, to} -> send(to, {:lates, lates})
+    after
+      1 ->
+        now = System.monotonic_time(:microsecond)
+        tick(now, [{now, max(now - previous - 1000, 0)} | lates])
+    end
+  end
+
+  # ── main ───────────────────────────────────────────────────────────────
+
+  def main do
+    calls = Harness.env_int("BENCH_CALLS", 25)
+    Harness.wait_for_quiet()
+
+    IO.puts("""
+    openagents_policy worst cases: #{calls} single calls per row, max and median
+    OTP #{System.otp_release()}, schedulers #{:erlang.system_info(:schedulers_online)}; load #{Harness.loadavg()}
+    #{Harness.revision()}
+    """)
+
+    inputs = inputs()
+    part = System.get_env("WORST_PART", "all")
+    if part in ["all", "table"], do: single_calls(inputs, calls)
+    if part in ["all", "ticker"], do: scheduler_impact(inputs)
+    IO.puts("load at end: #{Harness.loadavg()}")
+  end
+
+  defp single_calls(inputs, calls) do
+    :erlang.system_monitor(self(), [{:long_schedule, 1}])
+
+    rows =
+      for c <- cases() do
+        {name, input} = {elem(c, 0), elem(c, 1)}
+        {{first_us, times}, longs} = time_case(c, inputs, calls)
+        us = Enum.map(times, &elem(&1, 0))
+        ns = Enum.map(times, &elem(&1, 1))
+        max_us = Enum.max(us)
+        max_long = longs |> Enum.map(&Keyword.get(&1, :timeout, 0)) |> Enum.max(fn -> 0 end)
+        IO.write(:stderr, "  #{name} #{input}: #{max_us} µs\n")
+
+        %{
+          name: name,
+          input: input,
+          first_us: first_us,
+          calls: length(times),
+          max_us: max_us,
+          max_ns: Enum.max(ns),
+          median_ns: Harness.median(ns),
+          longs: length(longs),
+          max_long: max_long,
+          long_where: longs |> Enum.max_by(&Keyword.get(&1, :timeout, 0), fn -> nil end)
+        }
+      end
+
+    :erlang.system_monitor(:undefined)
+
+    table =
+      for r <- rows do
+        [
+          r.name,
+          r.input,
+          Integer.to_string(r.first_us),
+          Integer.to_string(r.calls),
+          Integer.to_string(r.max_us),
+          us1(r.max_ns),
+          us1(r.median_ns),
+          if(r.longs == 0, do: "0", else: "#{r.longs} (max #{r.max_long} ms)"),
+          if(r.max_ns > 1_000_000 or r.longs > 0, do: "OVER 1 ms", else: "ok")
+        ]
+      end
+
+    Harness.table(
+      [
+        "function",
+        "input",
+        "1st call µs",
+        "calls",
+        "max µs (:timer.tc)",
+        "max µs (ns clock)",
+        "median µs",
+        "slices > 1 ms",
+        "budget"
+      ],
+      table,
+      [2, 3, 4, 5, 6]
+    )
+
+    IO.puts("""
+
+    "1st call" is one call before the timed ones (it may include loading the
+    module's code); max and median are over the timed calls after it. "slices
+    > 1 ms": long_schedule reports for the row's process (each call sits alone
+    in its time slice). The floor row is the cost of the timing itself.
+    """)
+
+    for r <- rows, r.long_where do
+      IO.puts("long_schedule in #{r.name} [#{r.input}]: #{inspect(r.long_where)}")
+    end
+
+    over = Enum.filter(rows, &(&1.max_ns > 1_000_000 or &1.longs > 0))
+
+    IO.puts(
+      "\n" <>
+        if(over == [],
+          do: "no call over 1 ms",
+          else:
+            "over 1 ms: " <>
+              Enum.map_join(over, "; ", &"#{&1.name} [#{&1.input}] #{us1(&1.max_ns)} µs")
+        )
+    )
+  end
+
+  defp scheduler_impact(inputs) do
+    duration = Harness.env_int("BENCH_TICKER_MS", 400)
+
+    IO.puts("""
+
+    Scheduler impact (schedulers_online forced to 1 for these runs): a ticker
+    asks to wake every 1 ms while a worker calls the function back to back for
+    #{duration} ms; "late" is how long after its 1 ms the ticker actually ran
+    (a `receive after 1` may itself wake up to ~1 ms late: see the baseline).
+    NIF calls count as one reduction each, so a worker calling a slow NIF in a
+    loop keeps the scheduler far past the usual ~1 ms time slice.
+    """)
+
+    probes = [
+      {"baseline: Elixir busy loop (Enum.sum 1..200)", fn _ -> Enum.sum(1..200) end},
+      {"WorkDisclosure.project/3, 35-key source, :ledger",
+       &WorkDisclosure.project(:attempt, &1.source, :ledger)},
+      {"WorkDisclosure.project/3, 100k-key source, :glass",
+       &WorkDisclosure.project(:attempt, &1.big_source, :glass)},
+      {"WorkDisclosure.fields_at/2, 100k-key viewer",
+       &WorkDisclosure.fields_at(:work_job, &1.big_viewer)},
+      {"Target.box_lifecycle/1, 10 MB binary", &Target.box_lifecycle(&1.big_word)},
+      {"WorkDisclosure.classify/2, 100_000 known columns",
+       &WorkDisclosure.classify(:attempt, &1.known_columns)},
+      {"WorkDisclosure.classify/2, 10_000 distinct columns",
+       &WorkDisclosure.classify(:attempt, &1.columns_10k)}
+    ]
+
+    rows =
+      for {label, fun} <- probes do
+        {calls, max_late, p99, wakeups} = ticker(fun, inputs, duration)
+        IO.write(:stderr, "  ticker #{label}: max late #{max_late} µs\n")
+
+        [
+          label,
+          Integer.to_string(calls),
+          Integer.to_string(wakeups),
+          Integer.to_string(p99),
+          Integer.to_string(max_late)
+        ]
+      end
+
+    Harness.table(
+      ["worker calls", "calls", "ticker wake-ups", "p99 late µs", "max late µs"],
+      rows,
+      [1, 2, 3, 4]
+    )
+
+    IO.puts("(a ticker with 0 wake-ups never ran while the worker did: late by the whole run)")
+  end
+
+  defp us1(ns), do: :erlang.float_to_binary(ns / 1000, decimals: 1)
+end
+
+Bench.WorstCase.main()
