@@ -40,9 +40,10 @@ fn set(value: Option<Term>) -> Option<ErlEq> {
     value.filter(|term| !is_nil(*term)).map(ErlEq)
 }
 
-/// Whether `term` is a struct of the module `module`.
+/// Whether `term` is a struct of the module `module`. (A term that is not a
+/// map has no `__struct__` to get: `enif_get_map_value` checks.)
 pub fn is_struct(term: Term, module: Atom) -> bool {
-    term.is_map() && get(term, words::struct_key()).is_some_and(|name| is(name, module))
+    get(term, words::struct_key()).is_some_and(|name| is(name, module))
 }
 
 fn find(atoms: &[Atom], term: Term) -> Option<usize> {
@@ -52,11 +53,15 @@ fn find(atoms: &[Atom], term: Term) -> Option<usize> {
 /// A tier word: an atom by its name, a binary by its bytes, anything else
 /// unrecognized (which the core names `dark`).
 pub fn tier(term: Term) -> Reading<Tier> {
-    if term.is_atom() {
-        find(&words().tiers, term).map_or(Reading::Unrecognized, |at| Reading::Known(Tier::ALL[at]))
+    // The tier atoms first: an immediate compared with four others, where
+    // asking the VM whether the term is an atom would be a call.
+    if let Some(at) = find(&words().tiers, term) {
+        Reading::Known(Tier::ALL[at])
+    } else if term.is_atom() {
+        Reading::Unrecognized
     } else {
         Binary::from_term(term).map_or(Reading::Unrecognized, |bytes| {
-            Tier::parse(bytes.as_slice()).into()
+            Tier::find(bytes.as_slice()).into()
         })
     }
 }

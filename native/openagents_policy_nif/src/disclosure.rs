@@ -1,11 +1,20 @@
 //! `OpenAgents.Transparency.WorkDisclosure`'s and the ladder's decisions.
+//!
+//! Each NIF takes its arguments as terms (the `nifs!` table in `init` says
+//! which function serves which NIF) and builds its answer from the atoms
+//! cached at load, on the stack.
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
 
 use openagents_policy::disclosure::{self, attempt_link as mint, Family, PrincipalReading, Record};
 use openagents_policy::ladder::{self, Tier};
 use rustler::types::atom;
+use rustler::types::ListIterator;
 use rustler::{Atom, Binary, Encoder, Env, Error, NifResult, Term};
 
 use crate::decode::{self, get, is_nil, is_struct};
+use crate::make::{self, raw, Terms};
 use crate::words::{self, position, words};
 
 fn tier_atom(tier: Tier) -> Atom {
@@ -16,78 +25,79 @@ fn family_index(family: Family) -> usize {
     position(Family::ALL, family)
 }
 
-#[rustler::nif]
-fn families() -> Vec<Atom> {
-    words().families.clone()
+pub fn families(env: Env<'_>) -> Term<'_> {
+    make::list(env, raw(&words().families))
 }
 
-#[rustler::nif]
-fn tiers() -> Vec<Atom> {
-    words().tiers.clone()
+pub fn tiers(env: Env<'_>) -> Term<'_> {
+    make::list(env, raw(&words().tiers))
 }
 
 /// `%{family => %{field => tier}}`.
-#[rustler::nif]
-fn schedule(env: Env) -> NifResult<Term> {
+pub fn schedule(env: Env<'_>) -> NifResult<Term<'_>> {
     let words = words();
-    let families: Vec<Term> = Family::ALL
-        .iter()
-        .map(|&family| {
-            let keys: Vec<Term> = words.fields[family_index(family)]
-                .iter()
-                .map(|a| a.to_term(env))
-                .collect();
-            let values: Vec<Term> = family
-                .fields()
-                .iter()
-                .map(|field| tier_atom(field.rung().tier()).to_term(env))
-                .collect();
-            Term::map_from_term_arrays(env, &keys, &values)
-        })
-        .collect::<NifResult<_>>()?;
-    Term::map_from_arrays(env, &words.families, &families)
+    let mut families = Terms::new();
+    for at in 0..Family::ALL.len() {
+        let fields = make::map(env, raw(&words.fields[at]), raw(&words.field_tiers[at]))?;
+        families.push(fields.as_c_arg());
+    }
+    make::map(env, raw(&words.families), families.as_slice())
 }
 
-#[rustler::nif]
-fn schedule_json() -> NifResult<String> {
-    serde_json::to_string(&disclosure::schedule())
-        .map_err(|error| Error::Term(Box::new(error.to_string())))
+/// The schedule's JSON, as the core serializes it (or why serde could not).
+/// The schedule is constant, so it is written once, on first use.
+pub fn schedule_json(env: Env<'_>) -> Term<'_> {
+    static JSON: OnceLock<Result<String, String>> = OnceLock::new();
+    let json = JSON.get_or_init(|| {
+        serde_json::to_string(&disclosure::schedule()).map_err(|error| error.to_string())
+    });
+    match json {
+        Ok(json) => make::binary(env, json.as_bytes()),
+        Err(why) => make::error(env, make::binary(env, why.as_bytes())),
+    }
 }
 
-#[rustler::nif]
-fn never(family: Term) -> NifResult<Vec<Atom>> {
-    Ok(words().never[family_index(decode::family(family)?)].clone())
-}
-
-#[rustler::nif]
-fn source_columns(family: Term) -> NifResult<Vec<Atom>> {
-    Ok(words().sources[family_index(decode::family(family)?)].clone())
-}
-
-#[rustler::nif]
-fn tier_for<'a>(family: Term<'a>, field: Term<'a>) -> NifResult<Option<Atom>> {
+pub fn never<'a>(env: Env<'a>, family: Term<'a>) -> NifResult<Term<'a>> {
     let family = decode::family(family)?;
-    let names = &words().fields[family_index(family)];
-    Ok(names
+    Ok(make::list(env, raw(&words().never[family_index(family)])))
+}
+
+pub fn source_columns<'a>(env: Env<'a>, family: Term<'a>) -> NifResult<Term<'a>> {
+    let family = decode::family(family)?;
+    Ok(make::list(env, raw(&words().sources[family_index(family)])))
+}
+
+pub fn tier_for<'a>(env: Env<'a>, family: Term<'a>, field: Term<'a>) -> NifResult<Term<'a>> {
+    let at = family_index(decode::family(family)?);
+    let words = words();
+    Ok(words.fields[at]
         .iter()
         .position(|name| decode::is(field, *name))
-        .map(|at| tier_atom(family.fields()[at].rung().tier())))
+        .map(|field| words.field_tiers[at][field])
+        .encode(env))
 }
 
-#[rustler::nif]
-fn fields_at<'a>(family: Term<'a>, tier: Term<'a>, user_admin: Term<'a>) -> NifResult<Vec<Atom>> {
+pub fn fields_at<'a>(
+    env: Env<'a>,
+    family: Term<'a>,
+    tier: Term<'a>,
+    user_admin: Term<'a>,
+) -> NifResult<Term<'a>> {
     let family = decode::family(family)?;
-    let names = &words().fields[family_index(family)];
+    let names = raw(&words().fields[family_index(family)]);
     let admitted = family.admitted(&decode::viewer(tier, user_admin));
-    Ok(admitted.positions().map(|at| names[at]).collect())
+    Ok(admitted
+        .positions()
+        .map(|at| names[at])
+        .collect::<Terms>()
+        .list(env))
 }
 
 /// The projection of `source`: each admitted field taken by its name, `nil`
 /// when absent; `nil` itself when nothing is admitted, without reading the
 /// source. Looks up at most one key per scheduled field, whatever the size of
 /// the source.
-#[rustler::nif]
-fn project<'a>(
+pub fn project<'a>(
     env: Env<'a>,
     family: Term<'a>,
     source: Term<'a>,
@@ -104,68 +114,72 @@ fn project<'a>(
     }
     let names = &words().fields[family_index(family)];
     let nil = atom::nil().to_term(env);
-    let mut keys = Vec::with_capacity(admitted.len());
-    let mut values = Vec::with_capacity(admitted.len());
+    let mut keys = Terms::new();
+    let mut values = Terms::new();
     for at in admitted.positions() {
-        let key = names[at].to_term(env);
-        keys.push(key);
-        values.push(source.map_get(key).unwrap_or(nil));
+        let key = names[at];
+        keys.push(key.as_c_arg());
+        values.push(source.map_get(key).unwrap_or(nil).as_c_arg());
     }
-    Term::map_from_term_arrays(env, &keys, &values)
+    make::map(env, keys.as_slice(), values.as_slice())
 }
 
 /// A record's effective tier: through its loaded link when its
 /// `artifact_link` is a link struct, otherwise through its tier column.
-#[rustler::nif]
-fn effective_tier<'a>(record: Term<'a>, viewer: Term<'a>, user_admin: Term<'a>) -> NifResult<Atom> {
+pub fn effective_tier<'a>(
+    env: Env<'a>,
+    record: Term<'a>,
+    viewer: Term<'a>,
+    user_admin: Term<'a>,
+) -> NifResult<Term<'a>> {
     if !record.is_map() {
         return Err(Error::BadArg);
     }
     let record = match get(record, words::artifact_link()) {
         Some(link) if is_struct(link, words::link_struct()) => Record::Linked(decode::link(link)),
         _ => Record::Unlinked(decode::subject(
-            get(record, words::transparency_tier())
-                .unwrap_or_else(|| atom::nil().to_term(record.get_env())),
+            get(record, words::transparency_tier()).unwrap_or_else(|| atom::nil().to_term(env)),
         )),
     };
     Ok(tier_atom(disclosure::record_tier(
         &record,
         &decode::viewer(viewer, user_admin),
-    )))
+    ))
+    .to_term(env))
 }
 
 /// `%{account_id: _, tier: _}`, plus `admin: true` for an operator.
-#[rustler::nif]
-fn viewer<'a>(env: Env<'a>, relationship: Term<'a>, account: Term<'a>) -> NifResult<Term<'a>> {
+pub fn viewer<'a>(env: Env<'a>, relationship: Term<'a>, account: Term<'a>) -> NifResult<Term<'a>> {
     let account = (!is_nil(account)).then_some(account);
     let descriptor = decode::relationship(relationship)?.viewer(account);
-    let nil = atom::nil().to_term(env);
-    let mut keys = vec![words::account_id().to_term(env), words::tier().to_term(env)];
-    let mut values = vec![
-        descriptor.account_id.unwrap_or(nil),
-        tier_atom(descriptor.tier).to_term(env),
-    ];
+    let account_id = descriptor
+        .account_id
+        .map_or_else(|| atom::nil().as_c_arg(), |account| account.as_c_arg());
+    let tier = tier_atom(descriptor.tier).as_c_arg();
+    // The keys in term order (the VM's own), so it sorts nothing.
     if descriptor.admin {
-        keys.push(words::admin().to_term(env));
-        values.push(atom::true_().to_term(env));
+        let keys = [words::account_id(), words::admin(), words::tier()];
+        make::map(
+            env,
+            raw(&keys),
+            &[account_id, atom::true_().as_c_arg(), tier],
+        )
+    } else {
+        let keys = [words::account_id(), words::tier()];
+        make::map(env, raw(&keys), &[account_id, tier])
     }
-    Term::map_from_term_arrays(env, &keys, &values)
 }
 
 /// `{:ok, attrs}` for the host's `ArtifactLink.changeset/2`, or
-/// `{:error, why}` when the attempt gets no link.
-#[rustler::nif]
-fn attempt_link<'a>(
+/// `{:error, why}` when the attempt gets no link, `why` being the core's
+/// sentence for it.
+pub fn attempt_link<'a>(
     env: Env<'a>,
     repository: Term<'a>,
     principal: Term<'a>,
     authority: Term<'a>,
 ) -> NifResult<Term<'a>> {
-    let repository_id = if repository.is_map() {
-        get(repository, words::id())
-    } else {
-        None
-    };
+    let repository_id = get(repository, words::id());
     let (kind, id) = if principal.is_map() {
         (
             principal
@@ -183,30 +197,34 @@ fn attempt_link<'a>(
     };
     match mint(repository_id, reading, authority) {
         Ok(link) => {
-            let consent =
-                Term::map_from_arrays(env, &["granted_by"], &[link.consent().granted_by])?;
+            let consent = make::map(
+                env,
+                &["granted_by".encode(env).as_c_arg()],
+                &[link.consent().granted_by.encode(env).as_c_arg()],
+            )?;
+            // The keys in term order (the VM's own), so it sorts nothing.
             let keys = [
                 words::account_id(),
-                words::repository_id(),
-                words::artifact_type(),
                 words::artifact_ref(),
-                words::tier(),
-                words::consent(),
+                words::artifact_type(),
                 words::authority_snapshot(),
-            ]
-            .map(|key| key.to_term(env));
+                words::consent(),
+                words::repository_id(),
+                words::tier(),
+            ];
             let values = [
                 *link.account_id(),
-                *link.repository_id(),
-                link.artifact_type().encode(env),
                 link.artifact_ref().encode(env),
-                link.tier().as_str().encode(env),
-                consent,
+                link.artifact_type().encode(env),
                 *link.authority_snapshot(),
-            ];
-            Ok((atom::ok(), Term::map_from_term_arrays(env, &keys, &values)?).encode(env))
+                consent,
+                *link.repository_id(),
+                link.tier().as_str().encode(env),
+            ]
+            .map(|value| value.as_c_arg());
+            Ok((atom::ok(), make::map(env, raw(&keys), &values)?).encode(env))
         }
-        Err(why) => Ok((atom::error(), why.to_string()).encode(env)),
+        Err(why) => Ok(make::error(env, make::display(env, &why))),
     }
 }
 
@@ -215,83 +233,119 @@ fn attempt_link<'a>(
 /// and of those it classifies twice. Positions rather than names, so the
 /// Elixir side hands back the very atoms it was given. The one call whose work
 /// grows with its input, so it runs on a dirty scheduler.
-#[rustler::nif(schedule = "DirtyCpu")]
-#[allow(clippy::needless_pass_by_value)] // rustler decodes arguments by value
-fn classify(family: Term, columns: Vec<Binary>) -> NifResult<(Vec<usize>, Vec<usize>)> {
+pub fn classify<'a>(env: Env<'a>, family: Term<'a>, columns: Term<'a>) -> NifResult<Term<'a>> {
+    // In rustler's order: the list of binaries is read first (a bad element
+    // is a bad argument, an improper list a panic), then the family, then
+    // whether every name is UTF-8.
+    let mut names: Vec<&str> = Vec::new();
+    let mut utf8 = true;
+    for column in columns.decode::<ListIterator>()? {
+        let column: Binary = column.decode()?;
+        match std::str::from_utf8(column.as_slice()) {
+            Ok(name) => names.push(name),
+            Err(_) => utf8 = false,
+        }
+    }
     let family = decode::family(family)?;
-    let names: Vec<&str> = columns
-        .iter()
-        .map(|name| std::str::from_utf8(name.as_slice()).map_err(|_| Error::BadArg))
-        .collect::<NifResult<_>>()?;
+    if !utf8 {
+        return Err(Error::BadArg);
+    }
     let check = family.classify(names.iter().copied());
-    let positions = |found: &[String]| -> Vec<usize> {
+    Ok((
+        positions(env, &names, &check.unclassified),
+        positions(env, &names, &check.doubly_classified),
+    )
+        .encode(env))
+}
+
+/// The positions in `names` of the names in `found`, ascending, as a list.
+/// Linear in `names`: `found` is a set once it is more than a handful.
+fn positions<'a>(env: Env<'a>, names: &[&str], found: &[String]) -> Term<'a> {
+    let at = |(position, _): (usize, &&str)| position.encode(env).as_c_arg();
+    if found.len() <= 8 {
         names
             .iter()
             .enumerate()
             .filter(|(_, name)| found.iter().any(|column| column == *name))
-            .map(|(at, _)| at)
-            .collect()
-    };
-    Ok((
-        positions(&check.unclassified),
-        positions(&check.doubly_classified),
-    ))
+            .map(at)
+            .collect::<Terms>()
+            .list(env)
+    } else {
+        let found: HashSet<&str> = found.iter().map(String::as_str).collect();
+        names
+            .iter()
+            .enumerate()
+            .filter(|(_, name)| found.contains(*name))
+            .map(at)
+            .collect::<Terms>()
+            .list(env)
+    }
 }
 
 // ── the ladder ──────────────────────────────────────────────────────────
 
-#[rustler::nif]
-fn ladder_name(tier: Term) -> Atom {
-    tier_atom(decode::tier(tier).named())
+pub fn ladder_name<'a>(env: Env<'a>, tier: Term<'a>) -> Term<'a> {
+    tier_atom(decode::tier(tier).named()).to_term(env)
 }
 
-#[rustler::nif]
-fn ladder_rank(tier: Term) -> u8 {
-    decode::tier(tier).named().rank()
+pub fn ladder_rank<'a>(env: Env<'a>, tier: Term<'a>) -> Term<'a> {
+    decode::tier(tier).named().rank().encode(env)
 }
 
-#[rustler::nif]
-fn ladder_viewer_tier<'a>(viewer: Term<'a>, user_admin: Term<'a>) -> Option<Atom> {
-    decode::viewer(viewer, user_admin).tier().map(tier_atom)
+pub fn ladder_viewer_tier<'a>(env: Env<'a>, viewer: Term<'a>, user_admin: Term<'a>) -> Term<'a> {
+    decode::viewer(viewer, user_admin)
+        .tier()
+        .map(tier_atom)
+        .encode(env)
 }
 
-#[rustler::nif]
-fn ladder_clamp<'a>(tier: Term<'a>, viewer: Term<'a>, user_admin: Term<'a>) -> Atom {
-    tier_atom(decode::viewer(viewer, user_admin).clamp(decode::tier(tier).named()))
+pub fn ladder_clamp<'a>(
+    env: Env<'a>,
+    tier: Term<'a>,
+    viewer: Term<'a>,
+    user_admin: Term<'a>,
+) -> Term<'a> {
+    let tier = decode::tier(tier).named();
+    tier_atom(decode::viewer(viewer, user_admin).clamp(tier)).to_term(env)
 }
 
-#[rustler::nif]
-fn ladder_effective_tier<'a>(subject: Term<'a>, viewer: Term<'a>, user_admin: Term<'a>) -> Atom {
+pub fn ladder_effective_tier<'a>(
+    env: Env<'a>,
+    subject: Term<'a>,
+    viewer: Term<'a>,
+    user_admin: Term<'a>,
+) -> Term<'a> {
     tier_atom(ladder::effective_tier(
         &decode::subject(subject),
         &decode::viewer(viewer, user_admin),
     ))
+    .to_term(env)
 }
 
-#[rustler::nif]
-fn ladder_allows<'a>(
+pub fn ladder_allows<'a>(
+    env: Env<'a>,
     subject: Term<'a>,
     access: Term<'a>,
     viewer: Term<'a>,
     user_admin: Term<'a>,
-) -> bool {
+) -> Term<'a> {
     ladder::allows(
         &decode::subject(subject),
         decode::access(access),
         &decode::viewer(viewer, user_admin),
     )
+    .encode(env)
 }
 
 /// `[{field, column}]` in field-name order: the column each scheduled field of
 /// `family` is read from.
-#[rustler::nif]
-fn field_columns<'a>(env: Env<'a>, family: Term<'a>) -> NifResult<Vec<(Atom, Atom)>> {
-    let family = decode::family(family)?;
-    let names = &words().fields[family_index(family)];
-    family
-        .fields()
+pub fn field_columns<'a>(env: Env<'a>, family: Term<'a>) -> NifResult<Term<'a>> {
+    let at = family_index(decode::family(family)?);
+    let words = words();
+    Ok(words.fields[at]
         .iter()
-        .zip(names)
-        .map(|(field, name)| Ok((*name, Atom::from_str(env, field.column())?)))
-        .collect()
+        .zip(&words.columns[at])
+        .map(|(field, column)| (*field, *column).encode(env).as_c_arg())
+        .collect::<Terms>()
+        .list(env))
 }

@@ -1,161 +1,224 @@
 //! `OpenAgents.Delegations.Target`'s decisions.
+//!
+//! Arguments that rustler decoded as `Binary` or `bool` are decoded here, in
+//! argument order and before anything else, as rustler did: the wrong type is
+//! a bad argument even where a refusal would otherwise be the answer.
 
 use openagents_policy::target::{
-    self, DelegationLifecycle, DelegationSeam, Kind, Lifecycle, MachineObservation, Reach, Seam,
+    self, BoxState, Capability, Custody, DelegationLifecycle, DelegationSeam, JobStatus, Kind,
+    Lifecycle, MachineObservation, Reach, RunState, RuntimeClass, Seam, UnavailableReason,
 };
 use openagents_policy::{Reading, Refusal};
-use rustler::{Binary, Encoder, Env, Error, NifResult, Term};
+use rustler::{Binary, Encoder, Env, NifResult, Term};
 
 use crate::decode::is_nil;
+use crate::make;
 
-#[allow(clippy::needless_pass_by_value)] // `map_err` hands it over by value
-fn refused(refusal: Refusal) -> Error {
-    Error::Term(Box::new(refusal.to_string()))
+/// `{:error, "<the refusal's sentence>"}`.
+#[allow(clippy::needless_pass_by_value)] // called with the refusal `parse` hands over
+fn refused(env: Env<'_>, refusal: Refusal) -> Term<'_> {
+    make::error(env, make::display(env, &refusal))
 }
 
-#[rustler::nif]
-fn lifecycles() -> Vec<&'static str> {
-    Lifecycle::words()
+/// The `Result` of a parse, or the `{:error, _}` term to return at once.
+macro_rules! parse {
+    ($env:expr, $parsed:expr) => {
+        match $parsed {
+            Ok(value) => value,
+            Err(refusal) => return Ok(refused($env, refusal)),
+        }
+    };
 }
 
-#[rustler::nif]
-fn delegation_lifecycles() -> Vec<&'static str> {
-    DelegationLifecycle::words()
+pub fn lifecycles(env: Env<'_>) -> Term<'_> {
+    make::binaries(env, Lifecycle::ALL.iter().map(|word| word.as_str()))
 }
 
-#[rustler::nif]
-fn custodies() -> Vec<&'static str> {
-    target::Custody::words()
+pub fn delegation_lifecycles(env: Env<'_>) -> Term<'_> {
+    make::binaries(
+        env,
+        DelegationLifecycle::ALL.iter().map(|word| word.as_str()),
+    )
 }
 
-#[rustler::nif]
-fn kinds() -> Vec<&'static str> {
-    Kind::words()
+pub fn custodies(env: Env<'_>) -> Term<'_> {
+    make::binaries(env, Custody::ALL.iter().map(|word| word.as_str()))
 }
 
-#[rustler::nif]
-fn custody(kind: Binary) -> NifResult<&'static str> {
-    let kind = Kind::parse(kind.as_slice()).map_err(refused)?;
-    Ok(kind.custody().as_str())
+pub fn kinds(env: Env<'_>) -> Term<'_> {
+    make::binaries(env, Kind::ALL.iter().map(|word| word.as_str()))
 }
 
-#[rustler::nif]
-fn runtime_class(kind: Binary) -> NifResult<Option<&'static str>> {
-    let kind = Kind::parse(kind.as_slice()).map_err(refused)?;
-    Ok(kind
-        .runtime_class()
-        .map(openagents_policy::target::RuntimeClass::as_str))
+pub fn custody<'a>(env: Env<'a>, kind: Term<'a>) -> NifResult<Term<'a>> {
+    let kind: Binary = kind.decode()?;
+    let kind = parse!(env, Kind::parse(kind.as_slice()));
+    Ok(kind.custody().as_str().encode(env))
 }
 
-#[rustler::nif]
-fn box_lifecycle(state: Binary) -> &'static str {
-    target::box_lifecycle(state.as_slice()).as_str()
+pub fn runtime_class<'a>(env: Env<'a>, kind: Term<'a>) -> NifResult<Term<'a>> {
+    let kind: Binary = kind.decode()?;
+    let kind = parse!(env, Kind::parse(kind.as_slice()));
+    Ok(kind.runtime_class().map(RuntimeClass::as_str).encode(env))
 }
 
-#[rustler::nif]
-fn run_lifecycle(state: Binary) -> &'static str {
-    target::run_lifecycle(state.as_slice()).as_str()
+pub fn box_lifecycle<'a>(env: Env<'a>, state: Term<'a>) -> NifResult<Term<'a>> {
+    let state: Binary = state.decode()?;
+    Ok(target::box_lifecycle(state.as_slice()).as_str().encode(env))
 }
 
-#[rustler::nif]
-fn job_lifecycle(status: Binary) -> &'static str {
-    target::job_lifecycle(status.as_slice()).as_str()
+pub fn run_lifecycle<'a>(env: Env<'a>, state: Term<'a>) -> NifResult<Term<'a>> {
+    let state: Binary = state.decode()?;
+    Ok(target::run_lifecycle(state.as_slice()).as_str().encode(env))
+}
+
+pub fn job_lifecycle<'a>(env: Env<'a>, status: Term<'a>) -> NifResult<Term<'a>> {
+    let status: Binary = status.decode()?;
+    Ok(target::job_lifecycle(status.as_slice())
+        .as_str()
+        .encode(env))
 }
 
 /// `status` is any term (only a binary can be a known status); `revoked_at`
 /// counts as set when it is anything but `nil`.
-#[rustler::nif]
-fn computer_lifecycle(status: Term, revoked_at: Term, online: bool) -> &'static str {
+pub fn computer_lifecycle<'a>(
+    env: Env<'a>,
+    status: Term<'a>,
+    revoked_at: Term<'a>,
+    online: Term<'a>,
+) -> NifResult<Term<'a>> {
+    let online: bool = online.decode()?;
     let status = Binary::from_term(status).map_or(Reading::Unrecognized, |word| {
         target::read_machine_status(word.as_slice())
     });
-    MachineObservation {
+    Ok(MachineObservation {
         status,
         revoked: !is_nil(revoked_at),
         online,
     }
     .lifecycle()
     .as_str()
+    .encode(env))
 }
 
-fn parse_seam(kind: Binary, lifecycle: Binary, authorized: bool) -> NifResult<Seam> {
-    let kind = Kind::parse(kind.as_slice()).map_err(refused)?;
-    let lifecycle = Lifecycle::parse(lifecycle.as_slice()).map_err(refused)?;
-    Ok(Seam::new(kind, lifecycle, Reach::from(authorized)))
+/// The seam of the arguments, or the refusal of the first word that is not
+/// one; the arguments' types are checked first.
+fn parse_seam<'a>(
+    env: Env<'a>,
+    kind: Term<'a>,
+    lifecycle: Term<'a>,
+    authorized: Term<'a>,
+) -> NifResult<Result<Seam, Term<'a>>> {
+    let kind: Binary = kind.decode()?;
+    let lifecycle: Binary = lifecycle.decode()?;
+    let authorized: bool = authorized.decode()?;
+    let parsed = Kind::parse(kind.as_slice()).and_then(|kind| {
+        let lifecycle = Lifecycle::parse(lifecycle.as_slice())?;
+        Ok(Seam::new(kind, lifecycle, Reach::from(authorized)))
+    });
+    Ok(parsed.map_err(|refusal| refused(env, refusal)))
 }
 
-fn words(env: Env<'_>, words: impl Iterator<Item = &'static str>) -> Term<'_> {
-    words.collect::<Vec<_>>().encode(env)
+/// A list of capability words.
+fn capabilities<'a>(env: Env<'a>, capabilities: &[Capability]) -> Term<'a> {
+    make::binaries(env, capabilities.iter().map(|word| word.as_str()))
 }
 
 /// The seam as the Elixir map: string keys, `nil` for nothing. The keys are
 /// the core's serde field names; `OpenAgents.Delegations.TargetTest` holds
 /// the two to each other through `seam_json/3`.
-#[rustler::nif]
-fn seam<'a>(
+pub fn seam<'a>(
     env: Env<'a>,
-    kind: Binary,
-    lifecycle: Binary,
-    authorized: bool,
+    kind: Term<'a>,
+    lifecycle: Term<'a>,
+    authorized: Term<'a>,
 ) -> NifResult<Term<'a>> {
-    let seam = parse_seam(kind, lifecycle, authorized)?;
+    let seam = match parse_seam(env, kind, lifecycle, authorized)? {
+        Ok(seam) => seam,
+        Err(refusal) => return Ok(refusal),
+    };
+    // The keys in term order, which is the order the VM keeps them in: it
+    // then sorts nothing.
     let keys = [
-        "custody",
-        "runtime_class",
-        "lifecycle",
         "capabilities",
+        "custody",
+        "lifecycle",
+        "runtime_class",
         "unavailable_reason",
     ]
-    .map(|key| key.encode(env));
+    .map(|key| key.encode(env).as_c_arg());
     let values = [
+        capabilities(env, seam.capabilities()),
         seam.custody().as_str().encode(env),
-        seam.runtime_class()
-            .map(openagents_policy::target::RuntimeClass::as_str)
-            .encode(env),
         seam.lifecycle().as_str().encode(env),
-        words(env, seam.capabilities().iter().map(|c| c.as_str())),
+        seam.runtime_class().map(RuntimeClass::as_str).encode(env),
         seam.unavailable_reason()
-            .map(openagents_policy::target::UnavailableReason::as_str)
+            .map(UnavailableReason::as_str)
             .encode(env),
-    ];
-    Term::map_from_term_arrays(env, &keys, &values)
+    ]
+    .map(|value| value.as_c_arg());
+    make::map(env, &keys, &values)
 }
 
-#[rustler::nif]
-fn seam_json(kind: Binary, lifecycle: Binary, authorized: bool) -> NifResult<String> {
-    let seam = parse_seam(kind, lifecycle, authorized)?;
-    serde_json::to_string(&seam).map_err(|error| Error::Term(Box::new(error.to_string())))
+pub fn seam_json<'a>(
+    env: Env<'a>,
+    kind: Term<'a>,
+    lifecycle: Term<'a>,
+    authorized: Term<'a>,
+) -> NifResult<Term<'a>> {
+    match parse_seam(env, kind, lifecycle, authorized)? {
+        Ok(seam) => Ok(make::json(env, |text| serde_json::to_writer(text, &seam))),
+        Err(refusal) => Ok(refusal),
+    }
 }
 
-fn parse_delegation(lifecycle: Binary) -> NifResult<DelegationSeam> {
-    let lifecycle = DelegationLifecycle::parse(lifecycle.as_slice()).map_err(refused)?;
-    Ok(DelegationSeam::new(lifecycle))
+fn parse_delegation<'a>(
+    env: Env<'a>,
+    lifecycle: Term<'a>,
+) -> NifResult<Result<DelegationSeam, Term<'a>>> {
+    let lifecycle: Binary = lifecycle.decode()?;
+    Ok(DelegationLifecycle::parse(lifecycle.as_slice())
+        .map(DelegationSeam::new)
+        .map_err(|refusal| refused(env, refusal)))
 }
 
-#[rustler::nif]
-fn delegation_seam<'a>(env: Env<'a>, lifecycle: Binary) -> NifResult<Term<'a>> {
-    let seam = parse_delegation(lifecycle)?;
-    let keys = ["lifecycle", "capabilities"].map(|key| key.encode(env));
+pub fn delegation_seam<'a>(env: Env<'a>, lifecycle: Term<'a>) -> NifResult<Term<'a>> {
+    let seam = match parse_delegation(env, lifecycle)? {
+        Ok(seam) => seam,
+        Err(refusal) => return Ok(refusal),
+    };
+    let keys = ["capabilities", "lifecycle"].map(|key| key.encode(env).as_c_arg());
     let values = [
+        capabilities(env, seam.capabilities()),
         seam.lifecycle().as_str().encode(env),
-        words(env, seam.capabilities().iter().map(|c| c.as_str())),
-    ];
-    Term::map_from_term_arrays(env, &keys, &values)
+    ]
+    .map(|value| value.as_c_arg());
+    make::map(env, &keys, &values)
 }
 
-#[rustler::nif]
-fn delegation_seam_json(lifecycle: Binary) -> NifResult<String> {
-    let seam = parse_delegation(lifecycle)?;
-    serde_json::to_string(&seam).map_err(|error| Error::Term(Box::new(error.to_string())))
+pub fn delegation_seam_json<'a>(env: Env<'a>, lifecycle: Term<'a>) -> NifResult<Term<'a>> {
+    match parse_delegation(env, lifecycle)? {
+        Ok(seam) => Ok(make::json(env, |text| serde_json::to_writer(text, &seam))),
+        Err(refusal) => Ok(refusal),
+    }
 }
 
 /// The substrate vocabularies the lifecycle projections read, for the
 /// demonstration task: `[{substrate, [word]}]`.
-#[rustler::nif]
-fn substrates() -> Vec<(&'static str, Vec<&'static str>)> {
-    vec![
-        ("box", target::BoxState::words()),
-        ("run", target::RunState::words()),
-        ("job", target::JobStatus::words()),
-    ]
+pub fn substrates<'a>(env: Env<'a>) -> Term<'a> {
+    let substrate = |name: &str, words: Term<'a>| (name, words).encode(env).as_c_arg();
+    let substrates = [
+        substrate(
+            "box",
+            make::binaries(env, BoxState::ALL.iter().map(|word| word.as_str())),
+        ),
+        substrate(
+            "run",
+            make::binaries(env, RunState::ALL.iter().map(|word| word.as_str())),
+        ),
+        substrate(
+            "job",
+            make::binaries(env, JobStatus::ALL.iter().map(|word| word.as_str())),
+        ),
+    ];
+    make::list(env, &substrates)
 }

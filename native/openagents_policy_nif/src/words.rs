@@ -7,7 +7,7 @@
 
 use std::sync::OnceLock;
 
-use openagents_policy::disclosure::{Family, Relationship};
+use openagents_policy::disclosure::{Family, Field, Relationship};
 use openagents_policy::ladder::{Access, Tier};
 use rustler::{Atom, Env, NifResult};
 
@@ -39,6 +39,11 @@ pub struct Words {
     pub families: Vec<Atom>,
     /// `[family][position in Family::fields()]`.
     pub fields: Vec<Vec<Atom>>,
+    /// `[family][position in Family::fields()]`: the tier of the field's rung.
+    pub field_tiers: Vec<Vec<Atom>>,
+    /// `[family][position in Family::fields()]`: the column the field is read
+    /// from.
+    pub columns: Vec<Vec<Atom>>,
     /// `[family][position in Family::never()]`.
     pub never: Vec<Vec<Atom>>,
     /// `[family][position in Family::source_columns()]`.
@@ -63,17 +68,16 @@ fn make(env: Env) -> NifResult<Words> {
             .map(|&family| atoms(env, table(family)))
             .collect::<NifResult<Vec<_>>>()
     };
+    let per_field = |word: fn(&Field) -> &'static str| {
+        per_family(&|family| family.fields().iter().map(word).collect())
+    };
     Ok(Words {
         tiers: atoms(env, Tier::words())?,
         accesses: atoms(env, Access::words())?,
         families: atoms(env, Family::words())?,
-        fields: per_family(&|family| {
-            family
-                .fields()
-                .iter()
-                .map(openagents_policy::disclosure::Field::name)
-                .collect()
-        })?,
+        fields: per_field(Field::name)?,
+        field_tiers: per_field(|field| field.rung().tier().as_str())?,
+        columns: per_field(Field::column)?,
         never: per_family(&|family| family.never().to_vec())?,
         sources: per_family(&Family::source_columns)?,
         relationships: atoms(env, Relationship::words())?,
