@@ -521,14 +521,30 @@ pub struct PrincipalReading<'k, A> {
 #[serde(rename_all = "snake_case")]
 pub enum NoLink {
     /// The repository has no id to bind the link to.
-    #[error("the repository carries no id, so there is nothing to bind a link to")]
+    #[error("{}", self.message())]
     NoRepository,
     /// An agent requested the attempt, so no account owns it.
-    #[error("an agent requested the attempt, so no account owns it")]
+    #[error("{}", self.message())]
     AgentPrincipal,
     /// The principal is not a user with a binary id.
-    #[error("the principal is not a user with an id, so no account owns it")]
+    #[error("{}", self.message())]
     UnrecognizedPrincipal,
+}
+
+impl NoLink {
+    /// Why there is no link, as a sentence.
+    #[must_use]
+    pub const fn message(self) -> &'static str {
+        match self {
+            Self::NoRepository => {
+                "the repository carries no id, so there is nothing to bind a link to"
+            }
+            Self::AgentPrincipal => "an agent requested the attempt, so no account owns it",
+            Self::UnrecognizedPrincipal => {
+                "the principal is not a user with an id, so no account owns it"
+            }
+        }
+    }
 }
 
 /// Consent recorded on an attempt's link.

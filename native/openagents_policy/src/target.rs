@@ -485,7 +485,7 @@ pub struct Seam {
     custody: Custody,
     runtime_class: Option<RuntimeClass>,
     lifecycle: Lifecycle,
-    capabilities: Vec<Capability>,
+    capabilities: &'static [Capability],
     unavailable_reason: Option<UnavailableReason>,
 }
 
@@ -501,9 +501,9 @@ impl Seam {
             runtime_class: kind.runtime_class(),
             lifecycle,
             capabilities: if unavailable_reason.is_none() {
-                vec![Capability::Start]
+                &[Capability::Start]
             } else {
-                Vec::new()
+                &[]
             },
             unavailable_reason,
         }
@@ -529,8 +529,8 @@ impl Seam {
 
     /// What the caller may do now: `[start]` or nothing.
     #[must_use]
-    pub fn capabilities(&self) -> &[Capability] {
-        &self.capabilities
+    pub const fn capabilities(&self) -> &'static [Capability] {
+        self.capabilities
     }
 
     /// Why nothing is offered, or `None` when `start` is.
@@ -551,7 +551,7 @@ impl Seam {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DelegationSeam {
     lifecycle: DelegationLifecycle,
-    capabilities: Vec<Capability>,
+    capabilities: &'static [Capability],
 }
 
 impl DelegationSeam {
@@ -568,11 +568,7 @@ impl DelegationSeam {
         );
         Self {
             lifecycle,
-            capabilities: if running {
-                vec![Capability::Cancel]
-            } else {
-                Vec::new()
-            },
+            capabilities: if running { &[Capability::Cancel] } else { &[] },
         }
     }
 
@@ -584,7 +580,7 @@ impl DelegationSeam {
 
     /// `[cancel]` while the delegation is under way, nothing after.
     #[must_use]
-    pub fn capabilities(&self) -> &[Capability] {
-        &self.capabilities
+    pub const fn capabilities(&self) -> &'static [Capability] {
+        self.capabilities
     }
 }

@@ -224,7 +224,10 @@ pub fn attempt_link<'a>(
             .map(|value| value.as_c_arg());
             Ok((atom::ok(), make::map(env, raw(&keys), &values)?).encode(env))
         }
-        Err(why) => Ok(make::error(env, make::display(env, &why))),
+        Err(why) => Ok(make::error(
+            env,
+            make::binary(env, why.message().as_bytes()),
+        )),
     }
 }
 
