@@ -55,6 +55,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   # recompiles it.
   @external_resource Native.library_file()
   @families Native.families()
+  @user Host.user_struct()
   @schedule Native.schedule()
 
   @typedoc "A family of records: `:attempt`, `:work_job`, `:evidence`, `:trace`."
@@ -143,19 +144,18 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
           required(:tier) => tier(),
           optional(:admin) => true
         }
-  def viewer(repository, user) do
-    user? = is_struct(user, Host.user_struct())
-
+  def viewer(repository, %{__struct__: @user} = user) do
     relationship =
       cond do
-        user? and Host.admin?(user) -> :operator
-        user? and Host.member?(repository, user) -> :member
-        user? -> :stranger
-        true -> :anonymous
+        Host.admin?(user) -> :operator
+        Host.member?(repository, user) -> :member
+        true -> :stranger
       end
 
-    Native.viewer(relationship, if(user?, do: user.id))
+    Native.viewer(relationship, user.id)
   end
+
+  def viewer(_repository, _not_a_user), do: Native.viewer(:anonymous, nil)
 
   @doc """
   The effective tier of one record for one viewer.
