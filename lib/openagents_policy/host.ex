@@ -59,6 +59,23 @@ defmodule OpenAgentsPolicy.Host do
   def admin?(user),
     do: if(module(:accounts).admin?(user), do: true, else: false)
 
+  @doc """
+  A user's relationship to `repository`, in the order the host is asked:
+  `:operator` when `Accounts.admin?/1` says so, else `:member` when
+  `Repositories.member?/2` does, else `:stranger`. Either answer is read as
+  truthy, as the original's `cond` read it.
+  """
+  @spec relationship(term(), term()) :: :operator | :member | :stranger
+  def relationship(repository, user) do
+    %{accounts: accounts, repositories: repositories} = modules()
+
+    cond do
+      accounts.admin?(user) -> :operator
+      repositories.member?(repository, user) -> :member
+      true -> :stranger
+    end
+  end
+
   @doc "The host's `Repositories.member?/2`, as given."
   @spec member?(term(), term()) :: term()
   def member?(repository, user),

@@ -144,16 +144,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
           required(:tier) => tier(),
           optional(:admin) => true
         }
-  def viewer(repository, %{__struct__: @user} = user) do
-    relationship =
-      cond do
-        Host.admin?(user) -> :operator
-        Host.member?(repository, user) -> :member
-        true -> :stranger
-      end
-
-    Native.viewer(relationship, user.id)
-  end
+  def viewer(repository, %{__struct__: @user} = user),
+    do: Native.viewer(Host.relationship(repository, user), user.id)
 
   def viewer(_repository, _not_a_user), do: Native.viewer(:anonymous, nil)
 
