@@ -77,11 +77,6 @@ defmodule OpenAgentsPolicy.Host do
     end
   end
 
-  @doc "The host's `Repositories.member?/2`, as given."
-  @spec member?(term(), term()) :: term()
-  def member?(repository, user),
-    do: module(:repositories).member?(repository, user)
-
   @doc "Builds an `ArtifactLink` changeset from `attrs` and inserts it through the host's repo."
   @spec insert_link(map()) :: term()
   def insert_link(attrs) do
