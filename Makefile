@@ -12,6 +12,9 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 tools:
 	@scripts/ensure_tools.sh
+	@# Test and doc dependencies: from the offline mirror when HEX_VENDOR_DIR
+	@# names one (path deps, nothing to fetch), else from Hex.
+	@if [ -z "$${HEX_VENDOR_DIR:-}" ]; then mix deps.get; fi
 
 demo: tools
 	@mix compile

@@ -14,7 +14,7 @@ defmodule OpenAgentsPolicy.MixProject do
       elixir: "~> 1.14",
       compilers: [:openagents_policy_nif] ++ Mix.compilers(),
       elixirc_paths: elixirc_paths(Mix.env()),
-      deps: [],
+      deps: vendor(deps()),
       description: "OpenAgents delegation and disclosure policy, implemented in Rust as a NIF.",
       package: package(),
       docs: [source_ref: "v#{@version}"]
@@ -22,6 +22,37 @@ defmodule OpenAgentsPolicy.MixProject do
   end
 
   def application, do: []
+
+  # The library has no dependency at build or run time, so a host never gets a
+  # version conflict from it. These serve its own tests and docs only.
+  defp deps do
+    [
+      {:jason, "~> 1.4", only: [:dev, :test]},
+      {:stream_data, "~> 1.1", only: [:dev, :test]},
+      {:ex_doc, "~> 0.36", only: :dev, runtime: false}
+    ]
+  end
+
+  # Offline builds: with HEX_VENDOR_DIR naming a directory of unpacked Hex
+  # packages (one per dependency name), each dependency found there is taken
+  # by path instead of from Hex. Unset, the requirements above are ordinary
+  # Hex ones (`mix deps.get`).
+  defp vendor(deps) do
+    case System.get_env("HEX_VENDOR_DIR") do
+      nil -> deps
+      "" -> deps
+      dir -> Enum.map(deps, &vendored(&1, dir))
+    end
+  end
+
+  defp vendored({name, _requirement, opts} = dep, dir) do
+    path = Path.expand(Atom.to_string(name), dir)
+
+    if File.dir?(path),
+      do:
+        {name, [path: path, override: true] ++ Keyword.take(opts, [:only, :runtime, :optional])},
+      else: dep
+  end
 
   defp elixirc_paths(:test), do: ["lib", "test/support"]
   defp elixirc_paths(_), do: ["lib"]
