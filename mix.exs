@@ -17,7 +17,8 @@ defmodule OpenAgentsPolicy.MixProject do
       deps: vendor(deps()),
       description: "OpenAgents delegation and disclosure policy, implemented in Rust as a NIF.",
       package: package(),
-      docs: [source_ref: "v#{@version}"]
+      docs: docs(),
+      aliases: [docs: ["openagents_policy.pictures", "docs"]]
     ]
   end
 
@@ -56,6 +57,41 @@ defmodule OpenAgentsPolicy.MixProject do
 
   defp elixirc_paths(:test), do: ["lib", "test/support"]
   defp elixirc_paths(_), do: ["lib"]
+
+  # `mix docs` (the alias above first redraws guides/assets/*.svg from the core).
+  defp docs do
+    [
+      source_ref: "v#{@version}",
+      main: "readme",
+      extras: [
+        "README.md": [title: "Overview"],
+        "guides/phoenix.md": [title: "Adding it to a Phoenix app"],
+        "guides/host-configuration.md": [title: "Host configuration"],
+        "guides/releases.md": [title: "Releases and prebuilt libraries"],
+        "guides/disclosure-model.md": [title: "The disclosure model"],
+        "guides/delegation-targets.md": [title: "Delegation targets"],
+        "guides/rust.md": [title: "The Rust API"]
+      ],
+      groups_for_extras: [Guides: ~r{^guides/}],
+      assets: %{"guides/assets" => "assets"},
+      # Hidden (@moduledoc false), yet worth naming in prose.
+      skip_code_autolink_to: ["OpenAgentsPolicy.Native"],
+      groups_for_modules: [
+        "Public API": [
+          OpenAgents.Delegations.Target,
+          OpenAgents.Transparency.WorkDisclosure,
+          OpenAgents.Transparency.Ladder
+        ],
+        "Host boundary": [OpenAgentsPolicy.Host],
+        "Mix tasks and reports": [
+          Mix.Tasks.OpenagentsPolicy.Show,
+          Mix.Tasks.OpenagentsPolicy.Pictures,
+          OpenAgentsPolicy.Report,
+          OpenAgentsPolicy.Pictures
+        ]
+      ]
+    ]
+  end
 
   defp package do
     [

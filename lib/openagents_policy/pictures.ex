@@ -96,12 +96,7 @@ defmodule OpenAgentsPolicy.Pictures do
     w = grid_x + cell_w * length(tiers) + notes_w + @pad
     header_y = @title + 8
 
-    header =
-      tiers
-      |> Enum.with_index()
-      |> Enum.map(fn {tier, i} ->
-        text(grid_x + cell_w * i + cell_w / 2, header_y + 14, tier, anchor: "middle", bold: true)
-      end)
+    header = headers(tiers, grid_x, cell_w, header_y + 14)
 
     rows =
       fields
@@ -117,8 +112,7 @@ defmodule OpenAgentsPolicy.Pictures do
             on? = MapSet.member?(admitted[t], field)
             fill = if on?, do: @tier_fill[tier], else: @empty
 
-            ~s(<rect data-tier="#{t}" data-shown="#{on?}" x="#{n(grid_x + cell_w * i + 1)}" ) <>
-              ~s(y="#{n(y + 1)}" width="#{n(cell_w - 2)}" height="#{@row - 2}" rx="3" fill="#{fill}"/>)
+            box(grid_x + cell_w * i, y, cell_w, fill, ~s( data-tier="#{t}" data-shown="#{on?}"))
           end)
 
         mark =
@@ -222,12 +216,7 @@ defmodule OpenAgentsPolicy.Pictures do
     w = grid_x + cell_w * length(lifecycles) + @pad
     header_y = @title + 8
 
-    header =
-      lifecycles
-      |> Enum.with_index()
-      |> Enum.map(fn {lc, i} ->
-        text(grid_x + cell_w * i + cell_w / 2, header_y + 14, lc, anchor: "middle", bold: true)
-      end)
+    header = headers(lifecycles, grid_x, cell_w, header_y + 14)
 
     {blocks, bottom} =
       Enum.map_reduce(Target.kinds(), header_y + @row, fn kind, top ->
@@ -268,14 +257,7 @@ defmodule OpenAgentsPolicy.Pictures do
                 [
                   ~s(<g data-kind="#{kind}" data-lifecycle="#{lc}" data-authorized="#{reach}" ) <>
                     ~s(data-capabilities="#{Enum.join(caps, " ")}" data-unavailable="#{seam["unavailable_reason"]}">),
-                  ~s(<rect x="#{n(x + 1)}" y="#{y + 1}" width="#{n(cell_w - 2)}" height="#{@row - 2}" rx="3" ) <>
-                    ~s(fill="#{if caps == [], do: @withheld, else: @offered}"/>),
-                  text(x + cell_w / 2, y + 16, word,
-                    anchor: "middle",
-                    size: 12,
-                    fill: if(caps == [], do: @muted, else: @ink),
-                    bold: caps != []
-                  ),
+                  capability(x, y, cell_w, caps, word),
                   "</g>"
                 ]
               end)
@@ -312,40 +294,66 @@ defmodule OpenAgentsPolicy.Pictures do
   @spec delegation_seam_svg() :: String.t()
   def delegation_seam_svg do
     lifecycles = Target.delegation_lifecycles()
-    seams = Map.new(lifecycles, &{&1, Target.delegation_seam(&1)})
     cell_w = width(lifecycles) + 2 * @pad
-    w = 2 * @pad + cell_w * length(lifecycles)
     y = @title + 8 + @row
 
     cells =
       lifecycles
       |> Enum.with_index()
       |> Enum.map(fn {lc, i} ->
-        caps = seams[lc]["capabilities"]
-        x = @pad + cell_w * i
+        caps = Target.delegation_seam(lc)["capabilities"]
+        word = if caps == [], do: "nothing", else: Enum.join(caps, " ")
 
         [
           ~s(<g data-lifecycle="#{lc}" data-capabilities="#{Enum.join(caps, " ")}">),
-          text(x + cell_w / 2, y - 10, lc, anchor: "middle", bold: true),
-          ~s(<rect x="#{n(x + 1)}" y="#{y + 1}" width="#{n(cell_w - 2)}" height="#{@row - 2}" rx="3" ) <>
-            ~s(fill="#{if caps == [], do: @withheld, else: @offered}"/>),
-          text(x + cell_w / 2, y + 16, if(caps == [], do: "nothing", else: Enum.join(caps, " ")),
-            anchor: "middle",
-            size: 12,
-            fill: if(caps == [], do: @muted, else: @ink),
-            bold: caps != []
-          ),
+          capability(@pad + cell_w * i, y, cell_w, caps, word),
           "</g>"
         ]
       end)
 
-    svg(w, y + @row + @pad, "The delegation seam: what a caller may do to a delegation", [
-      text(@pad, 26, "delegation_seam/1: what a caller may do to a delegation",
-        bold: true,
-        size: 15
-      ),
-      cells
-    ])
+    svg(
+      2 * @pad + cell_w * length(lifecycles),
+      y + @row + @pad,
+      "The delegation seam: what a caller may do to a delegation",
+      [
+        text(@pad, 26, "delegation_seam/1: what a caller may do to a delegation",
+          bold: true,
+          size: 15
+        ),
+        headers(lifecycles, @pad, cell_w, y - 10),
+        cells
+      ]
+    )
+  end
+
+  # A row of bold column labels, centred over cells of width `cell_w` from `x`.
+  defp headers(labels, x, cell_w, y) do
+    labels
+    |> Enum.with_index()
+    |> Enum.map(fn {label, i} ->
+      text(x + cell_w * i + cell_w / 2, y, label, anchor: "middle", bold: true)
+    end)
+  end
+
+  # One cell of a grid row at (x, y).
+  defp box(x, y, w, fill, attrs \\ "") do
+    ~s(<rect#{attrs} x="#{n(x + 1)}" y="#{n(y + 1)}" width="#{n(w - 2)}" height="#{@row - 2}" ) <>
+      ~s(rx="3" fill="#{fill}"/>)
+  end
+
+  # A seam cell: green and bold when something is offered, grey otherwise.
+  defp capability(x, y, w, caps, word) do
+    offered? = caps != []
+
+    [
+      box(x, y, w, if(offered?, do: @offered, else: @withheld)),
+      text(x + w / 2, y + 16, word,
+        anchor: "middle",
+        size: 12,
+        fill: if(offered?, do: @ink, else: @muted),
+        bold: offered?
+      )
+    ]
   end
 
   defp tier_index(tiers, tier), do: Enum.find_index(tiers, &(&1 == tier))

@@ -396,7 +396,7 @@ pub struct FamilySchedule {
 }
 
 /// The whole schedule, every family in declaration order. Serializes to the
-/// JSON that `mix openagents_policy.schedule --json` prints.
+/// JSON that `mix openagents_policy.show --json` prints.
 #[must_use]
 pub fn schedule() -> Vec<FamilySchedule> {
     Family::ALL

@@ -18,6 +18,35 @@
 //! (`ALL`), `as_str`, and `parse`, which refuses a stranger with a typed
 //! [`Refusal`]. Substrate words that may outgrow the vocabulary are read as a
 //! [`Reading`], which can say `Unrecognized` instead of guessing.
+//!
+//! # Example
+//!
+//! A Rust service answering the two questions the Phoenix app asks: what may
+//! this caller do to a target, and which fields of a record may this reader
+//! see.
+//!
+//! ```
+//! use openagents_policy::disclosure::{Family, Relationship};
+//! use openagents_policy::ladder::Viewer;
+//! use openagents_policy::target::{box_lifecycle, Capability, Kind, Reach, Seam};
+//!
+//! // An idle Box is active; its owner may start work on it.
+//! let seam = Seam::new(Kind::Box, box_lifecycle("idle"), Reach::Authorized);
+//! assert_eq!(seam.capabilities(), [Capability::Start]);
+//! assert_eq!(
+//!     serde_json::to_string(&seam)?,
+//!     r#"{"custody":"openagents_managed","runtime_class":null,"lifecycle":"active","capabilities":["start"],"unavailable_reason":null}"#
+//! );
+//!
+//! // A signed-in stranger reads a work job at `pulse`: no report, no budget.
+//! let stranger: Viewer<&str> = Relationship::Stranger.viewer(Some("acct-7")).into();
+//! let fields: Vec<&str> = Family::WorkJob.admitted(&stranger).fields().map(|f| f.name()).collect();
+//! assert_eq!(fields, ["completed_at", "id", "kind", "started_at", "status"]);
+//! # Ok::<(), serde_json::Error>(())
+//! ```
+//!
+//! The guides of the Elixir library (`mix docs`) include one for this crate,
+//! "The Rust API", whose examples run as doctests here too.
 
 #![forbid(unsafe_code)]
 
@@ -27,3 +56,9 @@ pub mod target;
 mod vocabulary;
 
 pub use vocabulary::{Reading, Refusal, Vocabulary};
+
+// The Rust guide's examples (guides/rust.md), run as doctests so the guide
+// cannot drift from the crate. Only rustdoc's doctest pass sees this.
+#[cfg(doctest)]
+#[doc = include_str!("../../../guides/rust.md")]
+mod rust_guide {}
