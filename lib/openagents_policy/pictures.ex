@@ -40,6 +40,7 @@ defmodule OpenAgentsPolicy.Pictures do
   @pad 16
   @row 24
   @title 40
+  @gap 12
 
   @font "ui-monospace, SFMono-Regular, Menlo, Consolas, 'DejaVu Sans Mono', monospace"
   @ink "#1f2933"
@@ -189,103 +190,115 @@ defmodule OpenAgentsPolicy.Pictures do
   end
 
   @doc """
-  The seam matrix as SVG: for each kind, with and without reach, what the
-  caller may do to a target in each lifecycle, and why not.
+  The seam matrix as SVG: a row per target lifecycle and, for each kind, a
+  column for a caller with reach and one without. A cell is what that caller
+  may do to such a target, or why not.
   """
   @spec seam_svg() :: String.t()
   def seam_svg do
     lifecycles = Target.lifecycles()
+    kinds = Target.kinds()
+    reaches = [{true, "authorized"}, {false, "not authorized"}]
+    columns = for kind <- kinds, reach <- reaches, do: {kind, reach}
 
     seams =
-      for kind <- Target.kinds(), into: %{} do
-        {kind,
-         for(
-           reach <- [true, false],
-           lc <- lifecycles,
-           into: %{},
-           do: {{reach, lc}, Target.seam(kind, lc, reach)}
-         )}
-      end
+      for {kind, {r, _}} <- columns,
+          lc <- lifecycles,
+          into: %{},
+          do: {{kind, r, lc}, Target.seam(kind, lc, r)}
 
-    words =
-      for {_kind, by} <- seams, {_key, seam} <- by, do: seam["unavailable_reason"] || "start"
+    words = Enum.map(Map.values(seams), &(&1["unavailable_reason"] || "start"))
 
-    cell_w = width(words ++ lifecycles) + @pad
-    label_w = width(["not authorized"]) + 2 * @pad
-    grid_x = @pad + label_w
-    w = grid_x + cell_w * length(lifecycles) + @pad
+    cell_w = width(["not authorized" | words]) + @pad
+    group_w = cell_w * length(reaches) + @gap
+    grid_x = @pad + width(lifecycles) + @pad
     header_y = @title + 8
+    top = header_y + 80
 
-    header = headers(lifecycles, grid_x, cell_w, header_y + 14)
+    x_of = fn col ->
+      grid_x + div(col, length(reaches)) * group_w + rem(col, length(reaches)) * cell_w
+    end
 
-    {blocks, bottom} =
-      Enum.map_reduce(Target.kinds(), header_y + @row, fn kind, top ->
-        by = seams[kind]
+    kind_headers =
+      kinds
+      |> Enum.with_index()
+      |> Enum.map(fn {kind, g} ->
+        of_kind = for {{^kind, _, _}, seam} <- seams, do: seam
+        mid = grid_x + g * group_w + cell_w * length(reaches) / 2
 
-        custody =
-          by |> Map.values() |> Enum.map(& &1["custody"]) |> Enum.uniq() |> Enum.join(" / ")
-
-        class =
-          by
-          |> Map.values()
-          |> Enum.map(&(&1["runtime_class"] || "none"))
-          |> Enum.uniq()
-          |> Enum.join(" / ")
-
-        title = [
-          text(@pad, top + 20, kind, bold: true),
-          text(@pad + width([kind]) + 12, top + 20, "custody #{custody}, runtime class #{class}",
-            fill: @muted
+        [
+          text(mid, header_y + 14, kind, anchor: "middle", bold: true),
+          text(mid, header_y + 32, words_of(of_kind, "custody"),
+            anchor: "middle",
+            fill: @muted,
+            size: 12
+          ),
+          text(mid, header_y + 48, "runtime class: " <> words_of(of_kind, "runtime_class"),
+            anchor: "middle",
+            fill: @muted,
+            size: 12
           )
         ]
-
-        rows =
-          [{true, "authorized"}, {false, "not authorized"}]
-          |> Enum.with_index()
-          |> Enum.map(fn {{reach, label}, r} ->
-            y = top + 28 + r * @row
-
-            cells =
-              lifecycles
-              |> Enum.with_index()
-              |> Enum.map(fn {lc, i} ->
-                seam = by[{reach, lc}]
-                caps = seam["capabilities"]
-                word = if caps == [], do: seam["unavailable_reason"], else: Enum.join(caps, " ")
-                x = grid_x + cell_w * i
-
-                [
-                  ~s(<g data-kind="#{kind}" data-lifecycle="#{lc}" data-authorized="#{reach}" ) <>
-                    ~s(data-capabilities="#{Enum.join(caps, " ")}" data-unavailable="#{seam["unavailable_reason"]}">),
-                  capability(x, y, cell_w, caps, word),
-                  "</g>"
-                ]
-              end)
-
-            [text(@pad + 12, y + 16, label), cells]
-          end)
-
-        {[title, rows], top + 28 + 2 * @row + 8}
       end)
 
+    reach_headers =
+      columns
+      |> Enum.with_index()
+      |> Enum.map(fn {{_kind, {_r, label}}, col} ->
+        text(x_of.(col) + cell_w / 2, header_y + 72, label, anchor: "middle", size: 12)
+      end)
+
+    rows =
+      lifecycles
+      |> Enum.with_index()
+      |> Enum.map(fn {lc, r} ->
+        y = top + r * @row
+
+        cells =
+          columns
+          |> Enum.with_index()
+          |> Enum.map(fn {{kind, {reach, _label}}, col} ->
+            seam = seams[{kind, reach, lc}]
+            caps = seam["capabilities"]
+            word = if caps == [], do: seam["unavailable_reason"], else: Enum.join(caps, " ")
+
+            [
+              ~s(<g data-kind="#{kind}" data-lifecycle="#{lc}" data-authorized="#{reach}" ) <>
+                ~s(data-capabilities="#{Enum.join(caps, " ")}" data-unavailable="#{seam["unavailable_reason"]}">),
+              capability(x_of.(col), y, cell_w, caps, word),
+              "</g>"
+            ]
+          end)
+
+        [text(@pad, y + 16, lc, bold: true), cells]
+      end)
+
+    bottom = top + length(lifecycles) * @row
+
     legend =
-      text(@pad, bottom + 12, "green: the capability offered; grey: the unavailable reason",
+      text(@pad, bottom + 20, "green: the capability offered; grey: the unavailable reason",
         fill: @muted,
         size: 12
       )
 
     svg(
-      w,
-      bottom + 12 + @pad,
+      grid_x + group_w * length(kinds) - @gap + @pad,
+      bottom + 20 + @pad,
       "The seam matrix: what a caller may do to a target, by lifecycle",
       [
         text(@pad, 26, "seam/3: what a caller may do to a target now", bold: true, size: 15),
-        header,
-        blocks,
+        kind_headers,
+        reach_headers,
+        rows,
         legend
       ]
     )
   end
+
+  # The distinct values of `key` across seams, `none` for nil: one word,
+  # since custody and runtime class depend on the kind alone.
+  defp words_of(seams, key),
+    do: seams |> Enum.map(&(&1[key] || "none")) |> Enum.uniq() |> Enum.sort() |> Enum.join(" / ")
 
   @doc """
   The delegation seam as SVG: the capabilities of a delegation in each
