@@ -8,7 +8,7 @@ export LANG := C.UTF-8
 export LC_ALL := C.UTF-8
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: demo check tools rust-checks elixir-checks parity bench fuzz memory
+.PHONY: demo check tools rust-checks elixir-checks docs-checks parity bench fuzz memory
 
 tools:
 	@scripts/ensure_tools.sh
@@ -20,7 +20,7 @@ demo: tools
 	@mix compile
 	@mix openagents_policy.show
 
-check: tools rust-checks elixir-checks
+check: tools rust-checks elixir-checks docs-checks
 	scripts/dialyzer.sh
 	scripts/release_check.sh
 	@echo "make check: every check passed"
@@ -34,6 +34,12 @@ elixir-checks:
 	mix format --check-formatted
 	MIX_ENV=test mix compile --force --warnings-as-errors
 	mix test
+
+# Both docs, failing on any warning: rustdoc's, and ExDoc's (broken references
+# included). The `docs` alias first redraws guides/assets/*.svg from the core.
+docs-checks:
+	RUSTDOCFLAGS="-D warnings" cargo doc -p openagents_policy --no-deps
+	MIX_ENV=dev mix docs --warnings-as-errors
 
 # Needs ../shared/reference (the seeds), which a user of the library does not have.
 parity: tools
