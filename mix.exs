@@ -83,7 +83,7 @@ defmodule OpenAgentsPolicy.MixProject do
           OpenAgents.Transparency.Ladder
         ],
         "Host boundary": [OpenAgentsPolicy.Host],
-        "Mix tasks and reports": [
+        "Reports and pictures": [
           Mix.Tasks.OpenagentsPolicy.Show,
           Mix.Tasks.OpenagentsPolicy.Pictures,
           OpenAgentsPolicy.Report,
