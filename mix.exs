@@ -83,12 +83,8 @@ defmodule OpenAgentsPolicy.MixProject do
           OpenAgents.Transparency.Ladder
         ],
         "Host boundary": [OpenAgentsPolicy.Host],
-        "Reports and pictures": [
-          Mix.Tasks.OpenagentsPolicy.Show,
-          Mix.Tasks.OpenagentsPolicy.Pictures,
-          OpenAgentsPolicy.Report,
-          OpenAgentsPolicy.Pictures
-        ]
+        "Mix tasks": [Mix.Tasks.OpenagentsPolicy.Show, Mix.Tasks.OpenagentsPolicy.Pictures],
+        "Reports and pictures": [OpenAgentsPolicy.Report, OpenAgentsPolicy.Pictures]
       ]
     ]
   end
