@@ -74,8 +74,9 @@ defmodule OpenAgentsPolicy.MixProject do
       ],
       groups_for_extras: [Guides: ~r{^guides/}],
       assets: %{"guides/assets" => "assets"},
-      # Hidden (@moduledoc false), yet worth naming in prose.
-      skip_code_autolink_to: ["OpenAgentsPolicy.Native"],
+      # Native is hidden (@moduledoc false), yet worth naming in prose; `Access`
+      # in these docs is the Rust crate's enum, not Elixir's module.
+      skip_code_autolink_to: ["OpenAgentsPolicy.Native", "Access"],
       groups_for_modules: [
         "Public API": [
           OpenAgents.Delegations.Target,
