@@ -157,7 +157,7 @@ defmodule OpenAgentsPolicy.Pictures do
   # The never-listed columns, flowed into as many columns as fit.
   defp never_block(never, top, w) do
     names = Enum.map(never, &to_string/1)
-    col_w = width(names) + 24
+    col_w = width(names) + 32
     per_row = max(1, trunc((w - 2 * @pad) / col_w))
     lines = div(length(names) + per_row - 1, per_row)
 
