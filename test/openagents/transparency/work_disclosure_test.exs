@@ -4,7 +4,7 @@ defmodule OpenAgents.Transparency.WorkDisclosureTest do
   alias Ecto.Association.NotLoaded
   alias OpenAgents.Accounts.User
   alias OpenAgents.Transparency.{ArtifactLink, WorkDisclosure}
-  alias OpenAgentsPolicy.Test.{Assignment, Changeset, Evidence, JSON, Upstream, WorkJob}
+  alias OpenAgentsPolicy.Test.{Assignment, Changeset, Evidence, Upstream, WorkJob}
 
   doctest OpenAgents.Transparency.WorkDisclosure
 
@@ -223,7 +223,7 @@ defmodule OpenAgents.Transparency.WorkDisclosureTest do
     end
 
     test "schedule_json/0, the Rust core's serialization, says the same as the Elixir functions" do
-      decoded = JSON.decode!(WorkDisclosure.schedule_json())
+      decoded = Jason.decode!(WorkDisclosure.schedule_json())
       assert Enum.map(decoded, & &1["family"]) == Enum.map(@families, &Atom.to_string/1)
 
       for %{"family" => name, "fields" => fields, "never" => never} <- decoded do
