@@ -179,7 +179,10 @@ defmodule OpenAgents.Transparency.WorkDisclosureSecurityTest do
     @runs 5_000
 
     property "the effective tier never rises above the record's own tier without a live link's owner or an operator" do
-      check all(record <- record(), viewer <- viewer(), max_runs: @runs) do
+      # Generators built once, not once per run.
+      {records, viewers} = {record(), viewer()}
+
+      check all(record <- records, viewer <- viewers, max_runs: @runs) do
         tier = WorkDisclosure.effective_tier(record, viewer)
         assert tier in @tiers
 
@@ -207,10 +210,12 @@ defmodule OpenAgents.Transparency.WorkDisclosureSecurityTest do
     end
 
     property "whatever a record and viewer resolve to, the projection discloses only scheduled fields" do
+      {records, viewers} = {record(), viewer()}
+
       check all(
               family <- member_of(@families),
-              record <- record(),
-              viewer <- viewer(),
+              record <- records,
+              viewer <- viewers,
               max_runs: @runs
             ) do
         tier = WorkDisclosure.effective_tier(record, viewer)
