@@ -159,7 +159,11 @@ defmodule OpenAgentsPolicy.FuzzTest do
     one_of([
       shaped(:tier),
       fixed_map(%{account_id: member_of(@accounts), tier: shaped(:tier)}),
-      fixed_map(%{account_id: member_of(@accounts), tier: constant(:glass), admin: constant(true)}),
+      fixed_map(%{
+        account_id: member_of(@accounts),
+        tier: constant(:glass),
+        admin: constant(true)
+      }),
       fixed_map(%{admin: member_of([true, "true", false, nil])}),
       fixed_map(%{account_id: member_of(@accounts)}),
       shaped(:user)
