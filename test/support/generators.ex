@@ -13,7 +13,8 @@ defmodule OpenAgentsPolicy.Test.Generators do
   import StreamData
 
   # Near misses of a word: each turns a word the library reads into one it
-  # must not read as that word. (A function: closures cannot be attributes.)
+  # must not read as that word (the last leaves a word without `_` as it
+  # is). A function, because closures cannot be module attributes.
   defp near_misses do
     [
       &String.upcase/1,
