@@ -33,7 +33,7 @@ rust-checks:
 elixir-checks:
 	mix format --check-formatted
 	MIX_ENV=test mix compile --force --warnings-as-errors
-	mix test
+	mix test --warnings-as-errors
 
 # Needs ../shared/reference (the seeds), which a user of the library does not have.
 parity: tools
