@@ -33,7 +33,7 @@ rust-checks:
 elixir-checks:
 	mix format --check-formatted
 	MIX_ENV=test mix compile --force --warnings-as-errors
-	mix test
+	mix test --warnings-as-errors
 
 # Both docs, failing on any warning: rustdoc's, and ExDoc's (broken references
 # included). The `docs` alias first redraws guides/assets/*.svg from the core.

@@ -18,6 +18,17 @@
 #     model: the same value (`===`), or the same exception class. An exception
 #     raised by `OpenAgentsPolicy.Native` itself (a NIF `badarg`, a caught
 #     panic, `nif_not_loaded`) is always a failure.
+#
+# Why the generator is not StreamData (the property tests are): the same
+# generator drives scripts/fuzz.exs and scripts/memory.exs, which run under
+# any MIX_ENV (`make memory` under prod), where the test-only StreamData
+# is absent and the library adds no dependency; a run is a plain function of
+# its seed, so a million calls, five thousand processes and a memory
+# measurement replay exactly; and its inputs include 1 MB binaries,
+# sub-binaries of them, 5 000-element column lists, pids and refs, which
+# shrinking would spend most of a failing run on. The oracle is shared: the
+# StreamData property of test/openagents_policy/fuzz_test.exs holds its own
+# generated calls to `Fuzz.check/1`, and shrinks what fails.
 
 defmodule OpenAgentsPolicy.Fuzz.Gen do
   @moduledoc false

@@ -12,9 +12,16 @@ defmodule OpenAgentsPolicy.FuzzTest do
   # non-map, KeyError where it dot-accesses a struct missing the key); never
   # an ErlangError, never an exception raised by the NIF itself.
   use ExUnit.Case, async: true
+  use ExUnitProperties
 
+  alias Ecto.Association.NotLoaded
+  alias OpenAgents.Accounts.User
+  alias OpenAgents.Delegations.Target
+  alias OpenAgents.Machines.Machine
+  alias OpenAgents.Transparency.{ArtifactLink, Ladder, WorkDisclosure}
   alias OpenAgentsPolicy.Fuzz
   alias OpenAgentsPolicy.Fuzz.Model
+  alias OpenAgentsPolicy.Test.{Generators, Upstream}
 
   @seed 20_260_825
   @calls 4_000
@@ -44,11 +51,141 @@ defmodule OpenAgentsPolicy.FuzzTest do
              Enum.join(report.failures, "\n\n")
   end
 
+  # The same oracle over StreamData's input, so a disagreement is reported at
+  # the smallest call that still disagrees: the function shrinks towards the
+  # first one, each argument towards the simplest term that still fails.
+  property "generated calls of every public function: the seed's value or exception class" do
+    check all(
+            {module, fun, arity} <- member_of(Fuzz.functions()),
+            args <- fixed_list(for role <- roles(module, fun, arity), do: argument(role)),
+            max_runs: 2_000
+          ) do
+      assert {_class, nil} = Fuzz.check({module, fun, args})
+    end
+  end
+
+  # What each argument of each function is, as the host passes it; a
+  # function added later gets arbitrary terms.
+  @roles %{
+    {Target, :custody, 1} => [:kind],
+    {Target, :runtime_class, 1} => [:kind],
+    {Target, :box_lifecycle, 1} => [:state],
+    {Target, :run_lifecycle, 1} => [:state],
+    {Target, :job_lifecycle, 1} => [:state],
+    {Target, :computer_lifecycle, 2} => [:machine, :boolean],
+    {Target, :seam, 3} => [:kind, :lifecycle, :boolean],
+    {Target, :delegation_seam, 1} => [:lifecycle],
+    {WorkDisclosure, :never, 1} => [:family],
+    {WorkDisclosure, :source_columns, 1} => [:family],
+    {WorkDisclosure, :tier_for, 2} => [:family, :field],
+    {WorkDisclosure, :fields_at, 2} => [:family, :viewer],
+    {WorkDisclosure, :viewer, 2} => [:repository, :user],
+    {WorkDisclosure, :effective_tier, 2} => [:record, :viewer],
+    {WorkDisclosure, :link_for_attempt, 2} => [:repository, :principal],
+    {WorkDisclosure, :link_for_attempt, 3} => [:repository, :principal, :authority],
+    {WorkDisclosure, :project, 3} => [:family, :source, :viewer],
+    {WorkDisclosure, :classify, 2} => [:family, :columns],
+    {Ladder, :name, 1} => [:tier],
+    {Ladder, :rank, 1} => [:tier],
+    {Ladder, :viewer_tier, 1} => [:viewer],
+    {Ladder, :clamp, 2} => [:tier, :viewer],
+    {Ladder, :effective_tier, 2} => [:subject, :viewer],
+    {Ladder, :allows?, 3} => [:subject, :access, :viewer]
+  }
+
+  defp roles(module, fun, arity),
+    do: Map.get_lazy(@roles, {module, fun, arity}, fn -> List.duplicate(:any, arity) end)
+
+  # An argument in `role`: shaped as the host passes it five times in six,
+  # any term otherwise.
+  defp argument(:any), do: Generators.term(2)
+  defp argument(role), do: frequency([{5, shaped(role)}, {1, Generators.term(2)}])
+
+  @families Map.keys(Upstream.tables())
+  @columns Enum.flat_map(@families, &Upstream.columns/1) ++ [:bogus, :__meta__]
+  @fields Enum.flat_map(@families, &Map.keys(WorkDisclosure.schedule()[&1]))
+  @substrate_words Upstream.box_states() ++ Upstream.run_states() ++ Upstream.job_statuses()
+  @lifecycles Target.lifecycles() ++ Target.delegation_lifecycles()
+  @accounts ["acct-1", "acct-2", nil]
+
+  defp shaped(:kind), do: Generators.word(Target.kinds())
+  defp shaped(:state), do: Generators.word(@substrate_words ++ @lifecycles)
+  defp shaped(:lifecycle), do: Generators.word(@lifecycles)
+  defp shaped(:boolean), do: boolean()
+
+  defp shaped(:family),
+    do: frequency([{6, member_of(@families)}, {1, member_of(["attempt", :Attempt, nil])}])
+
+  defp shaped(:field), do: member_of(Enum.uniq(@fields ++ @columns))
+  defp shaped(:columns), do: list_of(member_of(@columns), max_length: 12)
+  defp shaped(:access), do: member_of([:metadata, :content, :full, :bogus, "metadata", nil])
+  defp shaped(:authority), do: member_of([%{}, %{"roots" => ["/home/x"], "machine_name" => "m"}])
+  defp shaped(:repository), do: fixed_map(%{id: member_of(["repo-1", "repo-2", 1, nil])})
+  defp shaped(:subject), do: one_of([shaped(:link), shaped(:tier)])
+
+  defp shaped(:tier) do
+    one_of([
+      member_of(Ladder.tiers()),
+      Generators.word(Enum.map(Ladder.tiers(), &Atom.to_string/1))
+    ])
+  end
+
+  defp shaped(:machine) do
+    fields = %{status: Generators.word(Upstream.machine_statuses()), revoked_at: revoked_at()}
+    map(fixed_map(fields), &struct(Machine, &1))
+  end
+
+  defp shaped(:user) do
+    user = %{
+      id: member_of(@accounts),
+      admin: boolean(),
+      member_of: list_of(member_of(["repo-1", 1]))
+    }
+
+    one_of([constant(nil), map(fixed_map(user), &struct(User, &1))])
+  end
+
+  defp shaped(:link) do
+    fields = %{account_id: member_of(@accounts), tier: shaped(:tier), revoked_at: revoked_at()}
+    map(fixed_map(fields), &struct(ArtifactLink, &1))
+  end
+
+  defp shaped(:record) do
+    link = one_of([shaped(:link), constant(nil), constant(%NotLoaded{__field__: :artifact_link})])
+    optional_map(%{transparency_tier: shaped(:subject), artifact_link: link})
+  end
+
+  defp shaped(:viewer) do
+    one_of([
+      shaped(:tier),
+      fixed_map(%{account_id: member_of(@accounts), tier: shaped(:tier)}),
+      fixed_map(%{
+        account_id: member_of(@accounts),
+        tier: constant(:glass),
+        admin: constant(true)
+      }),
+      fixed_map(%{admin: member_of([true, "true", false, nil])}),
+      fixed_map(%{account_id: member_of(@accounts)}),
+      shaped(:user)
+    ])
+  end
+
+  defp shaped(:principal) do
+    fixed_map(%{
+      "type" => member_of(["user", "agent", "User", "", :user]),
+      "id" => member_of(["acct-1", "acct-2", 1, nil, <<1::3>>, <<0xFF>>])
+    })
+  end
+
+  defp shaped(:source) do
+    key = member_of(Enum.uniq(@fields ++ @columns))
+    map(list_of({key, Generators.term(1)}, max_length: 40), &Map.new/1)
+  end
+
+  defp revoked_at, do: member_of([nil, ~U[2026-08-25 12:00:00Z], "yesterday"])
+
   # The inputs that matter most, named, so a regression says which one.
   describe "known shapes" do
-    alias OpenAgents.Delegations.Target
-    alias OpenAgents.Transparency.WorkDisclosure
-
     defp check!(module, fun, args) do
       assert {_class, nil} = Fuzz.check({module, fun, args})
     end

@@ -24,17 +24,19 @@ defmodule OpenAgentsPolicy.ReloadTest do
   @reloads 20
 
   setup_all do
-    {Native, binary, file} = :code.get_object_code(Native)
+    {Native, binary, beam_path} = :code.get_object_code(Native)
 
     # Whatever happens in a test, leave the module loaded, with its NIF.
     on_exit(fn ->
       if :code.is_loaded(Native) == false,
-        do: {:module, Native} = :code.load_binary(Native, file, binary)
+        do: {:module, Native} = :code.load_binary(Native, beam_path, binary)
 
       assert_answers!()
     end)
 
-    %{binary: binary, file: file}
+    # Not `:file`: since Elixir 1.15 a test's tags are merged over this
+    # context, and ExUnit tags every test with `:file` (the test's source).
+    %{binary: binary, beam_path: beam_path}
   end
 
   # Answers from every path through the NIF that the host calls.
@@ -93,14 +95,14 @@ defmodule OpenAgentsPolicy.ReloadTest do
   end
 
   test "Mix's reloader order, #{@reloads} times: purge, delete, load while the old code holds the NIF",
-       %{binary: binary, file: file} do
+       %{binary: binary, beam_path: beam_path} do
     for round <- 1..@reloads do
       :code.purge(Native)
       assert :code.delete(Native)
       # The current code is now old and still holds the library.
       assert current_and_old() == {false, true}
 
-      assert {:module, Native} = :code.load_binary(Native, file, binary),
+      assert {:module, Native} = :code.load_binary(Native, beam_path, binary),
              "round #{round}: the load (the NIF's upgrade path) failed"
 
       assert current_and_old() == {true, true}
@@ -110,14 +112,14 @@ defmodule OpenAgentsPolicy.ReloadTest do
 
   test "IEx's order, #{@reloads} times: load over the current version", %{
     binary: binary,
-    file: file
+    beam_path: beam_path
   } do
     for round <- 1..@reloads do
       # Only one old version may exist; the previous round left one.
       :code.purge(Native)
       assert current_and_old() == {true, false}
 
-      assert {:module, Native} = :code.load_binary(Native, file, binary),
+      assert {:module, Native} = :code.load_binary(Native, beam_path, binary),
              "round #{round}: loading over the current version failed"
 
       assert current_and_old() == {true, true}
@@ -125,7 +127,10 @@ defmodule OpenAgentsPolicy.ReloadTest do
     end
   end
 
-  test "a cold load after the old code is gone, #{@reloads} times", %{binary: binary, file: file} do
+  test "a cold load after the old code is gone, #{@reloads} times", %{
+    binary: binary,
+    beam_path: beam_path
+  } do
     for round <- 1..@reloads do
       :code.purge(Native)
       :code.delete(Native)
@@ -133,7 +138,7 @@ defmodule OpenAgentsPolicy.ReloadTest do
       :code.purge(Native)
       assert current_and_old() == {false, false}
 
-      assert {:module, Native} = :code.load_binary(Native, file, binary),
+      assert {:module, Native} = :code.load_binary(Native, beam_path, binary),
              "round #{round}: a fresh load failed"
 
       assert_answers!()
@@ -142,7 +147,7 @@ defmodule OpenAgentsPolicy.ReloadTest do
 
   test "the three orders interleaved, then the module is left loaded", %{
     binary: binary,
-    file: file
+    beam_path: beam_path
   } do
     for round <- 1..@reloads do
       case rem(round, 3) do
@@ -159,7 +164,7 @@ defmodule OpenAgentsPolicy.ReloadTest do
           :code.purge(Native)
       end
 
-      assert {:module, Native} = :code.load_binary(Native, file, binary)
+      assert {:module, Native} = :code.load_binary(Native, beam_path, binary)
       assert_answers!()
     end
 

@@ -1,12 +1,13 @@
 defmodule OpenAgents.Delegations.TargetTest do
   use ExUnit.Case, async: true
+  use ExUnitProperties
 
   alias OpenAgents.Accounts.User
   alias OpenAgents.Delegations.Target
   alias OpenAgents.Machines.Machine
   alias OpenAgents.Transparency.ArtifactLink
   alias OpenAgentsPolicy.Native
-  alias OpenAgentsPolicy.Test.{Gen, JSON, Upstream}
+  alias OpenAgentsPolicy.Test.{Generators, Upstream}
 
   doctest OpenAgents.Delegations.Target
 
@@ -456,11 +457,11 @@ defmodule OpenAgents.Delegations.TargetTest do
         json = Native.seam_json(kind, lifecycle, authorized?)
         seam = Target.seam(kind, lifecycle, authorized?)
 
-        assert JSON.decode!(json) == seam,
+        assert Jason.decode!(json) == seam,
                "seam_json(#{kind}, #{lifecycle}, #{authorized?}): #{json}"
 
-        assert JSON.keys!(json) == @seam_keys
-        assert json == JSON.encode({:object, Enum.map(@seam_keys, &{&1, seam[&1]})})
+        assert keys_in_document_order(json) == @seam_keys
+        assert json == compact_json(@seam_keys, seam)
       end
     end
 
@@ -469,9 +470,9 @@ defmodule OpenAgents.Delegations.TargetTest do
         json = Native.delegation_seam_json(lifecycle)
         seam = Target.delegation_seam(lifecycle)
 
-        assert JSON.decode!(json) == seam, "delegation_seam_json(#{lifecycle}): #{json}"
-        assert JSON.keys!(json) == @delegation_seam_keys
-        assert json == JSON.encode({:object, Enum.map(@delegation_seam_keys, &{&1, seam[&1]})})
+        assert Jason.decode!(json) == seam, "delegation_seam_json(#{lifecycle}): #{json}"
+        assert keys_in_document_order(json) == @delegation_seam_keys
+        assert json == compact_json(@delegation_seam_keys, seam)
       end
     end
 
@@ -547,13 +548,13 @@ defmodule OpenAgents.Delegations.TargetTest do
     end
   end
 
-  describe "properties over seeded random input" do
+  describe "properties over generated input (StreamData: shrunk to the smallest failure)" do
     @runs 3_000
 
-    test "every binary maps into the vocabulary, and a word the substrate does not declare reads failed" do
+    property "every binary maps into the vocabulary, and a word the substrate does not declare reads failed" do
       words = Enum.uniq([@fanout_queued | @box_states] ++ @run_states ++ @job_statuses)
 
-      Gen.check("substrate words", @runs, fn -> Gen.binary(words) end, fn word ->
+      check all(word <- Generators.word(words), max_runs: @runs) do
         box = Target.box_lifecycle(word)
         run = Target.run_lifecycle(word)
         job = Target.job_lifecycle(word)
@@ -564,47 +565,48 @@ defmodule OpenAgents.Delegations.TargetTest do
         assert box == Map.get(@box_table, word, "failed")
         assert run == Map.get(@run_table, word, "failed")
         assert job == Map.get(@job_table, word, "failed")
-      end)
+      end
     end
 
-    test "any term is either a binary the projections read, or refused with FunctionClauseError" do
-      Gen.check("projection guards", @runs, fn -> Gen.term() end, fn term ->
+    property "any term is either a binary the projections read, or refused with FunctionClauseError" do
+      check all(term <- Generators.term(), max_runs: @runs) do
         for project <- [&Target.box_lifecycle/1, &Target.run_lifecycle/1, &Target.job_lifecycle/1] do
           if is_binary(term),
             do: assert(project.(term) in (@lifecycles ++ @delegation_lifecycles)),
             else: assert_raise(FunctionClauseError, fn -> project.(term) end)
         end
-
-        true
-      end)
+      end
     end
 
-    test "seam/3 answers for the vocabulary and refuses everything else with FunctionClauseError" do
-      generate = fn ->
-        {pick_or_term(@kinds), pick_or_term(@lifecycles), pick_or_term([true, false])}
-      end
-
-      Gen.check("seam guards", @runs, generate, fn {kind, lifecycle, authorized?} ->
+    property "seam/3 answers for the vocabulary and refuses everything else with FunctionClauseError" do
+      check all(
+              kind <- Generators.word_or_term(@kinds),
+              lifecycle <- Generators.word_or_term(@lifecycles),
+              authorized? <- Generators.word_or_term([true, false]),
+              max_runs: @runs
+            ) do
         if kind in @kinds and lifecycle in @lifecycles and is_boolean(authorized?) do
           assert Target.seam(kind, lifecycle, authorized?) ==
                    expected_seam(kind, lifecycle, authorized?)
         else
           assert_raise FunctionClauseError, fn -> Target.seam(kind, lifecycle, authorized?) end
         end
-      end)
+      end
     end
 
-    test "a machine's lifecycle follows the seed's cond for any status and revoked_at" do
-      generate = fn ->
-        status = if Gen.boolean(), do: Gen.binary(@machine_statuses), else: Gen.term(1)
-        revoked_at = if Gen.boolean(), do: nil, else: Gen.term(1)
-        {%Machine{status: status, revoked_at: revoked_at, name: Gen.term(1)}, Gen.boolean()}
-      end
+    property "a machine's lifecycle follows the seed's cond for any status and revoked_at" do
+      check all(
+              status <- one_of([Generators.word(@machine_statuses), Generators.term(1)]),
+              revoked_at <- one_of([constant(nil), Generators.term(1)]),
+              name <- Generators.term(1),
+              online? <- boolean(),
+              max_runs: @runs
+            ) do
+        machine = %Machine{status: status, revoked_at: revoked_at, name: name}
 
-      Gen.check("computer_lifecycle", @runs, generate, fn {machine, online?} ->
         assert Target.computer_lifecycle(machine, online?) ==
-                 expected_computer(machine.status, machine.revoked_at, online?)
-      end)
+                 expected_computer(status, revoked_at, online?)
+      end
     end
   end
 
@@ -632,8 +634,18 @@ defmodule OpenAgents.Delegations.TargetTest do
     end
   end
 
+  # The keys of the JSON object `json`, in the order the document writes them
+  # (a map would forget it).
+  defp keys_in_document_order(json) do
+    %Jason.OrderedObject{values: pairs} = Jason.decode!(json, objects: :ordered_objects)
+    Enum.map(pairs, &elem(&1, 0))
+  end
+
+  # `map` written as compact JSON with its keys in `keys` order, as serde_json
+  # writes a struct.
+  defp compact_json(keys, map),
+    do: keys |> Enum.map(&{&1, map[&1]}) |> Jason.OrderedObject.new() |> Jason.encode!()
+
   # The words of `words` that are not in `vocabulary`, each once.
   defp not_in(words, vocabulary), do: words |> Enum.reject(&(&1 in vocabulary)) |> Enum.uniq()
-
-  defp pick_or_term(words), do: if(Gen.upto(3) > 0, do: Gen.pick(words), else: Gen.term(1))
 end

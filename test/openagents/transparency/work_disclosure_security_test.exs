@@ -7,12 +7,13 @@ defmodule OpenAgents.Transparency.WorkDisclosureSecurityTest do
   an operator.
   """
   use ExUnit.Case, async: true
+  use ExUnitProperties
 
   alias Ecto.Association.NotLoaded
   alias OpenAgents.Accounts
   alias OpenAgents.Accounts.User
   alias OpenAgents.Transparency.{ArtifactLink, WorkDisclosure}
-  alias OpenAgentsPolicy.Test.{Assignment, Gen, Upstream}
+  alias OpenAgentsPolicy.Test.{Assignment, Generators, Upstream}
 
   # ── The host's tables and the ladder (upstream.md) ──
   @families Map.keys(Upstream.tables())
@@ -174,11 +175,14 @@ defmodule OpenAgents.Transparency.WorkDisclosureSecurityTest do
     end
   end
 
-  describe "seeded random records and viewers" do
+  describe "generated records and viewers (StreamData: shrunk to the smallest failure)" do
     @runs 5_000
 
-    test "the effective tier never rises above the record's own tier without a live link's owner or an operator" do
-      Gen.check("effective tier ceiling", @runs, &random_case/0, fn {record, viewer} ->
+    property "the effective tier never rises above the record's own tier without a live link's owner or an operator" do
+      # Generators built once, not once per run.
+      {records, viewers} = {record(), viewer()}
+
+      check all(record <- records, viewer <- viewers, max_runs: @runs) do
         tier = WorkDisclosure.effective_tier(record, viewer)
         assert tier in @tiers
 
@@ -202,13 +206,18 @@ defmodule OpenAgents.Transparency.WorkDisclosureSecurityTest do
               assert_within_viewer(tier, viewer)
             end
         end
-      end)
+      end
     end
 
-    test "whatever a record and viewer resolve to, the projection discloses only scheduled fields" do
-      generate = fn -> {Gen.pick(@families), random_case()} end
+    property "whatever a record and viewer resolve to, the projection discloses only scheduled fields" do
+      {records, viewers} = {record(), viewer()}
 
-      Gen.check("projection at the effective tier", @runs, generate, fn {family, {record, viewer}} ->
+      check all(
+              family <- member_of(@families),
+              record <- records,
+              viewer <- viewers,
+              max_runs: @runs
+            ) do
         tier = WorkDisclosure.effective_tier(record, viewer)
         projection = WorkDisclosure.project(family, hostile_source(family), tier)
 
@@ -220,8 +229,7 @@ defmodule OpenAgents.Transparency.WorkDisclosureSecurityTest do
         # The viewer itself as the tier argument is held to the same line.
         direct = WorkDisclosure.project(family, hostile_source(family), viewer)
         if direct, do: assert_discloses_only_scheduled(family, direct, inspect(viewer))
-        true
-      end)
+      end
     end
   end
 
@@ -238,66 +246,72 @@ defmodule OpenAgents.Transparency.WorkDisclosureSecurityTest do
     ]
   end
 
-  defp random_case, do: {random_record(), random_viewer()}
+  # A tier as a record, a link or a viewer may carry one: a link tier, a
+  # near miss of one, a random binary, or any term.
+  defp tier_word, do: frequency([{4, Generators.word(@link_tiers)}, {1, Generators.term(1)}])
 
-  defp random_tier_word do
-    case Gen.upto(4) do
-      0 -> Gen.term(1)
-      _ -> Gen.binary(@link_tiers)
-    end
+  defp revoked_at,
+    do: frequency([{2, constant(nil)}, {1, constant(@revoked_at)}, {1, Generators.term(1)}])
+
+  defp link do
+    frequency([
+      {1, constant(nil)},
+      {1, constant(%NotLoaded{__field__: :artifact_link})},
+      {1,
+       fixed_map(%{
+         account_id: member_of(@accounts),
+         tier: constant("glass"),
+         revoked_at: constant(nil)
+       })},
+      {1, Generators.term(1)},
+      {3,
+       gen all(
+             account_id <- member_of(@accounts),
+             tier <- tier_word(),
+             revoked_at <- revoked_at()
+           ) do
+         %ArtifactLink{account_id: account_id, tier: tier, revoked_at: revoked_at}
+       end}
+    ])
   end
 
-  defp random_link do
-    case Gen.upto(6) do
-      0 ->
-        nil
+  # A record as the host passes one: a map with a transparency_tier, with or
+  # without an artifact_link, or an Assignment; one in ten lacks the tier.
+  defp record do
+    shape =
+      one_of([
+        fixed_map(%{transparency_tier: tier_word()}),
+        fixed_map(%{transparency_tier: tier_word(), artifact_link: link()}),
+        map({tier_word(), link()}, fn {tier, link} ->
+          %Assignment{transparency_tier: tier, artifact_link: link}
+        end)
+      ])
 
-      1 ->
-        %NotLoaded{__field__: :artifact_link}
-
-      2 ->
-        %{account_id: Gen.pick(@accounts), tier: "glass", revoked_at: nil}
-
-      3 ->
-        Gen.term(1)
-
-      _ ->
-        %ArtifactLink{
-          account_id: Gen.pick(@accounts),
-          tier: random_tier_word(),
-          revoked_at: random_revoked_at()
-        }
-    end
+    frequency([
+      {9, shape},
+      {1, map(shape, &Map.delete(&1, :transparency_tier))}
+    ])
   end
 
-  defp random_revoked_at,
-    do: if(Gen.boolean(), do: nil, else: Gen.pick([@revoked_at, Gen.term(1)]))
+  defp viewer do
+    account = member_of(@accounts)
 
-  defp random_record do
-    record =
-      case Gen.upto(2) do
-        0 -> %{transparency_tier: random_tier_word()}
-        1 -> %{transparency_tier: random_tier_word(), artifact_link: random_link()}
-        2 -> %Assignment{transparency_tier: random_tier_word(), artifact_link: random_link()}
-      end
-
-    if Gen.upto(9) == 0, do: Map.delete(record, :transparency_tier), else: record
-  end
-
-  defp random_viewer do
-    account = Gen.pick(@accounts)
-
-    case Gen.upto(9) do
-      0 -> nil
-      1 -> Gen.term(1)
-      2 -> random_tier_word()
-      3 -> %{tier: random_tier_word()}
-      4 -> %{account_id: account, tier: random_tier_word()}
-      5 -> %{account_id: account}
-      6 -> %{account_id: account, tier: :glass, admin: Gen.pick([true, false, "true", nil])}
-      7 -> %User{id: account, admin: Gen.boolean()}
-      _ -> Gen.pick(@tier_forms)
-    end
+    frequency([
+      {1, constant(nil)},
+      {1, Generators.term(1)},
+      {1, tier_word()},
+      {1, fixed_map(%{tier: tier_word()})},
+      {1, fixed_map(%{account_id: account, tier: tier_word()})},
+      {1, fixed_map(%{account_id: account})},
+      {1,
+       fixed_map(%{
+         account_id: account,
+         tier: constant(:glass),
+         admin: member_of([true, false, "true", nil])
+       })},
+      {1, map({account, boolean()}, fn {id, admin} -> %User{id: id, admin: admin} end)},
+      {2, member_of(@tier_forms)}
+    ])
   end
 
   # ── upstream.md's notions, independently of the library ──
