@@ -9,16 +9,7 @@ defmodule OpenAgentsPolicy.HostConfigTest do
   alias OpenAgents.Accounts.User
   alias OpenAgents.Transparency.WorkDisclosure
   alias OpenAgentsPolicy.Host
-
-  defmodule Everyone do
-    @moduledoc false
-    def admin?(_user), do: true
-  end
-
-  defmodule NoOne do
-    @moduledoc false
-    def admin?(_user), do: false
-  end
+  alias OpenAgentsPolicy.Test.{Everyone, NoOne}
 
   @repository %{id: "repo-1"}
   @user %User{id: "u-1", admin: false}

@@ -8,16 +8,7 @@ defmodule OpenAgentsPolicy.HostOverrideTest do
   alias OpenAgents.Accounts.User
   alias OpenAgents.Transparency.WorkDisclosure
   alias OpenAgentsPolicy.Host
-
-  defmodule Everyone do
-    @moduledoc false
-    def admin?(_user), do: true
-  end
-
-  defmodule NoOne do
-    @moduledoc false
-    def admin?(_user), do: false
-  end
+  alias OpenAgentsPolicy.Test.{Everyone, NoOne}
 
   @repository %{id: "repo-1"}
   # An operator by the default stand-in's rule (its `admin` field).
