@@ -29,9 +29,11 @@ defmodule OpenAgentsPolicy.Host do
   holds for the calling process and for every process that names it in its
   `$callers` (`Task`s it starts, and processes that follow that convention),
   so tests that override in `async: true` modules never see each other's
-  modules. It ends with the process, or with `clear_override/0`. Until some
-  process has made one, looking for overrides costs one `:persistent_term`
-  read, so a system that never overrides pays only that.
+  modules. It ends with the process, or with `clear_override/0`. Looking for
+  an override costs two process-dictionary reads in a process without
+  `$callers`, and one `:persistent_term` read more in one with them, until
+  some process has made an override: a system that never overrides pays
+  only that.
 
   Order of precedence, per key: the nearest override (the calling process,
   then its `$callers` in order), then the application environment, then the
@@ -190,8 +192,8 @@ defmodule OpenAgentsPolicy.Host do
     end
   end
 
-  # One clause per key, its default a literal: the lookup is a
-  # :persistent_term read and an application-environment read.
+  # One clause per key, its default a literal: the lookup is the override
+  # check and an application-environment read.
   for {key, default} <- @defaults do
     defp module(unquote(key)) do
       with nil <- overriding(unquote(key)),
@@ -199,12 +201,20 @@ defmodule OpenAgentsPolicy.Host do
     end
   end
 
+  # The calling process's own override first; then, only in a process that
+  # has callers and only once some process has overridden, its callers'.
+  # A process with neither (a request, in production) pays two
+  # process-dictionary reads.
   defp overriding(key) do
-    if :persistent_term.get(@overridden, false) do
-      case Process.get(@override) do
-        %{^key => module} -> module
-        _ -> caller_override(Process.get(:"$callers", []), key)
-      end
+    case Process.get(@override) do
+      %{^key => module} ->
+        module
+
+      _ ->
+        with [_ | _] = callers <- Process.get(:"$callers"),
+             true <- :persistent_term.get(@overridden, false),
+             do: caller_override(callers, key),
+             else: (_ -> nil)
     end
   end
 
