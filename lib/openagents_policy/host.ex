@@ -126,7 +126,7 @@ defmodule OpenAgentsPolicy.Host do
   """
   @spec configure(keyword() | map()) :: %{key() => module()}
   def configure(modules) do
-    check_keys!(modules)
+    :ok = check_keys!(modules)
     previous = configured()
 
     for {key, module} <- modules do
@@ -152,7 +152,7 @@ defmodule OpenAgentsPolicy.Host do
   """
   @spec override(keyword() | map()) :: :ok
   def override(modules) do
-    check_keys!(modules)
+    :ok = check_keys!(modules)
 
     overrides =
       Enum.reduce(modules, Process.get(@override, %{}), fn
@@ -187,8 +187,9 @@ defmodule OpenAgentsPolicy.Host do
   end
 
   defp check_keys!(modules) do
-    for {key, _module} <- modules, not Map.has_key?(@defaults, key) do
-      raise ArgumentError, "unknown host module key #{inspect(key)}"
+    case Enum.find(modules, fn {key, _module} -> not Map.has_key?(@defaults, key) end) do
+      nil -> :ok
+      {key, _module} -> raise ArgumentError, "unknown host module key #{inspect(key)}"
     end
   end
 
