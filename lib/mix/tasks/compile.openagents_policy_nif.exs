@@ -32,8 +32,9 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyNif do
        build in `priv/native` is deleted (a release carries the current one
        only), and `OpenAgentsPolicy.Native`, which names the installed file
        as an `@external_resource`, recompiles with the modules that read the
-       core at compile time. In a running VM (`recompile()` in IEx, or
-       Phoenix's code reloader with this compiler in `reloadable_compilers`)
+       core at compile time. In a running VM (`recompile()` in IEx in this
+       project; in a host, Phoenix's code reloader with this library in
+       `reloadable_apps` and this compiler in `reloadable_compilers`)
        the recompiled `Native` loads the new file: a new path, so the VM
        loads the new code instead of reusing the library it already holds.
     3. **A library that cannot load stops the build.** Before it is kept,
