@@ -317,7 +317,10 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyNif do
         :binary,
         :exit_status,
         :stderr_to_stdout,
-        args: ["-noshell", "-pa", tmp, "-eval", eval]
+        args: ["-noshell", "-pa", tmp, "-eval", eval],
+        # Flags meant for the developer's own VMs (a node name, say) would
+        # make this one fail for reasons of its own.
+        env: for(var <- ~w(ERL_FLAGS ERL_AFLAGS ERL_ZFLAGS), do: {String.to_charlist(var), false})
       ])
 
     result = await_check(port, "")
