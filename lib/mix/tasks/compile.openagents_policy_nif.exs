@@ -342,7 +342,7 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyNif do
     after
       @check_timeout ->
         with {:os_pid, pid} <- Port.info(port, :os_pid),
-             do: System.cmd("kill", ["-KILL", Integer.to_string(pid)])
+             do: System.cmd("sh", ["-c", "kill -KILL #{pid}"])
 
         {:error, "loading it did not finish within #{div(@check_timeout, 1000)} s"}
     end
