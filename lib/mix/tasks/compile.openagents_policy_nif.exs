@@ -106,11 +106,12 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyNif do
   end
 
   # Copies the library in under its own name, proves it loads, then deletes
-  # every other build. A library that does not load is removed again, so the
-  # previous build stays current and the next compile tries again.
+  # every other build. A new library that does not load is removed again, so
+  # the previous build stays current and the next compile tries again.
   defp install!(origin, artifact, installed, root) do
     dir = Path.dirname(installed)
     File.mkdir_p!(dir)
+    reinstall? = File.regular?(installed)
 
     if match?({:prebuilt, _}, origin),
       do: Mix.shell().info("Installing prebuilt NIF #{artifact}")
@@ -124,7 +125,7 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyNif do
         :ok
 
       {:error, why} ->
-        File.rm(installed)
+        unless reinstall?, do: File.rm(installed)
 
         Mix.raise("""
         The NIF library #{artifact} cannot be loaded by this VM (OTP #{System.otp_release()}, \
