@@ -42,8 +42,8 @@ EVAL_EXPR=$(
 alias OpenAgents.Delegations.Target
 alias OpenAgents.Transparency.{ArtifactLink, WorkDisclosure}
 {:ok, _} = Application.ensure_all_started(:host_app)
-so = Application.app_dir(:openagents_policy, "priv/native/libopenagents_policy_nif.so")
-IO.puts("nif=" <> Path.relative_to(so, to_string(:code.root_dir())) <> " exists=#{File.regular?(so)}")
+so = OpenAgentsPolicy.Native.library_file()
+IO.puts("nif=" <> Path.relative_to(Path.dirname(so), to_string(:code.root_dir())) <> " files=#{length(File.ls!(Path.dirname(so)))} loaded=#{File.regular?(so)}")
 IO.puts("box_seam=" <> inspect(Target.seam("box", Target.box_lifecycle("idle"), true)))
 machine = %OpenAgents.Machines.Machine{id: "m1", status: "active"}
 IO.puts("computer_seam=" <> inspect(Target.seam("computer", Target.computer_lifecycle(machine, false), true)))
@@ -58,7 +58,7 @@ EOF
 )
 
 EXPECTED=(
-  'nif=lib/openagents_policy-0.1.0/priv/native/libopenagents_policy_nif.so exists=true'
+  'nif=lib/openagents_policy-0.1.0/priv/native files=1 loaded=true'
   'box_seam=%{"capabilities" => ["start"], "custody" => "openagents_managed", "lifecycle" => "active", "runtime_class" => nil, "unavailable_reason" => nil}'
   'computer_seam=%{"capabilities" => [], "custody" => "customer_premises", "lifecycle" => "cold", "runtime_class" => "connected", "unavailable_reason" => "cold"}'
   'delegation=%{"capabilities" => [], "lifecycle" => "failed"}'
@@ -66,13 +66,21 @@ EXPECTED=(
   'link=ledger attempt u1 stored=true'
 )
 
+# installed DIR: the one NIF library in DIR (fails unless there is exactly one).
+installed() {
+  local files=("$1"/libopenagents_policy_nif*.so)
+  [[ ${#files[@]} -eq 1 && -f "${files[0]}" ]] || fail "expected one NIF library in $1, found: ${files[*]}"
+  printf '%s\n' "${files[0]}"
+}
+
 # check_release LABEL: the release carries the NIF, and a copy of it outside
 # the repository answers EVAL_EXPR with exactly the EXPECTED lines.
 check_release() {
   local label=$1 rel="$APP/_build/prod/rel/host_app"
-  local shipped="$rel/lib/openagents_policy-0.1.0/priv/native/$NIF"
-  [[ -f "$shipped" ]] || fail "$label: the release does not carry $shipped"
-  cmp -s "$shipped" "$APP/_build/prod/lib/openagents_policy/priv/native/$NIF" ||
+  # Each build is installed under its own name; the release carries the one.
+  local shipped
+  shipped=$(installed "$rel/lib/openagents_policy-0.1.0/priv/native")
+  cmp -s "$shipped" "$(installed "$APP/_build/prod/lib/openagents_policy/priv/native")" ||
     fail "$label: the release's NIF differs from the one the build installed"
 
   local copy="$WORK/rel-$label"
@@ -137,7 +145,7 @@ sed 's/^/  > /' "$build_log"
 [[ ! -e "$marker" ]] || fail "cargo was run: $(cat "$marker")"
 grep -qF "Installing prebuilt NIF $WORK/prebuilt/$NIF" "$build_log" ||
   fail "the build log does not show the prebuilt NIF being installed"
-cmp -s "$WORK/prebuilt/$NIF" "$APP/_build/prod/rel/host_app/lib/openagents_policy-0.1.0/priv/native/$NIF" ||
+cmp -s "$WORK/prebuilt/$NIF" "$(installed "$APP/_build/prod/rel/host_app/lib/openagents_policy-0.1.0/priv/native")" ||
   fail "the release does not carry the prebuilt NIF byte for byte"
 echo "  cargo was not run; the release carries the prebuilt library byte for byte"
 check_release prebuilt

@@ -15,11 +15,29 @@ defmodule OpenAgentsPolicy.Host do
 
       config :openagents_policy, repo: MyApp.Repo
 
-  The configuration is read once, at the first call that needs a host module
-  (so `config/config.exs` and `config/runtime.exs` both work), and kept in
-  `:persistent_term`, because an application-environment lookup on every
-  request would cost more than the decision it serves. To change it in a
-  running system, or in a test, call `configure/1`.
+  ## Where the modules come from
+
+  Every call that needs a host module reads it, so a change is used from
+  the next call, however it is made: `config/config.exs`, `config/runtime.exs`,
+  `Application.put_env/3`, a release's configuration change during a hot
+  upgrade, or `configure/1`. There is no cache to go stale and no cache for a
+  racing reader to refill with what was just replaced. The price is one
+  application-environment lookup (an ETS read) per host module a call uses;
+  the README gives what it costs `viewer/2`.
+
+  A test that needs other host modules calls `override/1`: the override
+  holds for the calling process and for every process that names it in its
+  `$callers` (`Task`s it starts, and processes that follow that convention),
+  so tests that override in `async: true` modules never see each other's
+  modules. It ends with the process, or with `clear_override/0`. Looking for
+  an override costs two process-dictionary reads in a process without
+  `$callers`, and one `:persistent_term` read more in one with them, until
+  some process has made an override: a system that never overrides pays
+  only that.
+
+  Order of precedence, per key: the nearest override (the calling process,
+  then its `$callers` in order), then the application environment, then the
+  default.
 
   Two structs are recognised by module name and never called:
   `OpenAgents.Accounts.User` and `OpenAgents.Transparency.ArtifactLink`
@@ -35,8 +53,14 @@ defmodule OpenAgentsPolicy.Host do
     artifact_link: @link,
     repo: OpenAgents.Repo
   }
-  # An atom key: :persistent_term hashes it at a fraction of a tuple's cost.
-  @cache __MODULE__
+  # Set, once and for good, when a process first overrides: until then no
+  # call looks for overrides.
+  @overridden {__MODULE__, :overridden}
+  # The process-dictionary key of a process's override.
+  @override {__MODULE__, :override}
+
+  @typedoc "A host module's key: `:accounts`, `:repositories`, `:artifact_link` or `:repo`."
+  @type key :: :accounts | :repositories | :artifact_link | :repo
 
   @doc "The host's user struct module, recognised by name."
   @spec user_struct() :: module()
@@ -68,11 +92,9 @@ defmodule OpenAgentsPolicy.Host do
   """
   @spec relationship(term(), term()) :: :operator | :member | :stranger
   def relationship(repository, user) do
-    %{accounts: accounts, repositories: repositories} = modules()
-
     cond do
-      accounts.admin?(user) -> :operator
-      repositories.member?(repository, user) -> :member
+      module(:accounts).admin?(user) -> :operator
+      module(:repositories).member?(repository, user) -> :member
       true -> :stranger
     end
   end
@@ -86,23 +108,26 @@ defmodule OpenAgentsPolicy.Host do
   end
 
   @doc """
-  Points the library at other host modules, now: each of `modules`' keys
-  (`:accounts`, `:repositories`, `:artifact_link`, `:repo`) is written to the
-  application environment and the cached configuration is read again. A key
-  given `nil` goes back to its default. Returns the configuration before the
-  change, which `configure/1` takes back to restore it.
+  Points the library at other host modules, for the whole system, from the
+  next call: each of `modules`' keys (`:accounts`, `:repositories`,
+  `:artifact_link`, `:repo`) is written to the application environment, as
+  `Application.put_env/3` would; a key given `nil` goes back to its default.
+  Returns the configuration before the change (overrides aside), which
+  `configure/1` takes back to restore it. An unknown key raises
+  `ArgumentError` before anything is written.
+
+  Each key takes effect on its own: a call that reads two keys while both
+  are being changed may see one old and one new. In tests, prefer
+  `override/1`, which no other test sees.
 
       previous = OpenAgentsPolicy.Host.configure(repo: MyApp.TestRepo)
       # ...
       OpenAgentsPolicy.Host.configure(previous)
   """
-  @spec configure(keyword() | map()) :: %{atom() => module()}
+  @spec configure(keyword() | map()) :: %{key() => module()}
   def configure(modules) do
-    previous = modules()
-
-    for {key, _module} <- modules, not Map.has_key?(@defaults, key) do
-      raise ArgumentError, "unknown host module key #{inspect(key)}"
-    end
+    :ok = check_keys!(modules)
+    previous = configured()
 
     for {key, module} <- modules do
       if module,
@@ -110,27 +135,100 @@ defmodule OpenAgentsPolicy.Host do
         else: Application.delete_env(:openagents_policy, key)
     end
 
-    :persistent_term.erase(@cache)
     previous
   end
 
-  @doc "The host modules in use, by key."
-  @spec modules() :: %{atom() => module()}
-  def modules do
-    case :persistent_term.get(@cache, nil) do
-      nil ->
-        modules =
-          Map.new(@defaults, fn {key, default} ->
-            {key, Application.get_env(:openagents_policy, key, default)}
-          end)
+  @doc """
+  Uses other host modules for the calling process and the processes that
+  name it in their `$callers` (the `Task`s it starts), and nowhere else:
+  what a test that runs `async: true` needs. Keys not given keep whatever
+  they were; a key given `nil` drops its override. The override ends with
+  the process or with `clear_override/0`. An unknown key raises
+  `ArgumentError`.
 
-        :persistent_term.put(@cache, modules)
-        modules
+      setup do
+        OpenAgentsPolicy.Host.override(accounts: MyTest.Accounts)
+      end
+  """
+  @spec override(keyword() | map()) :: :ok
+  def override(modules) do
+    :ok = check_keys!(modules)
 
-      modules ->
-        modules
+    overrides =
+      Enum.reduce(modules, Process.get(@override, %{}), fn
+        {key, nil}, acc -> Map.delete(acc, key)
+        {key, module}, acc -> Map.put(acc, key, module)
+      end)
+
+    Process.put(@override, overrides)
+
+    # A :persistent_term write makes every process scan its heap: once only.
+    unless :persistent_term.get(@overridden, false),
+      do: :persistent_term.put(@overridden, true)
+
+    :ok
+  end
+
+  @doc "Ends the calling process's `override/1`."
+  @spec clear_override() :: :ok
+  def clear_override do
+    Process.delete(@override)
+    :ok
+  end
+
+  @doc "The host modules the calling process uses, by key (overrides included)."
+  @spec modules() :: %{key() => module()}
+  def modules, do: Map.new(@defaults, fn {key, _default} -> {key, module(key)} end)
+
+  defp configured do
+    Map.new(@defaults, fn {key, default} ->
+      {key, Application.get_env(:openagents_policy, key, default)}
+    end)
+  end
+
+  defp check_keys!(modules) do
+    case Enum.find(modules, fn {key, _module} -> not Map.has_key?(@defaults, key) end) do
+      nil -> :ok
+      {key, _module} -> raise ArgumentError, "unknown host module key #{inspect(key)}"
     end
   end
 
-  defp module(key), do: Map.fetch!(modules(), key)
+  # One clause per key, its default a literal: the lookup is the override
+  # check and an application-environment read.
+  for {key, default} <- @defaults do
+    defp module(unquote(key)) do
+      with nil <- overriding(unquote(key)),
+           do: Application.get_env(:openagents_policy, unquote(key), unquote(default))
+    end
+  end
+
+  # The calling process's own override first; then, only in a process that
+  # has callers and only once some process has overridden, its callers'.
+  # A process with neither (a request, in production) pays two
+  # process-dictionary reads.
+  defp overriding(key) do
+    case Process.get(@override) do
+      %{^key => module} ->
+        module
+
+      _ ->
+        with [_ | _] = callers <- Process.get(:"$callers"),
+             true <- :persistent_term.get(@overridden, false),
+             do: caller_override(callers, key),
+             else: (_ -> nil)
+    end
+  end
+
+  # Another process's override, read from its dictionary (a copy of it: the
+  # price is paid only in a system that overrides, i.e. a test run).
+  defp caller_override([], _key), do: nil
+
+  defp caller_override([pid | callers], key) do
+    with {:dictionary, dictionary} <- Process.info(pid, :dictionary),
+         {@override, %{^key => module}} <- List.keyfind(dictionary, @override, 0) do
+      module
+    else
+      _ -> caller_override(callers, key)
+    end
+  end
 end

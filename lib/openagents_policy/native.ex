@@ -4,9 +4,33 @@ defmodule OpenAgentsPolicy.Native do
   # `mix compile` builds into priv/native (see the compile.openagents_policy_nif
   # task). The library is loaded when this module is loaded, including while
   # the rest of this library is being compiled.
+  #
+  # Each build is installed under its own name, named by its content, and the
+  # compiler keeps only the current one. This module is compiled against that
+  # file: it names it as an @external_resource, so a new build recompiles
+  # this module (its old file is gone), and the recompiled module loads the
+  # new file. A new path is what makes a running VM load the new code:
+  # :erlang.load_nif/2 given a path it has loaded already reuses that library.
 
   @on_load :load_nif
-  @lib "priv/native/libopenagents_policy_nif"
+  @dir "priv/native"
+
+  installed =
+    Mix.Project.app_path()
+    |> Path.join(@dir)
+    |> Path.join("libopenagents_policy_nif-*.so")
+    |> Path.wildcard()
+
+  case installed do
+    [file] ->
+      @external_resource file
+      @library Path.join(@dir, Path.basename(file, ".so"))
+
+    files ->
+      raise "expected one NIF library in #{Path.join(Mix.Project.app_path(), @dir)}, found " <>
+              "#{inspect(files)}: the :openagents_policy_nif compiler installs it and must " <>
+              "run before the Elixir compiler (`compilers:` in mix.exs)"
+  end
 
   @doc false
   def load_nif do
@@ -27,9 +51,9 @@ defmodule OpenAgentsPolicy.Native do
     end
   end
 
-  # The installed library file. Modules that read vocabularies from the NIF
-  # while they compile name it as an @external_resource, so Mix recompiles
-  # them when the library is rebuilt.
+  # The library this module loads. Modules that read vocabularies from the
+  # NIF while they compile name it as an @external_resource, so Mix
+  # recompiles them when a new build replaces it.
   @doc false
   def library_file, do: nif_path() <> ".so"
 
@@ -37,12 +61,12 @@ defmodule OpenAgentsPolicy.Native do
   # is not named after the app (e.g. `erl -pa some/ebin`), the priv dir next
   # to this module's .beam.
   defp nif_path do
-    Application.app_dir(:openagents_policy, @lib)
+    Application.app_dir(:openagents_policy, @library)
   rescue
     ArgumentError ->
       case :code.which(__MODULE__) do
-        beam when is_list(beam) -> Path.expand(Path.join(["..", "..", @lib]), beam)
-        _ -> @lib
+        beam when is_list(beam) -> Path.expand(Path.join(["..", "..", @library]), beam)
+        _ -> @library
       end
   end
 
