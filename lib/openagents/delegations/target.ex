@@ -51,8 +51,15 @@ defmodule OpenAgents.Delegations.Target do
       journal.
 
   Every vocabulary below is read from the Rust core when this module is
-  compiled, and the guards use those lists, so an argument outside them raises
-  `FunctionClauseError` exactly as the original module did.
+  compiled. So is every answer over a finite domain: `custody/1`,
+  `runtime_class/1`, `seam/3`, `delegation_seam/1`, the lifecycle of every
+  substrate word the core knows and of a machine with a known status. Each is
+  compiled into a function clause holding the core's answer for that input, so
+  a request pays no call into the library for it, and an argument outside the
+  domain raises `FunctionClauseError` exactly as the original module did. A
+  substrate word the core does not know, or a revoked machine, is asked of the
+  core on the call. The test suite walks every input of every domain and holds
+  each clause to the core's live answer.
   """
 
   alias OpenAgentsPolicy.Native
@@ -64,6 +71,8 @@ defmodule OpenAgents.Delegations.Target do
   @delegation_lifecycles Native.delegation_lifecycles()
   @custodies Native.custodies()
   @kinds Native.kinds()
+  @substrates Map.new(Native.substrates())
+  @machine_statuses Native.machine_statuses()
 
   @typedoc "The host's `%OpenAgents.Machines.Machine{}`; only `status` and `revoked_at` are read."
   @type machine :: %{
@@ -109,7 +118,11 @@ defmodule OpenAgents.Delegations.Target do
       "customer_premises"
   """
   @spec custody(String.t()) :: String.t()
-  def custody(kind) when kind in @kinds, do: Native.custody(kind)
+  def custody(kind)
+
+  for kind <- @kinds do
+    def custody(unquote(kind)), do: unquote(Native.custody(kind))
+  end
 
   @doc """
   The capacity class of `kind`, or `nil` when no admitted class describes it.
@@ -120,7 +133,11 @@ defmodule OpenAgents.Delegations.Target do
       nil
   """
   @spec runtime_class(String.t()) :: String.t() | nil
-  def runtime_class(kind) when kind in @kinds, do: Native.runtime_class(kind)
+  def runtime_class(kind)
+
+  for kind <- @kinds do
+    def runtime_class(unquote(kind)), do: unquote(Native.runtime_class(kind))
+  end
 
   @doc """
   The lifecycle of a Box from its last observed state: a `conversation_boxes`
@@ -136,6 +153,12 @@ defmodule OpenAgents.Delegations.Target do
       "active"
   """
   @spec box_lifecycle(String.t()) :: String.t()
+  def box_lifecycle(state)
+
+  for state <- @substrates["box"] do
+    def box_lifecycle(unquote(state)), do: unquote(Native.box_lifecycle(state))
+  end
+
   def box_lifecycle(state) when is_binary(state), do: Native.box_lifecycle(state)
 
   @doc """
@@ -150,8 +173,18 @@ defmodule OpenAgents.Delegations.Target do
     # whose status is "revoked" is never asked for `revoked_at`.
     status = machine.status
     revoked_at = if status == "revoked", do: nil, else: machine.revoked_at
-    Native.computer_lifecycle(status, revoked_at, online?)
+    machine_lifecycle(status, revoked_at, online?)
   end
+
+  # A known status, not revoked: the core's answer, cached. Anything else
+  # (a revoked_at, a status the core does not know) asks the core.
+  for status <- @machine_statuses, online? <- [true, false] do
+    defp machine_lifecycle(unquote(status), nil, unquote(online?)),
+      do: unquote(Native.computer_lifecycle(status, nil, online?))
+  end
+
+  defp machine_lifecycle(status, revoked_at, online?),
+    do: Native.computer_lifecycle(status, revoked_at, online?)
 
   @doc """
   The delegation lifecycle of one Box run.
@@ -160,6 +193,12 @@ defmodule OpenAgents.Delegations.Target do
       "failed"
   """
   @spec run_lifecycle(String.t()) :: String.t()
+  def run_lifecycle(state)
+
+  for state <- @substrates["run"] do
+    def run_lifecycle(unquote(state)), do: unquote(Native.run_lifecycle(state))
+  end
+
   def run_lifecycle(state) when is_binary(state), do: Native.run_lifecycle(state)
 
   @doc """
@@ -171,6 +210,12 @@ defmodule OpenAgents.Delegations.Target do
       "failed"
   """
   @spec job_lifecycle(String.t()) :: String.t()
+  def job_lifecycle(status)
+
+  for status <- @substrates["job"] do
+    def job_lifecycle(unquote(status)), do: unquote(Native.job_lifecycle(status))
+  end
+
   def job_lifecycle(status) when is_binary(status), do: Native.job_lifecycle(status)
 
   @doc """
@@ -195,8 +240,10 @@ defmodule OpenAgents.Delegations.Target do
   """
   @spec seam(String.t(), String.t(), boolean()) :: seam()
   def seam(kind, lifecycle, authorized?)
-      when kind in @kinds and lifecycle in @lifecycles and is_boolean(authorized?) do
-    Native.seam(kind, lifecycle, authorized?)
+
+  for kind <- @kinds, lifecycle <- @lifecycles, authorized? <- [true, false] do
+    def seam(unquote(kind), unquote(lifecycle), unquote(authorized?)),
+      do: unquote(Macro.escape(Native.seam(kind, lifecycle, authorized?)))
   end
 
   @doc """
@@ -210,7 +257,10 @@ defmodule OpenAgents.Delegations.Target do
       %{"lifecycle" => "succeeded", "capabilities" => []}
   """
   @spec delegation_seam(String.t()) :: %{String.t() => String.t() | [String.t()]}
-  def delegation_seam(lifecycle) when lifecycle in @delegation_lifecycles do
-    Native.delegation_seam(lifecycle)
+  def delegation_seam(lifecycle)
+
+  for lifecycle <- @delegation_lifecycles do
+    def delegation_seam(unquote(lifecycle)),
+      do: unquote(Macro.escape(Native.delegation_seam(lifecycle)))
   end
 end

@@ -57,6 +57,12 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @families Native.families()
   @user Host.user_struct()
   @schedule Native.schedule()
+  @relationships Native.relationships()
+  # The tier words a caller names directly: each tier as an atom and as a
+  # string, and `nil`. `fields_at/2` and `project/3` hold the core's answer
+  # for each; any other tier term (a viewer, a user, an unknown word) is asked
+  # of the core on the call.
+  @tier_words [nil | Enum.flat_map(Native.tiers(), &[&1, Atom.to_string(&1)])]
 
   @typedoc "A family of records: `:attempt`, `:work_job`, `:evidence`, `:trace`."
   @type family :: :attempt | :work_job | :evidence | :trace
@@ -84,7 +90,11 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       [:user_id, :visibility, :assignment_id]
   """
   @spec never(family()) :: [atom()]
-  def never(family) when family in @families, do: Native.never(family)
+  def never(family)
+
+  for family <- @families do
+    def never(unquote(family)), do: unquote(Native.never(family))
+  end
 
   @doc """
   The schema columns the scheduled fields of `family` are read from, sorted.
@@ -98,7 +108,11 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       [:byte_size, :digest, :document, :id, :inserted_at]
   """
   @spec source_columns(family()) :: [atom()]
-  def source_columns(family) when family in @families, do: Native.source_columns(family)
+  def source_columns(family)
+
+  for family <- @families do
+    def source_columns(unquote(family)), do: unquote(Native.source_columns(family))
+  end
 
   @doc """
   The tier that first exposes `field` of `family`, or `nil` if none does.
@@ -109,6 +123,13 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       nil
   """
   @spec tier_for(family(), term()) :: tier() | nil
+  def tier_for(family, field)
+
+  for {family, fields} <- @schedule, field <- Map.keys(fields) do
+    def tier_for(unquote(family), unquote(field)),
+      do: unquote(Native.tier_for(family, field))
+  end
+
   def tier_for(family, field) when family in @families, do: Native.tier_for(family, field)
 
   @doc """
@@ -124,6 +145,13 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       []
   """
   @spec fields_at(family(), term()) :: [atom()]
+  def fields_at(family, tier)
+
+  for family <- @families, tier <- @tier_words do
+    def fields_at(unquote(family), unquote(tier)),
+      do: unquote(Native.fields_at(family, tier, nil))
+  end
+
   def fields_at(family, tier) when family in @families,
     do: Native.fields_at(family, tier, Host.user_admin(tier))
 
@@ -145,9 +173,28 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
           optional(:admin) => true
         }
   def viewer(repository, %{__struct__: @user} = user),
-    do: Native.viewer(Host.relationship(repository, user), user.id)
+    do: descriptor(Host.relationship(repository, user), user.id)
 
-  def viewer(_repository, _not_a_user), do: Native.viewer(:anonymous, nil)
+  def viewer(_repository, _not_a_user), do: descriptor(:anonymous, nil)
+
+  # The core's descriptor for each relationship, asked with a marker for the
+  # account, so each clause puts the user's id where the core put it (and
+  # nowhere the core did not).
+  marker = :__openagents_policy_account__
+
+  for relationship <- @relationships do
+    account = Macro.var(:account, __MODULE__)
+
+    descriptor =
+      for {key, value} <- Native.viewer(relationship, marker) do
+        if value == marker, do: {key, account}, else: {key, Macro.escape(value)}
+      end
+
+    account =
+      if Enum.any?(descriptor, &(elem(&1, 1) == account)), do: account, else: {:_, [], nil}
+
+    defp descriptor(unquote(relationship), unquote(account)), do: %{unquote_splicing(descriptor)}
+  end
 
   @doc """
   The effective tier of one record for one viewer.

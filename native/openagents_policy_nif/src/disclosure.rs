@@ -170,6 +170,11 @@ pub fn viewer<'a>(env: Env<'a>, relationship: Term<'a>, account: Term<'a>) -> Ni
     }
 }
 
+/// The relationships `viewer/2` reads, as atoms, in the core's order.
+pub fn relationships(env: Env<'_>) -> Term<'_> {
+    make::list(env, raw(&words().relationships))
+}
+
 /// `{:ok, attrs}` for the host's `ArtifactLink.changeset/2`, or
 /// `{:error, why}` when the attempt gets no link, `why` being the core's
 /// sentence for it.

@@ -39,6 +39,7 @@ nifs! {
     delegation_seam(lifecycle) => target::delegation_seam;
     delegation_seam_json(lifecycle) => target::delegation_seam_json;
     substrates() => target::substrates;
+    machine_statuses() => target::machine_statuses;
     field_columns(family) => disclosure::field_columns;
 
     // WorkDisclosure and the ladder
@@ -53,6 +54,7 @@ nifs! {
     project(family, source, tier, user_admin) => disclosure::project;
     effective_tier(record, viewer, user_admin) => disclosure::effective_tier;
     viewer(relationship, account) => disclosure::viewer;
+    relationships() => disclosure::relationships;
     attempt_link(repository, principal, authority) => disclosure::attempt_link;
     // The one call whose work grows with its input.
     classify(family, columns), dirty_cpu => disclosure::classify;

@@ -6,7 +6,8 @@
 
 use openagents_policy::target::{
     self, BoxState, Capability, Custody, DelegationLifecycle, DelegationSeam, JobStatus, Kind,
-    Lifecycle, MachineObservation, Reach, RunState, RuntimeClass, Seam, UnavailableReason,
+    Lifecycle, MachineObservation, MachineStatus, Reach, RunState, RuntimeClass, Seam,
+    UnavailableReason,
 };
 use openagents_policy::{Reading, Refusal};
 use rustler::{Binary, Encoder, Env, NifResult, Term};
@@ -221,4 +222,9 @@ pub fn substrates<'a>(env: Env<'a>) -> Term<'a> {
         ),
     ];
     make::list(env, &substrates)
+}
+
+/// The machine status words `computer_lifecycle/3` knows, in the core's order.
+pub fn machine_statuses(env: Env<'_>) -> Term<'_> {
+    make::binaries(env, MachineStatus::ALL.iter().map(|word| word.as_str()))
 }
