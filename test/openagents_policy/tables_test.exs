@@ -149,6 +149,35 @@ defmodule OpenAgentsPolicy.TablesTest do
       assert_raise FunctionClauseError, fn -> WorkDisclosure.fields_at(:changelog, :glass) end
     end
 
+    test "project/3 over every family and tier word, on sources with and without each field" do
+      tiers = Native.tiers()
+      words = [nil | tiers ++ Enum.map(tiers, &Atom.to_string/1)]
+
+      for family <- Native.families() do
+        fields = Map.keys(Native.schedule()[family])
+        columns = Native.never(family) ++ Native.source_columns(family)
+        full = Map.new(fields ++ columns, &{&1, {:value_of, &1}})
+        # Past 32 keys a map is a hash map, as the host's attempt sources are.
+        wide = Map.merge(full, Map.new(1..40, &{:"extra_#{&1}", &1}))
+        each_missing = Enum.map(fields, &Map.delete(full, &1))
+        sources = [full, wide, %{}, %{id: 1}, %URI{}] ++ each_missing
+
+        for tier <- words ++ [:bogus, %{tier: :ledger}, %{admin: true}], source <- sources do
+          assert WorkDisclosure.project(family, source, tier) ==
+                   Native.project(family, source, tier, nil),
+                 inspect({family, tier, source})
+        end
+
+        for tier <- words, source <- [nil, "source", [id: 1]] do
+          if Native.fields_at(family, tier, nil) == [] do
+            assert WorkDisclosure.project(family, source, tier) == nil
+          else
+            assert_raise BadMapError, fn -> WorkDisclosure.project(family, source, tier) end
+          end
+        end
+      end
+    end
+
     test "viewer/2 gives every relationship the core's descriptor" do
       repository = %{id: "repo-1"}
 

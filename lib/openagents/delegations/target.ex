@@ -57,9 +57,11 @@ defmodule OpenAgents.Delegations.Target do
   compiled into a function clause holding the core's answer for that input, so
   a request pays no call into the library for it, and an argument outside the
   domain raises `FunctionClauseError` exactly as the original module did. A
-  substrate word the core does not know, or a revoked machine, is asked of the
-  core on the call. The test suite walks every input of every domain and holds
-  each clause to the core's live answer.
+  substrate word the core does not know gets the core's one answer for an
+  unrecognized word, also read at compile time; a revoked machine, or one
+  whose status the core does not know, is asked of the core on the call. The
+  test suite walks every input of every domain (and words outside them) and
+  holds each clause to the core's live answer.
   """
 
   alias OpenAgentsPolicy.Native
@@ -73,6 +75,9 @@ defmodule OpenAgents.Delegations.Target do
   @kinds Native.kinds()
   @substrates Map.new(Native.substrates())
   @machine_statuses Native.machine_statuses()
+  # The core reads every word outside a substrate's vocabulary as one
+  # `Unrecognized` reading, so each projection has one answer for all of them.
+  @unrecognized Map.new(Native.unrecognized_lifecycles())
 
   @typedoc "The host's `%OpenAgents.Machines.Machine{}`; only `status` and `revoked_at` are read."
   @type machine :: %{
@@ -120,8 +125,10 @@ defmodule OpenAgents.Delegations.Target do
   @spec custody(String.t()) :: String.t()
   def custody(kind)
 
+  # Two kinds: compared whole (`===`), which measures faster than starting a
+  # binary match for two words.
   for kind <- @kinds do
-    def custody(unquote(kind)), do: unquote(Native.custody(kind))
+    def custody(kind) when kind === unquote(kind), do: unquote(Native.custody(kind))
   end
 
   @doc """
@@ -136,7 +143,7 @@ defmodule OpenAgents.Delegations.Target do
   def runtime_class(kind)
 
   for kind <- @kinds do
-    def runtime_class(unquote(kind)), do: unquote(Native.runtime_class(kind))
+    def runtime_class(kind) when kind === unquote(kind), do: unquote(Native.runtime_class(kind))
   end
 
   @doc """
@@ -159,7 +166,7 @@ defmodule OpenAgents.Delegations.Target do
     def box_lifecycle(unquote(state)), do: unquote(Native.box_lifecycle(state))
   end
 
-  def box_lifecycle(state) when is_binary(state), do: Native.box_lifecycle(state)
+  def box_lifecycle(state) when is_binary(state), do: @unrecognized["box"]
 
   @doc """
   The lifecycle of a Computer. `online?` is a live reachability read, passed
@@ -199,7 +206,7 @@ defmodule OpenAgents.Delegations.Target do
     def run_lifecycle(unquote(state)), do: unquote(Native.run_lifecycle(state))
   end
 
-  def run_lifecycle(state) when is_binary(state), do: Native.run_lifecycle(state)
+  def run_lifecycle(state) when is_binary(state), do: @unrecognized["run"]
 
   @doc """
   The delegation lifecycle of one Computer delegation, from its `work_jobs`
@@ -216,7 +223,7 @@ defmodule OpenAgents.Delegations.Target do
     def job_lifecycle(unquote(status)), do: unquote(Native.job_lifecycle(status))
   end
 
-  def job_lifecycle(status) when is_binary(status), do: Native.job_lifecycle(status)
+  def job_lifecycle(status) when is_binary(status), do: @unrecognized["job"]
 
   @doc """
   The seam of one target: custody, runtime class, lifecycle, the capabilities

@@ -7,7 +7,7 @@ use openagents_policy::disclosure::{Family, Relationship};
 use openagents_policy::ladder::{Access, Link, Subject, Tier, Viewer};
 use openagents_policy::Reading;
 use rustler::types::atom;
-use rustler::{Atom, Binary, Error, NifResult, Term};
+use rustler::{Atom, Binary, Error, NifResult, Term, TermType};
 
 use crate::words::{self, words};
 
@@ -18,6 +18,25 @@ pub struct ErlEq<'a>(pub Term<'a>);
 impl PartialEq for ErlEq<'_> {
     fn eq(&self, other: &Self) -> bool {
         self.0.cmp(&other.0) == Ordering::Equal
+    }
+}
+
+/// How many bytes of binary two account ids may hold and still be compared on
+/// a normal scheduler: comparing two equal binaries of this size takes tens
+/// of microseconds here, well inside the 1 ms a NIF may hold one.
+pub const COMPARED_BYTES: usize = 256 * 1024;
+
+/// Whether comparing `term` with another could outlast a normal scheduler's
+/// slice: a binary past [`COMPARED_BYTES`], an integer past 64 bits, or a
+/// list, tuple or map, whose size is not known without walking it.
+pub fn heavy(term: Term) -> bool {
+    match term.get_type() {
+        TermType::Binary => {
+            Binary::from_term(term).map_or(true, |bytes| bytes.len() > COMPARED_BYTES)
+        }
+        TermType::Integer => term.decode::<i64>().is_err(),
+        TermType::List | TermType::Tuple | TermType::Map => true,
+        _ => false,
     }
 }
 

@@ -8,13 +8,14 @@ use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use openagents_policy::disclosure::{self, attempt_link as mint, Family, PrincipalReading, Record};
-use openagents_policy::ladder::{self, Tier};
+use openagents_policy::ladder::{self, Link, Subject, Tier, Viewer};
 use rustler::types::atom;
 use rustler::types::ListIterator;
 use rustler::{Atom, Binary, Encoder, Env, Error, NifResult, Term};
 
-use crate::decode::{self, get, is_nil, is_struct};
+use crate::decode::{self, get, is_nil, is_struct, ErlEq};
 use crate::make::{self, raw, Terms};
+use crate::nif::on_dirty_scheduler;
 use crate::words::{self, position, words};
 
 fn tier_atom(tier: Tier) -> Atom {
@@ -124,28 +125,75 @@ pub fn project<'a>(
     make::map(env, keys.as_slice(), values.as_slice())
 }
 
-/// A record's effective tier: through its loaded link when its
-/// `artifact_link` is a link struct, otherwise through its tier column.
+/// A record's effective tier, from its two fields the Elixir side read:
+/// through `link` when it is a link struct, otherwise through `tier`, the
+/// record's tier column (`nil` when absent).
 pub fn effective_tier<'a>(
     env: Env<'a>,
-    record: Term<'a>,
+    link: Term<'a>,
+    tier: Term<'a>,
     viewer: Term<'a>,
     user_admin: Term<'a>,
-) -> NifResult<Term<'a>> {
-    if !record.is_map() {
-        return Err(Error::BadArg);
-    }
-    let record = match get(record, words::artifact_link()) {
-        Some(link) if is_struct(link, words::link_struct()) => Record::Linked(decode::link(link)),
-        _ => Record::Unlinked(decode::subject(
-            get(record, words::transparency_tier()).unwrap_or_else(|| atom::nil().to_term(env)),
-        )),
+) -> Term<'a> {
+    record_tier(env, [link, tier, viewer, user_admin], false)
+}
+
+fn record_tier<'a>(env: Env<'a>, args: [Term<'a>; 4], dirty: bool) -> Term<'a> {
+    let [link, tier, viewer, user_admin] = args;
+    let record = if is_struct(link, words::link_struct()) {
+        Record::Linked(decode::link(link))
+    } else {
+        Record::Unlinked(decode::subject(tier))
     };
-    Ok(tier_atom(disclosure::record_tier(
-        &record,
-        &decode::viewer(viewer, user_admin),
-    ))
-    .to_term(env))
+    let viewer = decode::viewer(viewer, user_admin);
+    if !dirty && matches!(&record, Record::Linked(link) if heavy_ownership(link, &viewer)) {
+        return on_dirty_scheduler(env, c"effective_tier", dirty::effective_tier, &args);
+    }
+    tier_atom(disclosure::record_tier(&record, &viewer)).to_term(env)
+}
+
+/// Whether telling if `viewer` owns `link` means comparing account ids too
+/// large to compare on a normal scheduler.
+fn heavy_ownership(link: &Link<ErlEq>, viewer: &Viewer<ErlEq>) -> bool {
+    matches!(
+        (&link.account_id, viewer.account()),
+        (Some(owner), Some(reader)) if decode::heavy(owner.0) || decode::heavy(reader.0)
+    )
+}
+
+/// The entry points a call moves to when its account ids are too large for a
+/// normal scheduler ([`heavy_ownership`]): the same NIF, on a dirty one.
+mod dirty {
+    use rustler::codegen_runtime::{c_int, ErlNifEnv, ErlNifTerm};
+    use rustler::{Env, Error, NifResult, Term};
+
+    use crate::nif::call;
+
+    macro_rules! dirty {
+        ($( $name:ident($($arg:ident),*) => $fun:path; )+) => {$(
+            pub unsafe extern "C" fn $name(
+                env: *mut ErlNifEnv,
+                argc: c_int,
+                argv: *const ErlNifTerm,
+            ) -> ErlNifTerm {
+                fn nif<'a>(env: Env<'a>, args: &[Term<'a>]) -> NifResult<Term<'a>> {
+                    match *args {
+                        [$($arg),*] => crate::nif::Answer::answer($fun(env, [$($arg),*], true)),
+                        _ => Err(Error::BadArg),
+                    }
+                }
+                // SAFETY: the VM calls this with the env and the arguments
+                // `on_dirty_scheduler` handed it, as many as the NIF takes.
+                unsafe { call::<{ [$(stringify!($arg)),*].len() }, _>(env, argc, argv, nif) }
+            }
+        )+};
+    }
+
+    dirty! {
+        effective_tier(link, tier, viewer, user_admin) => super::record_tier;
+        ladder_effective_tier(subject, viewer, user_admin) => super::subject_tier;
+        ladder_allows(subject, access, viewer, user_admin) => super::allows;
+    }
 }
 
 /// `%{account_id: _, tier: _}`, plus `admin: true` for an operator.
@@ -323,11 +371,21 @@ pub fn ladder_effective_tier<'a>(
     viewer: Term<'a>,
     user_admin: Term<'a>,
 ) -> Term<'a> {
-    tier_atom(ladder::effective_tier(
-        &decode::subject(subject),
-        &decode::viewer(viewer, user_admin),
-    ))
-    .to_term(env)
+    subject_tier(env, [subject, viewer, user_admin], false)
+}
+
+fn subject_tier<'a>(env: Env<'a>, args: [Term<'a>; 3], dirty: bool) -> Term<'a> {
+    let [subject, viewer, user_admin] = args;
+    let (subject, viewer) = (decode::subject(subject), decode::viewer(viewer, user_admin));
+    if !dirty && matches!(&subject, Subject::Link(link) if heavy_ownership(link, &viewer)) {
+        return on_dirty_scheduler(
+            env,
+            c"ladder_effective_tier",
+            dirty::ladder_effective_tier,
+            &args,
+        );
+    }
+    tier_atom(ladder::effective_tier(&subject, &viewer)).to_term(env)
 }
 
 pub fn ladder_allows<'a>(
@@ -337,12 +395,16 @@ pub fn ladder_allows<'a>(
     viewer: Term<'a>,
     user_admin: Term<'a>,
 ) -> Term<'a> {
-    ladder::allows(
-        &decode::subject(subject),
-        decode::access(access),
-        &decode::viewer(viewer, user_admin),
-    )
-    .encode(env)
+    allows(env, [subject, access, viewer, user_admin], false)
+}
+
+fn allows<'a>(env: Env<'a>, args: [Term<'a>; 4], dirty: bool) -> Term<'a> {
+    let [subject, access, viewer, user_admin] = args;
+    let (subject, viewer) = (decode::subject(subject), decode::viewer(viewer, user_admin));
+    if !dirty && matches!(&subject, Subject::Link(link) if heavy_ownership(link, &viewer)) {
+        return on_dirty_scheduler(env, c"ladder_allows", dirty::ladder_allows, &args);
+    }
+    ladder::allows(&subject, decode::access(access), &viewer).encode(env)
 }
 
 /// `[{field, column}]` in field-name order: the column each scheduled field of
