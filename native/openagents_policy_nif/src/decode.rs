@@ -1,6 +1,7 @@
 //! Terms into the core's plain types. Shapes only: every rule about what a
 //! shape means lives in the core.
 
+use std::cell::Cell;
 use std::cmp::Ordering;
 
 use openagents_policy::disclosure::{Family, Relationship};
@@ -13,12 +14,58 @@ use crate::words::{self, words};
 
 /// A term compared as Erlang's `==` compares (so `1 == 1.0`), which is how
 /// the host compares account ids.
+///
+/// Inside [`unless_heavy`], a comparison involving a [`heavy`] term is not
+/// made: it is noted, and the caller moves the whole call to a dirty
+/// scheduler. Only comparisons the core actually asks for are checked.
 pub struct ErlEq<'a>(pub Term<'a>);
 
 impl PartialEq for ErlEq<'_> {
     fn eq(&self, other: &Self) -> bool {
+        if WATCH.get() != Watch::Off && (heavy(self.0) || heavy(other.0)) {
+            WATCH.set(Watch::Tripped);
+            return false;
+        }
         self.0.cmp(&other.0) == Ordering::Equal
     }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Watch {
+    /// Compare whatever is asked (a dirty scheduler, or a NIF that never
+    /// compares ids).
+    Off,
+    /// On a normal scheduler: refuse heavy comparisons.
+    On,
+    /// A heavy comparison was asked for and not made.
+    Tripped,
+}
+
+thread_local! {
+    static WATCH: Cell<Watch> = const { Cell::new(Watch::Off) };
+}
+
+/// Turns the watch off when [`unless_heavy`] ends, panicking or not.
+struct Unwatch;
+
+impl Drop for Unwatch {
+    fn drop(&mut self) {
+        WATCH.set(Watch::Off);
+    }
+}
+
+/// `decide()`, or `None` when it asked for a comparison of [`heavy`] terms,
+/// which was then not made (and the answer is worthless): the caller moves to
+/// a dirty scheduler, where (`dirty`) it decides again with every comparison
+/// made.
+pub fn unless_heavy<T>(dirty: bool, decide: impl FnOnce() -> T) -> Option<T> {
+    if dirty {
+        return Some(decide());
+    }
+    let _unwatch = Unwatch;
+    WATCH.set(Watch::On);
+    let answer = decide();
+    (WATCH.get() != Watch::Tripped).then_some(answer)
 }
 
 /// How many bytes of binary two account ids may hold and still be compared on

@@ -8,12 +8,12 @@ use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use openagents_policy::disclosure::{self, attempt_link as mint, Family, PrincipalReading, Record};
-use openagents_policy::ladder::{self, Link, Subject, Tier, Viewer};
+use openagents_policy::ladder::{self, Tier};
 use rustler::types::atom;
 use rustler::types::ListIterator;
 use rustler::{Atom, Binary, Encoder, Env, Error, NifResult, Term};
 
-use crate::decode::{self, get, is_nil, is_struct, ErlEq};
+use crate::decode::{self, get, is_nil, is_struct, unless_heavy};
 use crate::make::{self, raw, Terms};
 use crate::nif::on_dirty_scheduler;
 use crate::words::{self, position, words};
@@ -146,23 +146,16 @@ fn record_tier<'a>(env: Env<'a>, args: [Term<'a>; 4], dirty: bool) -> Term<'a> {
         Record::Unlinked(decode::subject(tier))
     };
     let viewer = decode::viewer(viewer, user_admin);
-    if !dirty && matches!(&record, Record::Linked(link) if heavy_ownership(link, &viewer)) {
-        return on_dirty_scheduler(env, c"effective_tier", dirty::effective_tier, &args);
+    let decide = || disclosure::record_tier(&record, &viewer);
+    match unless_heavy(dirty, decide) {
+        Some(tier) => tier_atom(tier).to_term(env),
+        None => on_dirty_scheduler(env, c"effective_tier", dirty::effective_tier, &args),
     }
-    tier_atom(disclosure::record_tier(&record, &viewer)).to_term(env)
 }
 
-/// Whether telling if `viewer` owns `link` means comparing account ids too
-/// large to compare on a normal scheduler.
-fn heavy_ownership(link: &Link<ErlEq>, viewer: &Viewer<ErlEq>) -> bool {
-    matches!(
-        (&link.account_id, viewer.account()),
-        (Some(owner), Some(reader)) if decode::heavy(owner.0) || decode::heavy(reader.0)
-    )
-}
-
-/// The entry points a call moves to when its account ids are too large for a
-/// normal scheduler ([`heavy_ownership`]): the same NIF, on a dirty one.
+/// The entry points a call moves to when the account ids it compares are too
+/// large for a normal scheduler ([`decode::unless_heavy`]): the same NIF, on a
+/// dirty one.
 mod dirty {
     use rustler::codegen_runtime::{c_int, ErlNifEnv, ErlNifTerm};
     use rustler::{Env, Error, NifResult, Term};
@@ -377,15 +370,16 @@ pub fn ladder_effective_tier<'a>(
 fn subject_tier<'a>(env: Env<'a>, args: [Term<'a>; 3], dirty: bool) -> Term<'a> {
     let [subject, viewer, user_admin] = args;
     let (subject, viewer) = (decode::subject(subject), decode::viewer(viewer, user_admin));
-    if !dirty && matches!(&subject, Subject::Link(link) if heavy_ownership(link, &viewer)) {
-        return on_dirty_scheduler(
+    let decide = || ladder::effective_tier(&subject, &viewer);
+    match unless_heavy(dirty, decide) {
+        Some(tier) => tier_atom(tier).to_term(env),
+        None => on_dirty_scheduler(
             env,
             c"ladder_effective_tier",
             dirty::ladder_effective_tier,
             &args,
-        );
+        ),
     }
-    tier_atom(ladder::effective_tier(&subject, &viewer)).to_term(env)
 }
 
 pub fn ladder_allows<'a>(
@@ -401,10 +395,11 @@ pub fn ladder_allows<'a>(
 fn allows<'a>(env: Env<'a>, args: [Term<'a>; 4], dirty: bool) -> Term<'a> {
     let [subject, access, viewer, user_admin] = args;
     let (subject, viewer) = (decode::subject(subject), decode::viewer(viewer, user_admin));
-    if !dirty && matches!(&subject, Subject::Link(link) if heavy_ownership(link, &viewer)) {
-        return on_dirty_scheduler(env, c"ladder_allows", dirty::ladder_allows, &args);
+    let decide = || ladder::allows(&subject, decode::access(access), &viewer);
+    match unless_heavy(dirty, decide) {
+        Some(allowed) => allowed.encode(env),
+        None => on_dirty_scheduler(env, c"ladder_allows", dirty::ladder_allows, &args),
     }
-    ladder::allows(&subject, decode::access(access), &viewer).encode(env)
 }
 
 /// `[{field, column}]` in field-name order: the column each scheduled field of
