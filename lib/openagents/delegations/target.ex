@@ -166,7 +166,7 @@ defmodule OpenAgents.Delegations.Target do
     def box_lifecycle(unquote(state)), do: unquote(Native.box_lifecycle(state))
   end
 
-  def box_lifecycle(state) when is_binary(state), do: @unrecognized["box"]
+  def box_lifecycle(state) when is_binary(state), do: unquote(@unrecognized["box"])
 
   @doc """
   The lifecycle of a Computer. `online?` is a live reachability read, passed
@@ -206,7 +206,7 @@ defmodule OpenAgents.Delegations.Target do
     def run_lifecycle(unquote(state)), do: unquote(Native.run_lifecycle(state))
   end
 
-  def run_lifecycle(state) when is_binary(state), do: @unrecognized["run"]
+  def run_lifecycle(state) when is_binary(state), do: unquote(@unrecognized["run"])
 
   @doc """
   The delegation lifecycle of one Computer delegation, from its `work_jobs`
@@ -223,7 +223,7 @@ defmodule OpenAgents.Delegations.Target do
     def job_lifecycle(unquote(status)), do: unquote(Native.job_lifecycle(status))
   end
 
-  def job_lifecycle(status) when is_binary(status), do: @unrecognized["job"]
+  def job_lifecycle(status) when is_binary(status), do: unquote(@unrecognized["job"])
 
   @doc """
   The seam of one target: custody, runtime class, lifecycle, the capabilities

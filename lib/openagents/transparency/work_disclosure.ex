@@ -56,6 +56,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @external_resource Native.library_file()
   @families Native.families()
   @user Host.user_struct()
+  @link Host.link_struct()
   @schedule Native.schedule()
   @relationships Native.relationships()
   # The tier words a caller names directly: each tier as an atom and as a
@@ -212,18 +213,14 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   """
   @spec effective_tier(map(), term()) :: tier()
   def effective_tier(record, viewer) when is_map(record) do
-    # The two fields are read here, where the compiled match knows their
-    # keys' hashes: on a host's 35-key record that is most of the call.
-    link =
+    # The record's two fields are read here, where the compiled match knows
+    # their keys' hashes (on a host's 35-key record that is most of the
+    # call): a loaded link, else the tier column.
+    {link, tier} =
       case record do
-        %{artifact_link: link} -> link
-        %{} -> nil
-      end
-
-    tier =
-      case record do
-        %{transparency_tier: tier} -> tier
-        %{} -> nil
+        %{artifact_link: %{__struct__: @link} = link} -> {link, nil}
+        %{transparency_tier: tier} -> {nil, tier}
+        %{} -> {nil, nil}
       end
 
     Native.effective_tier(link, tier, viewer, Host.user_admin(viewer))
