@@ -2,7 +2,7 @@ defmodule OpenAgents.Schema do
   @moduledoc """
   What every schema of the host shares: UUID primary and foreign keys (a
   user's id is what a link's `account_id` holds, and what the ladder
-  compares) and UTC second timestamps.
+  compares), checked as UUIDs when cast, and UTC second timestamps.
   """
 
   @doc false
@@ -11,7 +11,9 @@ defmodule OpenAgents.Schema do
       use Ecto.Schema
       import Ecto.Changeset
       @primary_key {:id, :binary_id, autogenerate: true}
-      @foreign_key_type :binary_id
+      # Ecto.UUID, not :binary_id: a foreign key that is not a UUID is refused
+      # by the cast (a changeset error), not by the adapter (a raise).
+      @foreign_key_type Ecto.UUID
       @timestamps_opts [type: :utc_datetime]
     end
   end
