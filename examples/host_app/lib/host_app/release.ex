@@ -7,12 +7,23 @@ defmodule HostApp.Release do
   """
   @app :host_app
 
-  @doc "Runs every pending migration of every repo."
+  @doc "Creates each repo's database if it is missing, then runs every pending migration."
   @spec migrate() :: :ok
   def migrate do
     Application.load(@app)
 
     for repo <- Application.fetch_env!(@app, :ecto_repos) do
+      case repo.__adapter__().storage_up(repo.config()) do
+        :ok ->
+          :ok
+
+        {:error, :already_up} ->
+          :ok
+
+        {:error, reason} ->
+          raise "could not create the database of #{inspect(repo)}: #{inspect(reason)}"
+      end
+
       {:ok, _, _} = Ecto.Migrator.with_repo(repo, &Ecto.Migrator.run(&1, :up, all: true))
     end
 
