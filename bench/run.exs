@@ -394,13 +394,25 @@ defmodule Bench.Run do
   defp instructions(module, fun, arity) do
     {:beam_file, _, _, _, _, code} = :beam_disasm.file(object_code(module))
 
-    for {:function, ^fun, ^arity, _entry, body} <- code,
-        instruction <- body,
-        not match?({:line, _}, instruction),
-        not match?({:label, _}, instruction),
-        not match?({:func_info, _, _, _}, instruction),
-        do: instruction
+    for {:function, ^fun, ^arity, _entry, body} <- code do
+      # Labels are numbered across the module: renumber them in order.
+      labels = for({:label, l} <- body, do: l) |> Enum.with_index() |> Map.new()
+
+      for instruction <- body,
+          not match?({:line, _}, instruction),
+          not match?({:label, _}, instruction),
+          not match?({:func_info, _, _, _}, instruction),
+          do: relabel(instruction, labels)
+    end
   end
+
+  defp relabel({:f, label}, labels), do: {:f, Map.get(labels, label, label)}
+
+  defp relabel(term, labels) when is_tuple(term),
+    do: term |> Tuple.to_list() |> relabel(labels) |> List.to_tuple()
+
+  defp relabel(term, labels) when is_list(term), do: Enum.map(term, &relabel(&1, labels))
+  defp relabel(term, _labels), do: term
 
   # The seeds are compiled in memory by load.exs, with no .beam to read: their
   # object code is had by compiling their text again under other names.

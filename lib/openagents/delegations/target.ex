@@ -79,6 +79,13 @@ defmodule OpenAgents.Delegations.Target do
   # `Unrecognized` reading, so each projection has one answer for all of them.
   @unrecognized Map.new(Native.unrecognized_lifecycles())
 
+  # A substrate's lifecycle as the arms of one `case`: the core's answer for
+  # each word it knows, then its one answer for any other word.
+  lifecycle_arms = fn substrate, lifecycle ->
+    known = for word <- @substrates[substrate], do: {:->, [], [[word], lifecycle.(word)]}
+    known ++ [{:->, [], [[{:_, [], nil}], @unrecognized[substrate]]}]
+  end
+
   @typedoc "The host's `%OpenAgents.Machines.Machine{}`; only `status` and `revoked_at` are read."
   @type machine :: %{
           :__struct__ => OpenAgents.Machines.Machine,
@@ -125,10 +132,8 @@ defmodule OpenAgents.Delegations.Target do
   @spec custody(String.t()) :: String.t()
   def custody(kind)
 
-  # Two kinds: compared whole (`===`), which measures faster than starting a
-  # binary match for two words.
   for kind <- @kinds do
-    def custody(kind) when kind === unquote(kind), do: unquote(Native.custody(kind))
+    def custody(unquote(kind)), do: unquote(Native.custody(kind))
   end
 
   @doc """
@@ -143,7 +148,7 @@ defmodule OpenAgents.Delegations.Target do
   def runtime_class(kind)
 
   for kind <- @kinds do
-    def runtime_class(kind) when kind === unquote(kind), do: unquote(Native.runtime_class(kind))
+    def runtime_class(unquote(kind)), do: unquote(Native.runtime_class(kind))
   end
 
   @doc """
@@ -160,13 +165,9 @@ defmodule OpenAgents.Delegations.Target do
       "active"
   """
   @spec box_lifecycle(String.t()) :: String.t()
-  def box_lifecycle(state)
-
-  for state <- @substrates["box"] do
-    def box_lifecycle(unquote(state)), do: unquote(Native.box_lifecycle(state))
+  def box_lifecycle(state) when is_binary(state) do
+    case state, do: unquote(lifecycle_arms.("box", &Native.box_lifecycle/1))
   end
-
-  def box_lifecycle(state) when is_binary(state), do: unquote(@unrecognized["box"])
 
   @doc """
   The lifecycle of a Computer. `online?` is a live reachability read, passed
@@ -200,13 +201,9 @@ defmodule OpenAgents.Delegations.Target do
       "failed"
   """
   @spec run_lifecycle(String.t()) :: String.t()
-  def run_lifecycle(state)
-
-  for state <- @substrates["run"] do
-    def run_lifecycle(unquote(state)), do: unquote(Native.run_lifecycle(state))
+  def run_lifecycle(state) when is_binary(state) do
+    case state, do: unquote(lifecycle_arms.("run", &Native.run_lifecycle/1))
   end
-
-  def run_lifecycle(state) when is_binary(state), do: unquote(@unrecognized["run"])
 
   @doc """
   The delegation lifecycle of one Computer delegation, from its `work_jobs`
@@ -217,13 +214,9 @@ defmodule OpenAgents.Delegations.Target do
       "failed"
   """
   @spec job_lifecycle(String.t()) :: String.t()
-  def job_lifecycle(status)
-
-  for status <- @substrates["job"] do
-    def job_lifecycle(unquote(status)), do: unquote(Native.job_lifecycle(status))
+  def job_lifecycle(status) when is_binary(status) do
+    case status, do: unquote(lifecycle_arms.("job", &Native.job_lifecycle/1))
   end
-
-  def job_lifecycle(status) when is_binary(status), do: unquote(@unrecognized["job"])
 
   @doc """
   The seam of one target: custody, runtime class, lifecycle, the capabilities
