@@ -77,6 +77,7 @@ defmodule OpenAgentsPolicy.Native do
   def fields_at(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
   def project(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
   def effective_tier(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
+  def linked_tier(_a, _b, _c, _d, _e), do: :erlang.nif_error(:nif_not_loaded)
   def viewer(_a, _b), do: :erlang.nif_error(:nif_not_loaded)
   def relationships(), do: :erlang.nif_error(:nif_not_loaded)
   def attempt_link(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)

@@ -213,17 +213,25 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   """
   @spec effective_tier(map(), term()) :: tier()
   def effective_tier(record, viewer) when is_map(record) do
-    # The record's two fields are read here, where the compiled match knows
-    # their keys' hashes (on a host's 35-key record that is most of the
-    # call): a loaded link, else the tier column.
-    {link, tier} =
-      case record do
-        %{artifact_link: %{__struct__: @link} = link} -> {link, nil}
-        %{transparency_tier: tier} -> {nil, tier}
-        %{} -> {nil, nil}
-      end
+    # The record's fields are read here, where the compiled match knows their
+    # keys (on a host's 35-key record that is most of the call): a loaded
+    # link's owner, tier and revocation, else the tier column. A map that
+    # claims the link struct without its fields goes to the core whole.
+    case record do
+      %{
+        artifact_link: %{__struct__: @link, account_id: owner, tier: tier, revoked_at: revoked_at}
+      } ->
+        Native.linked_tier(owner, tier, revoked_at, viewer, Host.user_admin(viewer))
 
-    Native.effective_tier(link, tier, viewer, Host.user_admin(viewer))
+      %{artifact_link: %{__struct__: @link} = link} ->
+        Native.effective_tier(link, nil, viewer, Host.user_admin(viewer))
+
+      %{transparency_tier: tier} ->
+        Native.effective_tier(nil, tier, viewer, Host.user_admin(viewer))
+
+      %{} ->
+        Native.effective_tier(nil, nil, viewer, Host.user_admin(viewer))
+    end
   end
 
   def effective_tier(record, _viewer), do: raise(BadMapError, term: record)

@@ -201,10 +201,23 @@ pub fn viewer<'a>(term: Term<'a>, user_admin: Term<'a>) -> Viewer<ErlEq<'a>> {
 /// An `ArtifactLink` struct. A link whose `revoked_at` is anything but a
 /// present `nil` is revoked.
 pub fn link(map: Term) -> Link<ErlEq> {
+    link_of(
+        get(map, words::account_id()),
+        get(map, words::tier()),
+        get(map, words::revoked_at()),
+    )
+}
+
+/// A link from its three fields, each `None` when the struct lacks it.
+pub fn link_of<'a>(
+    account_id: Option<Term<'a>>,
+    tier: Option<Term<'a>>,
+    revoked_at: Option<Term<'a>>,
+) -> Link<ErlEq<'a>> {
     Link {
-        account_id: set(get(map, words::account_id())),
-        tier: get(map, words::tier()).map_or(Reading::Unrecognized, tier),
-        revoked: !get(map, words::revoked_at()).is_some_and(is_nil),
+        account_id: set(account_id),
+        tier: tier.map_or(Reading::Unrecognized, self::tier),
+        revoked: !revoked_at.is_some_and(is_nil),
     }
 }
 

@@ -13,7 +13,7 @@ use rustler::types::atom;
 use rustler::types::ListIterator;
 use rustler::{Atom, Binary, Encoder, Env, Error, NifResult, Term};
 
-use crate::decode::{self, get, is_nil, is_struct, unless_heavy};
+use crate::decode::{self, get, is_nil, is_struct, unless_heavy, ErlEq};
 use crate::make::{self, raw, Terms};
 use crate::nif::on_dirty_scheduler;
 use crate::words::{self, position, words};
@@ -128,16 +128,6 @@ pub fn project<'a>(
 /// A record's effective tier, from its two fields the Elixir side read:
 /// through `link` when it is a link struct, otherwise through `tier`, the
 /// record's tier column (`nil` when absent).
-pub fn effective_tier<'a>(
-    env: Env<'a>,
-    link: Term<'a>,
-    tier: Term<'a>,
-    viewer: Term<'a>,
-    user_admin: Term<'a>,
-) -> Term<'a> {
-    record_tier(env, [link, tier, viewer, user_admin], false)
-}
-
 fn record_tier<'a>(env: Env<'a>, args: [Term<'a>; 4], dirty: bool) -> Term<'a> {
     let [link, tier, viewer, user_admin] = args;
     let record = if is_struct(link, words::link_struct()) {
@@ -145,48 +135,83 @@ fn record_tier<'a>(env: Env<'a>, args: [Term<'a>; 4], dirty: bool) -> Term<'a> {
     } else {
         Record::Unlinked(decode::subject(tier))
     };
-    let viewer = decode::viewer(viewer, user_admin);
-    let decide = || disclosure::record_tier(&record, &viewer);
-    match unless_heavy(dirty, decide) {
-        Some(tier) => tier_atom(tier).to_term(env),
-        None => on_dirty_scheduler(env, c"effective_tier", dirty::effective_tier, &args),
-    }
+    let decided = decide_record(&record, viewer, user_admin, dirty);
+    decided.map_or_else(
+        || on_dirty_scheduler(env, c"effective_tier", dirty::effective_tier, &args),
+        |tier| tier_atom(tier).to_term(env),
+    )
 }
 
-/// The entry points a call moves to when the account ids it compares are too
-/// large for a normal scheduler ([`decode::unless_heavy`]): the same NIF, on a
-/// dirty one.
-mod dirty {
-    use rustler::codegen_runtime::{c_int, ErlNifEnv, ErlNifTerm};
-    use rustler::{Env, Error, NifResult, Term};
+/// The effective tier of a record whose loaded link the Elixir side matched
+/// whole: the link's owner, tier and `revoked_at`, read there.
+fn link_fields_tier<'a>(env: Env<'a>, args: [Term<'a>; 5], dirty: bool) -> Term<'a> {
+    let [owner, tier, revoked_at, viewer, user_admin] = args;
+    let record = Record::Linked(decode::link_of(Some(owner), Some(tier), Some(revoked_at)));
+    let decided = decide_record(&record, viewer, user_admin, dirty);
+    decided.map_or_else(
+        || on_dirty_scheduler(env, c"linked_tier", dirty::linked_tier, &args),
+        |tier| tier_atom(tier).to_term(env),
+    )
+}
 
-    use crate::nif::call;
+/// The core's tier for `record` and the viewer, or `None` when that meant
+/// comparing ids too large for this (normal) scheduler.
+fn decide_record<'a>(
+    record: &Record<ErlEq<'a>>,
+    viewer: Term<'a>,
+    user_admin: Term<'a>,
+    dirty: bool,
+) -> Option<Tier> {
+    let viewer = decode::viewer(viewer, user_admin);
+    unless_heavy(dirty, || disclosure::record_tier(record, &viewer))
+}
 
-    macro_rules! dirty {
-        ($( $name:ident($($arg:ident),*) => $fun:path; )+) => {$(
-            pub unsafe extern "C" fn $name(
-                env: *mut ErlNifEnv,
-                argc: c_int,
-                argv: *const ErlNifTerm,
-            ) -> ErlNifTerm {
-                fn nif<'a>(env: Env<'a>, args: &[Term<'a>]) -> NifResult<Term<'a>> {
-                    match *args {
-                        [$($arg),*] => crate::nif::Answer::answer($fun(env, [$($arg),*], true)),
-                        _ => Err(Error::BadArg),
-                    }
-                }
-                // SAFETY: the VM calls this with the env and the arguments
-                // `on_dirty_scheduler` handed it, as many as the NIF takes.
-                unsafe { call::<{ [$(stringify!($arg)),*].len() }, _>(env, argc, argv, nif) }
+/// NIFs that may move to a dirty scheduler ([`decode::unless_heavy`]): for
+/// each `name(args) => inner`, the NIF `name` (in the `nifs!` table), which
+/// calls `inner(env, [args], false)` on the normal scheduler, and its twin
+/// `dirty::name`, the entry point the VM calls on a dirty one, which calls
+/// `inner(env, [args], true)`.
+macro_rules! reschedulable {
+    ($( $name:ident($($arg:ident),*) => $inner:ident; )+) => {
+        $(
+            pub fn $name<'a>(env: Env<'a>, $($arg: Term<'a>),*) -> Term<'a> {
+                $inner(env, [$($arg),*], false)
             }
-        )+};
-    }
+        )+
 
-    dirty! {
-        effective_tier(link, tier, viewer, user_admin) => super::record_tier;
-        ladder_effective_tier(subject, viewer, user_admin) => super::subject_tier;
-        ladder_allows(subject, access, viewer, user_admin) => super::allows;
-    }
+        /// The dirty twins.
+        mod dirty {
+            use rustler::codegen_runtime::{c_int, ErlNifEnv, ErlNifTerm};
+            use rustler::{Env, Error, NifResult, Term};
+
+            use crate::nif::call;
+
+            $(
+                pub unsafe extern "C" fn $name(
+                    env: *mut ErlNifEnv,
+                    argc: c_int,
+                    argv: *const ErlNifTerm,
+                ) -> ErlNifTerm {
+                    fn nif<'a>(env: Env<'a>, args: &[Term<'a>]) -> NifResult<Term<'a>> {
+                        match *args {
+                            [$($arg),*] => Ok(super::$inner(env, [$($arg),*], true)),
+                            _ => Err(Error::BadArg),
+                        }
+                    }
+                    // SAFETY: the VM calls this with the env and the arguments
+                    // `on_dirty_scheduler` handed it, as many as the NIF takes.
+                    unsafe { call::<{ [$(stringify!($arg)),*].len() }, _>(env, argc, argv, nif) }
+                }
+            )+
+        }
+    };
+}
+
+reschedulable! {
+    effective_tier(link, tier, viewer, user_admin) => record_tier;
+    linked_tier(owner, tier, revoked_at, viewer, user_admin) => link_fields_tier;
+    ladder_effective_tier(subject, viewer, user_admin) => subject_tier;
+    ladder_allows(subject, access, viewer, user_admin) => allows;
 }
 
 /// `%{account_id: _, tier: _}`, plus `admin: true` for an operator.
@@ -358,15 +383,6 @@ pub fn ladder_clamp<'a>(
     tier_atom(decode::viewer(viewer, user_admin).clamp(tier)).to_term(env)
 }
 
-pub fn ladder_effective_tier<'a>(
-    env: Env<'a>,
-    subject: Term<'a>,
-    viewer: Term<'a>,
-    user_admin: Term<'a>,
-) -> Term<'a> {
-    subject_tier(env, [subject, viewer, user_admin], false)
-}
-
 fn subject_tier<'a>(env: Env<'a>, args: [Term<'a>; 3], dirty: bool) -> Term<'a> {
     let [subject, viewer, user_admin] = args;
     let (subject, viewer) = (decode::subject(subject), decode::viewer(viewer, user_admin));
@@ -380,16 +396,6 @@ fn subject_tier<'a>(env: Env<'a>, args: [Term<'a>; 3], dirty: bool) -> Term<'a> 
             &args,
         ),
     }
-}
-
-pub fn ladder_allows<'a>(
-    env: Env<'a>,
-    subject: Term<'a>,
-    access: Term<'a>,
-    viewer: Term<'a>,
-    user_admin: Term<'a>,
-) -> Term<'a> {
-    allows(env, [subject, access, viewer, user_admin], false)
 }
 
 fn allows<'a>(env: Env<'a>, args: [Term<'a>; 4], dirty: bool) -> Term<'a> {

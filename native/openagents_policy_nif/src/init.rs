@@ -54,6 +54,7 @@ nifs! {
     fields_at(family, tier, user_admin) => disclosure::fields_at;
     project(family, source, tier, user_admin) => disclosure::project;
     effective_tier(link, tier, viewer, user_admin) => disclosure::effective_tier;
+    linked_tier(owner, tier, revoked_at, viewer, user_admin) => disclosure::linked_tier;
     viewer(relationship, account) => disclosure::viewer;
     relationships() => disclosure::relationships;
     attempt_link(repository, principal, authority) => disclosure::attempt_link;
