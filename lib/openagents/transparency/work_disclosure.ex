@@ -42,6 +42,19 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   `Repositories.readable_by/2` runs first, and a tier only narrows what a
   reader who passed it sees.
 
+  ## Answers compiled in
+
+  Where the arguments range over finite vocabularies, the core's answers are
+  asked for every input while this module compiles and held as function
+  clauses: `never/1`, `source_columns/1`, `tier_for/2` for every scheduled
+  field, `fields_at/2` and `project/3` at every tier named by a word (each
+  tier as an atom or a string, and `nil`), and `viewer/2`'s descriptor for
+  every relationship. Anything else (a field off the schedule, a viewer or a
+  user as the tier) is asked of the core on the call, and `effective_tier/2`
+  always is: only the fields it reads are taken from the record here. The
+  test suite walks every domain and holds each clause to the core's live
+  answer; a rebuilt library recompiles this module.
+
   ## Host modules
 
   `viewer/2` calls `Accounts.admin?/1` and `Repositories.member?/2`;
