@@ -8,7 +8,7 @@ export LANG := C.UTF-8
 export LC_ALL := C.UTF-8
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: demo check tools rust-checks elixir-checks docs-checks parity bench fuzz memory
+.PHONY: demo check tools rust-checks elixir-checks docs-checks parity bench bench-host fuzz memory
 
 tools:
 	@scripts/ensure_tools.sh
@@ -47,6 +47,13 @@ parity: tools
 
 bench: tools
 	MIX_ENV=prod mix run bench/run.exs
+
+# The example host's attempts page over HTTP, in a database of its own
+# (BENCH_DATABASE_URL; created, migrated and seeded on first use).
+BENCH_DATABASE_URL ?= postgres://postgres:postgres@localhost:5432/perf_host_bench
+bench-host: tools
+	cd examples/host_app && MIX_ENV=prod DATABASE_URL=$(BENCH_DATABASE_URL) \
+	  mix run --no-start ../../bench/host_requests.exs
 
 fuzz: tools
 	mix run scripts/fuzz.exs 1000000

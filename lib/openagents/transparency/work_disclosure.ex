@@ -42,6 +42,19 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   `Repositories.readable_by/2` runs first, and a tier only narrows what a
   reader who passed it sees.
 
+  ## Answers compiled in
+
+  Where the arguments range over finite vocabularies, the core's answers are
+  asked for every input while this module compiles and held as function
+  clauses: `never/1`, `source_columns/1`, `tier_for/2` for every scheduled
+  field, `fields_at/2` and `project/3` at every tier named by a word (each
+  tier as an atom or a string, and `nil`), and `viewer/2`'s descriptor for
+  every relationship. Anything else (a field off the schedule, a viewer or a
+  user as the tier) is asked of the core on the call, and `effective_tier/2`
+  always is: only the fields it reads are taken from the record here. The
+  test suite walks every domain and holds each clause to the core's live
+  answer; a rebuilt library recompiles this module.
+
   ## Host modules
 
   `viewer/2` calls `Accounts.admin?/1` and `Repositories.member?/2`;
@@ -56,7 +69,14 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @external_resource Native.library_file()
   @families Native.families()
   @user Host.user_struct()
+  @link Host.link_struct()
   @schedule Native.schedule()
+  @relationships Native.relationships()
+  # The tier words a caller names directly: each tier as an atom and as a
+  # string, and `nil`. `fields_at/2` and `project/3` hold the core's answer
+  # for each; any other tier term (a viewer, a user, an unknown word) is asked
+  # of the core on the call.
+  @tier_words [nil | Enum.flat_map(Native.tiers(), &[&1, Atom.to_string(&1)])]
 
   @typedoc "A family of records: `:attempt`, `:work_job`, `:evidence`, `:trace`."
   @type family :: :attempt | :work_job | :evidence | :trace
@@ -84,7 +104,11 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       [:user_id, :visibility, :assignment_id]
   """
   @spec never(family()) :: [atom()]
-  def never(family) when family in @families, do: Native.never(family)
+  def never(family)
+
+  for family <- @families do
+    def never(unquote(family)), do: unquote(Native.never(family))
+  end
 
   @doc """
   The schema columns the scheduled fields of `family` are read from, sorted.
@@ -98,7 +122,11 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       [:byte_size, :digest, :document, :id, :inserted_at]
   """
   @spec source_columns(family()) :: [atom()]
-  def source_columns(family) when family in @families, do: Native.source_columns(family)
+  def source_columns(family)
+
+  for family <- @families do
+    def source_columns(unquote(family)), do: unquote(Native.source_columns(family))
+  end
 
   @doc """
   The tier that first exposes `field` of `family`, or `nil` if none does.
@@ -109,6 +137,13 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       nil
   """
   @spec tier_for(family(), term()) :: tier() | nil
+  def tier_for(family, field)
+
+  for {family, fields} <- @schedule, field <- Map.keys(fields) do
+    def tier_for(unquote(family), unquote(field)),
+      do: unquote(Native.tier_for(family, field))
+  end
+
   def tier_for(family, field) when family in @families, do: Native.tier_for(family, field)
 
   @doc """
@@ -124,6 +159,13 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       []
   """
   @spec fields_at(family(), term()) :: [atom()]
+  def fields_at(family, tier)
+
+  for family <- @families, tier <- @tier_words do
+    def fields_at(unquote(family), unquote(tier)),
+      do: unquote(Native.fields_at(family, tier, nil))
+  end
+
   def fields_at(family, tier) when family in @families,
     do: Native.fields_at(family, tier, Host.user_admin(tier))
 
@@ -145,9 +187,28 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
           optional(:admin) => true
         }
   def viewer(repository, %{__struct__: @user} = user),
-    do: Native.viewer(Host.relationship(repository, user), user.id)
+    do: descriptor(Host.relationship(repository, user), user.id)
 
-  def viewer(_repository, _not_a_user), do: Native.viewer(:anonymous, nil)
+  def viewer(_repository, _not_a_user), do: descriptor(:anonymous, nil)
+
+  # The core's descriptor for each relationship, asked with a marker for the
+  # account, so each clause puts the user's id where the core put it (and
+  # nowhere the core did not).
+  marker = :__openagents_policy_account__
+
+  for relationship <- @relationships do
+    account = Macro.var(:account, __MODULE__)
+
+    descriptor =
+      for {key, value} <- Native.viewer(relationship, marker) do
+        if value == marker, do: {key, account}, else: {key, Macro.escape(value)}
+      end
+
+    account =
+      if Enum.any?(descriptor, &(elem(&1, 1) == account)), do: account, else: {:_, [], nil}
+
+    defp descriptor(unquote(relationship), unquote(account)), do: %{unquote_splicing(descriptor)}
+  end
 
   @doc """
   The effective tier of one record for one viewer.
@@ -164,8 +225,27 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       :glass
   """
   @spec effective_tier(map(), term()) :: tier()
-  def effective_tier(record, viewer) when is_map(record),
-    do: Native.effective_tier(record, viewer, Host.user_admin(viewer))
+  def effective_tier(record, viewer) when is_map(record) do
+    # The record's fields are read here, where the compiled match knows their
+    # keys (on a host's 35-key record that is most of the call): a loaded
+    # link's owner, tier and revocation, else the tier column. A map that
+    # claims the link struct without its fields goes to the core whole.
+    case record do
+      %{
+        artifact_link: %{__struct__: @link, account_id: owner, tier: tier, revoked_at: revoked_at}
+      } ->
+        Native.linked_tier(owner, tier, revoked_at, viewer, Host.user_admin(viewer))
+
+      %{artifact_link: %{__struct__: @link} = link} ->
+        Native.effective_tier(link, nil, viewer, Host.user_admin(viewer))
+
+      %{transparency_tier: tier} ->
+        Native.effective_tier(nil, tier, viewer, Host.user_admin(viewer))
+
+      %{} ->
+        Native.effective_tier(nil, nil, viewer, Host.user_admin(viewer))
+    end
+  end
 
   def effective_tier(record, _viewer), do: raise(BadMapError, term: record)
 
@@ -198,6 +278,32 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       nil
   """
   @spec project(family(), map(), term()) :: map() | nil
+  def project(family, source, tier)
+
+  # A tier named by a word: the fields the core admits at it (the table of
+  # `fields_at/2`), each read from the source in one match when the source has
+  # them all, else one by one. A source need not have them: a field it lacks
+  # reads `nil`, as in the NIF's own projection, which the test suite holds
+  # these clauses to.
+  for family <- @families, tier <- @tier_words do
+    case Native.fields_at(family, tier, nil) do
+      [] ->
+        def project(unquote(family), _source, unquote(tier)), do: nil
+
+      fields ->
+        taken = Enum.map(fields, &{&1, Macro.var(&1, __MODULE__)})
+        source = Macro.var(:source, __MODULE__)
+        looked_up = Enum.map(fields, &{&1, quote(do: Map.get(unquote(source), unquote(&1)))})
+
+        def project(unquote(family), %{unquote_splicing(taken)}, unquote(tier)),
+          do: %{unquote_splicing(taken)}
+
+        def project(unquote(family), unquote(source), unquote(tier))
+            when is_map(unquote(source)),
+            do: %{unquote_splicing(looked_up)}
+    end
+  end
+
   def project(family, source, tier) when family in @families and is_map(source),
     do: Native.project(family, source, tier, Host.user_admin(tier))
 

@@ -1,23 +1,103 @@
 //! Terms into the core's plain types. Shapes only: every rule about what a
 //! shape means lives in the core.
 
+use std::cell::Cell;
 use std::cmp::Ordering;
 
 use openagents_policy::disclosure::{Family, Relationship};
 use openagents_policy::ladder::{Access, Link, Subject, Tier, Viewer};
 use openagents_policy::Reading;
 use rustler::types::atom;
-use rustler::{Atom, Binary, Error, NifResult, Term};
+use rustler::{Atom, Binary, Error, NifResult, Term, TermType};
 
 use crate::words::{self, words};
 
 /// A term compared as Erlang's `==` compares (so `1 == 1.0`), which is how
 /// the host compares account ids.
+///
+/// Inside [`unless_heavy`], a comparison involving a [`heavy`] term is not
+/// made: it is noted, and the caller moves the whole call to a dirty
+/// scheduler. Only comparisons the core actually asks for are checked.
 pub struct ErlEq<'a>(pub Term<'a>);
 
 impl PartialEq for ErlEq<'_> {
     fn eq(&self, other: &Self) -> bool {
+        let watched = WATCH.get() != Watch::Off;
+        // Two binaries (what account ids are): `==` is byte equality, read
+        // here from the two sizes and, when they agree, the bytes.
+        if let (Ok(left), Ok(right)) = (Binary::from_term(self.0), Binary::from_term(other.0)) {
+            if left.len() != right.len() {
+                return false;
+            }
+            if watched && left.len() > COMPARED_BYTES {
+                WATCH.set(Watch::Tripped);
+                return false;
+            }
+            return left.as_slice() == right.as_slice();
+        }
+        if watched && (heavy(self.0) || heavy(other.0)) {
+            WATCH.set(Watch::Tripped);
+            return false;
+        }
         self.0.cmp(&other.0) == Ordering::Equal
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Watch {
+    /// Compare whatever is asked (a dirty scheduler, or a NIF that never
+    /// compares ids).
+    Off,
+    /// On a normal scheduler: refuse heavy comparisons.
+    On,
+    /// A heavy comparison was asked for and not made.
+    Tripped,
+}
+
+thread_local! {
+    static WATCH: Cell<Watch> = const { Cell::new(Watch::Off) };
+}
+
+/// Turns the watch off when [`unless_heavy`] ends, panicking or not.
+struct Unwatch;
+
+impl Drop for Unwatch {
+    fn drop(&mut self) {
+        WATCH.set(Watch::Off);
+    }
+}
+
+/// `decide()`, or `None` when it asked for a comparison of [`heavy`] terms,
+/// which was then not made (and the answer is worthless): the caller moves to
+/// a dirty scheduler, where (`dirty`) it decides again with every comparison
+/// made.
+pub fn unless_heavy<T>(dirty: bool, decide: impl FnOnce() -> T) -> Option<T> {
+    if dirty {
+        return Some(decide());
+    }
+    let _unwatch = Unwatch;
+    WATCH.set(Watch::On);
+    let answer = decide();
+    (WATCH.get() != Watch::Tripped).then_some(answer)
+}
+
+/// How many bytes of binary two account ids may hold and still be compared on
+/// a normal scheduler: comparing two equal binaries of this size takes tens
+/// of microseconds here, well inside the 1 ms a NIF may hold one.
+pub const COMPARED_BYTES: usize = 256 * 1024;
+
+/// Whether comparing `term` with another could outlast a normal scheduler's
+/// slice: a binary past [`COMPARED_BYTES`], an integer past 64 bits, or a
+/// list, tuple or map, whose size is not known without walking it.
+pub fn heavy(term: Term) -> bool {
+    // A binary first: what account ids are, told apart in one call.
+    if let Ok(bytes) = Binary::from_term(term) {
+        return bytes.len() > COMPARED_BYTES;
+    }
+    match term.get_type() {
+        TermType::Binary | TermType::List | TermType::Tuple | TermType::Map => true,
+        TermType::Integer => term.decode::<i64>().is_err(),
+        _ => false,
     }
 }
 
@@ -121,10 +201,23 @@ pub fn viewer<'a>(term: Term<'a>, user_admin: Term<'a>) -> Viewer<ErlEq<'a>> {
 /// An `ArtifactLink` struct. A link whose `revoked_at` is anything but a
 /// present `nil` is revoked.
 pub fn link(map: Term) -> Link<ErlEq> {
+    link_of(
+        get(map, words::account_id()),
+        get(map, words::tier()),
+        get(map, words::revoked_at()),
+    )
+}
+
+/// A link from its three fields, each `None` when the struct lacks it.
+pub fn link_of<'a>(
+    account_id: Option<Term<'a>>,
+    tier: Option<Term<'a>>,
+    revoked_at: Option<Term<'a>>,
+) -> Link<ErlEq<'a>> {
     Link {
-        account_id: set(get(map, words::account_id())),
-        tier: get(map, words::tier()).map_or(Reading::Unrecognized, tier),
-        revoked: !get(map, words::revoked_at()).is_some_and(is_nil),
+        account_id: set(account_id),
+        tier: tier.map_or(Reading::Unrecognized, self::tier),
+        revoked: !revoked_at.is_some_and(is_nil),
     }
 }
 

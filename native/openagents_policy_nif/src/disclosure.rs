@@ -13,8 +13,9 @@ use rustler::types::atom;
 use rustler::types::ListIterator;
 use rustler::{Atom, Binary, Encoder, Env, Error, NifResult, Term};
 
-use crate::decode::{self, get, is_nil, is_struct};
+use crate::decode::{self, get, is_nil, is_struct, unless_heavy, ErlEq};
 use crate::make::{self, raw, Terms};
+use crate::nif::on_dirty_scheduler;
 use crate::words::{self, position, words};
 
 fn tier_atom(tier: Tier) -> Atom {
@@ -124,28 +125,93 @@ pub fn project<'a>(
     make::map(env, keys.as_slice(), values.as_slice())
 }
 
-/// A record's effective tier: through its loaded link when its
-/// `artifact_link` is a link struct, otherwise through its tier column.
-pub fn effective_tier<'a>(
-    env: Env<'a>,
-    record: Term<'a>,
+/// A record's effective tier, from its two fields the Elixir side read:
+/// through `link` when it is a link struct, otherwise through `tier`, the
+/// record's tier column (`nil` when absent).
+fn record_tier<'a>(env: Env<'a>, args: [Term<'a>; 4], dirty: bool) -> Term<'a> {
+    let [link, tier, viewer, user_admin] = args;
+    let record = if is_struct(link, words::link_struct()) {
+        Record::Linked(decode::link(link))
+    } else {
+        Record::Unlinked(decode::subject(tier))
+    };
+    let decided = decide_record(&record, viewer, user_admin, dirty);
+    decided.map_or_else(
+        || on_dirty_scheduler(env, c"effective_tier", dirty::effective_tier, &args),
+        |tier| tier_atom(tier).to_term(env),
+    )
+}
+
+/// The effective tier of a record whose loaded link the Elixir side matched
+/// whole: the link's owner, tier and `revoked_at`, read there.
+fn link_fields_tier<'a>(env: Env<'a>, args: [Term<'a>; 5], dirty: bool) -> Term<'a> {
+    let [owner, tier, revoked_at, viewer, user_admin] = args;
+    let record = Record::Linked(decode::link_of(Some(owner), Some(tier), Some(revoked_at)));
+    let decided = decide_record(&record, viewer, user_admin, dirty);
+    decided.map_or_else(
+        || on_dirty_scheduler(env, c"linked_tier", dirty::linked_tier, &args),
+        |tier| tier_atom(tier).to_term(env),
+    )
+}
+
+/// The core's tier for `record` and the viewer, or `None` when that meant
+/// comparing ids too large for this (normal) scheduler.
+fn decide_record<'a>(
+    record: &Record<ErlEq<'a>>,
     viewer: Term<'a>,
     user_admin: Term<'a>,
-) -> NifResult<Term<'a>> {
-    if !record.is_map() {
-        return Err(Error::BadArg);
-    }
-    let record = match get(record, words::artifact_link()) {
-        Some(link) if is_struct(link, words::link_struct()) => Record::Linked(decode::link(link)),
-        _ => Record::Unlinked(decode::subject(
-            get(record, words::transparency_tier()).unwrap_or_else(|| atom::nil().to_term(env)),
-        )),
+    dirty: bool,
+) -> Option<Tier> {
+    let viewer = decode::viewer(viewer, user_admin);
+    unless_heavy(dirty, || disclosure::record_tier(record, &viewer))
+}
+
+/// NIFs that may move to a dirty scheduler ([`decode::unless_heavy`]): for
+/// each `name(args) => inner`, the NIF `name` (in the `nifs!` table), which
+/// calls `inner(env, [args], false)` on the normal scheduler, and its twin
+/// `dirty::name`, the entry point the VM calls on a dirty one, which calls
+/// `inner(env, [args], true)`.
+macro_rules! reschedulable {
+    ($( $name:ident($($arg:ident),*) => $inner:ident; )+) => {
+        $(
+            pub fn $name<'a>(env: Env<'a>, $($arg: Term<'a>),*) -> Term<'a> {
+                $inner(env, [$($arg),*], false)
+            }
+        )+
+
+        /// The dirty twins.
+        mod dirty {
+            use rustler::codegen_runtime::{c_int, ErlNifEnv, ErlNifTerm};
+            use rustler::{Env, Error, NifResult, Term};
+
+            use crate::nif::call;
+
+            $(
+                pub unsafe extern "C" fn $name(
+                    env: *mut ErlNifEnv,
+                    argc: c_int,
+                    argv: *const ErlNifTerm,
+                ) -> ErlNifTerm {
+                    fn nif<'a>(env: Env<'a>, args: &[Term<'a>]) -> NifResult<Term<'a>> {
+                        match *args {
+                            [$($arg),*] => Ok(super::$inner(env, [$($arg),*], true)),
+                            _ => Err(Error::BadArg),
+                        }
+                    }
+                    // SAFETY: the VM calls this with the env and the arguments
+                    // `on_dirty_scheduler` handed it, as many as the NIF takes.
+                    unsafe { call::<{ [$(stringify!($arg)),*].len() }, _>(env, argc, argv, nif) }
+                }
+            )+
+        }
     };
-    Ok(tier_atom(disclosure::record_tier(
-        &record,
-        &decode::viewer(viewer, user_admin),
-    ))
-    .to_term(env))
+}
+
+reschedulable! {
+    effective_tier(link, tier, viewer, user_admin) => record_tier;
+    linked_tier(owner, tier, revoked_at, viewer, user_admin) => link_fields_tier;
+    ladder_effective_tier(subject, viewer, user_admin) => subject_tier;
+    ladder_allows(subject, access, viewer, user_admin) => allows;
 }
 
 /// `%{account_id: _, tier: _}`, plus `admin: true` for an operator.
@@ -168,6 +234,11 @@ pub fn viewer<'a>(env: Env<'a>, relationship: Term<'a>, account: Term<'a>) -> Ni
         let keys = [words::account_id(), words::tier()];
         make::map(env, raw(&keys), &[account_id, tier])
     }
+}
+
+/// The relationships `viewer/2` reads, as atoms, in the core's order.
+pub fn relationships(env: Env<'_>) -> Term<'_> {
+    make::list(env, raw(&words().relationships))
 }
 
 /// `{:ok, attrs}` for the host's `ArtifactLink.changeset/2`, or
@@ -312,32 +383,29 @@ pub fn ladder_clamp<'a>(
     tier_atom(decode::viewer(viewer, user_admin).clamp(tier)).to_term(env)
 }
 
-pub fn ladder_effective_tier<'a>(
-    env: Env<'a>,
-    subject: Term<'a>,
-    viewer: Term<'a>,
-    user_admin: Term<'a>,
-) -> Term<'a> {
-    tier_atom(ladder::effective_tier(
-        &decode::subject(subject),
-        &decode::viewer(viewer, user_admin),
-    ))
-    .to_term(env)
+fn subject_tier<'a>(env: Env<'a>, args: [Term<'a>; 3], dirty: bool) -> Term<'a> {
+    let [subject, viewer, user_admin] = args;
+    let (subject, viewer) = (decode::subject(subject), decode::viewer(viewer, user_admin));
+    let decide = || ladder::effective_tier(&subject, &viewer);
+    match unless_heavy(dirty, decide) {
+        Some(tier) => tier_atom(tier).to_term(env),
+        None => on_dirty_scheduler(
+            env,
+            c"ladder_effective_tier",
+            dirty::ladder_effective_tier,
+            &args,
+        ),
+    }
 }
 
-pub fn ladder_allows<'a>(
-    env: Env<'a>,
-    subject: Term<'a>,
-    access: Term<'a>,
-    viewer: Term<'a>,
-    user_admin: Term<'a>,
-) -> Term<'a> {
-    ladder::allows(
-        &decode::subject(subject),
-        decode::access(access),
-        &decode::viewer(viewer, user_admin),
-    )
-    .encode(env)
+fn allows<'a>(env: Env<'a>, args: [Term<'a>; 4], dirty: bool) -> Term<'a> {
+    let [subject, access, viewer, user_admin] = args;
+    let (subject, viewer) = (decode::subject(subject), decode::viewer(viewer, user_admin));
+    let decide = || ladder::allows(&subject, decode::access(access), &viewer);
+    match unless_heavy(dirty, decide) {
+        Some(allowed) => allowed.encode(env),
+        None => on_dirty_scheduler(env, c"ladder_allows", dirty::ladder_allows, &args),
+    }
 }
 
 /// `[{field, column}]` in field-name order: the column each scheduled field of

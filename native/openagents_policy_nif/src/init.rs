@@ -39,6 +39,8 @@ nifs! {
     delegation_seam(lifecycle) => target::delegation_seam;
     delegation_seam_json(lifecycle) => target::delegation_seam_json;
     substrates() => target::substrates;
+    machine_statuses() => target::machine_statuses;
+    unrecognized_lifecycles() => target::unrecognized_lifecycles;
     field_columns(family) => disclosure::field_columns;
 
     // WorkDisclosure and the ladder
@@ -51,8 +53,10 @@ nifs! {
     tier_for(family, field) => disclosure::tier_for;
     fields_at(family, tier, user_admin) => disclosure::fields_at;
     project(family, source, tier, user_admin) => disclosure::project;
-    effective_tier(record, viewer, user_admin) => disclosure::effective_tier;
+    effective_tier(link, tier, viewer, user_admin) => disclosure::effective_tier;
+    linked_tier(owner, tier, revoked_at, viewer, user_admin) => disclosure::linked_tier;
     viewer(relationship, account) => disclosure::viewer;
+    relationships() => disclosure::relationships;
     attempt_link(repository, principal, authority) => disclosure::attempt_link;
     // The one call whose work grows with its input.
     classify(family, columns), dirty_cpu => disclosure::classify;

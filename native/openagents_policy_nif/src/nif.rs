@@ -10,10 +10,14 @@
 //! `{:error, reason}`, and so on for every `Error`, because every error and
 //! every panic is handed to rustler's own `handle_nif_result`.
 
+use std::ffi::CStr;
 use std::panic::{self, AssertUnwindSafe};
 
 use rustler::codegen_runtime::{c_int, handle_nif_result, ErlNifEnv, ErlNifFunc, ErlNifTerm};
+use rustler::sys::{enif_schedule_nif, ERL_NIF_DIRTY_JOB_CPU_BOUND};
 use rustler::{Env, NifResult, Term};
+
+use crate::make::Terms;
 
 /// What a NIF's function returns: a term, or a term or an error.
 pub trait Answer<'a> {
@@ -72,6 +76,39 @@ where
         Ok(Ok(term)) => term.as_c_arg(),
         // SAFETY: `env` is the environment of the running call.
         other => unsafe { handle_nif_result(other, env).apply(env) },
+    }
+}
+
+/// An entry point as the VM calls it.
+pub type Entry = unsafe extern "C" fn(*mut ErlNifEnv, c_int, *const ErlNifTerm) -> ErlNifTerm;
+
+/// Hands the rest of this call to a dirty CPU scheduler: the VM calls `entry`
+/// there with `args`, and its answer is the call's. Returned by a NIF that
+/// finds its input too large to answer within a normal scheduler's slice.
+pub fn on_dirty_scheduler<'a>(
+    env: Env<'a>,
+    name: &CStr,
+    entry: Entry,
+    args: &[Term<'a>],
+) -> Term<'a> {
+    let args: Terms = args.iter().map(Term::as_c_arg).collect();
+    let count = c_int::try_from(args.as_slice().len()).expect("a handful of arguments");
+    // SAFETY: `env` is the environment of the running NIF call, `name` lives
+    // as long as the library, and `args` are terms of `env`, which the VM
+    // copies before this returns.
+    #[allow(clippy::cast_possible_wrap)] // the flag is 1
+    unsafe {
+        Term::new(
+            env,
+            enif_schedule_nif(
+                env.as_c_arg(),
+                name.as_ptr(),
+                ERL_NIF_DIRTY_JOB_CPU_BOUND as c_int,
+                entry,
+                count,
+                args.as_slice().as_ptr(),
+            ),
+        )
     }
 }
 

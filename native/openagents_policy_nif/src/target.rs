@@ -6,7 +6,8 @@
 
 use openagents_policy::target::{
     self, BoxState, Capability, Custody, DelegationLifecycle, DelegationSeam, JobStatus, Kind,
-    Lifecycle, MachineObservation, Reach, RunState, RuntimeClass, Seam, UnavailableReason,
+    Lifecycle, MachineObservation, MachineStatus, Reach, RunState, RuntimeClass, Seam,
+    UnavailableReason,
 };
 use openagents_policy::{Reading, Refusal};
 use rustler::{Binary, Encoder, Env, NifResult, Term};
@@ -221,4 +222,33 @@ pub fn substrates<'a>(env: Env<'a>) -> Term<'a> {
         ),
     ];
     make::list(env, &substrates)
+}
+
+/// The machine status words `computer_lifecycle/3` knows, in the core's order.
+pub fn machine_statuses(env: Env<'_>) -> Term<'_> {
+    make::binaries(env, MachineStatus::ALL.iter().map(|word| word.as_str()))
+}
+
+/// What each substrate projection answers for a word its vocabulary does not
+/// hold: `[{substrate, lifecycle}]`. The core reads every such word as the one
+/// `Reading::Unrecognized`, so there is one answer per substrate.
+pub fn unrecognized_lifecycles(env: Env<'_>) -> Term<'_> {
+    let pair = |name: &str, lifecycle: &str| (name, lifecycle).encode(env).as_c_arg();
+    make::list(
+        env,
+        &[
+            pair(
+                "box",
+                Reading::<BoxState>::Unrecognized.lifecycle().as_str(),
+            ),
+            pair(
+                "run",
+                Reading::<RunState>::Unrecognized.lifecycle().as_str(),
+            ),
+            pair(
+                "job",
+                Reading::<JobStatus>::Unrecognized.lifecycle().as_str(),
+            ),
+        ],
+    )
 }
