@@ -58,7 +58,7 @@ defmodule HostApp.SchemaTest do
            }
 
     assert OpenAgents.Repo.__adapter__() == Ecto.Adapters.Postgres
-    assert function_exported?(OpenAgents.Transparency.ArtifactLink, :__schema__, 1)
+    assert OpenAgents.Transparency.ArtifactLink.__schema__(:source) == "artifact_links"
   end
 
   test "a column the schedule does not know is reported" do
