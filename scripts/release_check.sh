@@ -7,7 +7,8 @@
 #       migrate a database with `bin/host_app eval`, seed it, start the
 #       release as a daemon and call every route with curl;
 #   (c) the same from a clean _build with OPENAGENTS_POLICY_NIF_PATH naming a
-#       prebuilt library and a `cargo` on PATH that fails: cargo is never run.
+#       prebuilt library and no cargo on PATH (only a fake one that fails and
+#       records being run): cargo is never run.
 # DATABASE_URL names the PostgreSQL server (and the database: the suite
 # appends _test, the releases _release); unset, scripts/postgres.sh starts one.
 # HOST_CHECK_PORT is the port the daemons listen on (default 4791).
@@ -21,7 +22,7 @@ PORT=${HOST_CHECK_PORT:-4791}
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/release_check.XXXXXX")"
 DAEMON=""
 # A node name of its own: several checks may run on one machine.
-export RELEASE_NODE="host_check_$$" RELEASE_COOKIE="release_check_$$"
+export RELEASE_NODE="host_check_$$_$RANDOM" RELEASE_COOKIE="release_check_$$_$RANDOM"
 
 cleanup() {
   if [[ -n $DAEMON ]]; then "$DAEMON" stop >/dev/null 2>&1 || true; fi
@@ -91,6 +92,8 @@ check_release() {
   rel eval 'OpenAgents.Repo.__adapter__().storage_down(OpenAgents.Repo.config())' >/dev/null
   rel eval 'HostApp.Release.migrate()' || fail "$label: migrations failed"
   rel eval 'HostApp.Release.seed()' || fail "$label: seeding failed"
+  # Our daemon must be the one answering: nothing may hold the port before it.
+  ! curl -s -o /dev/null "http://127.0.0.1:$PORT/" || fail "port $PORT is taken; set HOST_CHECK_PORT"
   rel daemon
   DAEMON=$bin
   for _ in $(seq 1 60); do
@@ -182,7 +185,7 @@ cmp -s "$(release_nif "$APP/_build/prod/rel/host_app")" "$(ls "$APP"/_build/prod
 check_release cargo
 done_section
 
-section "(c) prod release from a clean _build with OPENAGENTS_POLICY_NIF_PATH and a failing cargo"
+section "(c) prod release from a clean _build with OPENAGENTS_POLICY_NIF_PATH and no cargo on PATH"
 (cd "$ROOT" && cargo build --release -p openagents_policy_nif)
 target_dir="${CARGO_TARGET_DIR:-$ROOT/target}"
 mkdir -p "$WORK/prebuilt" "$WORK/fakebin"
@@ -197,12 +200,21 @@ echo "cargo must not run when OPENAGENTS_POLICY_NIF_PATH is set" >&2
 exit 101
 FAKE
 chmod +x "$WORK/fakebin/cargo"
-PATH="$WORK/fakebin:$PATH" cargo --version >/dev/null 2>&1 && fail "the fake cargo did not fail"
+# No real cargo on PATH at all: every directory holding one is left out, and
+# the only `cargo` left is the one that records being run and fails.
+no_cargo_path="$WORK/fakebin"
+IFS=: read -ra dirs <<<"$PATH"
+for dir in "${dirs[@]}"; do
+  [[ -n $dir && ! -e $dir/cargo ]] && no_cargo_path+=":$dir"
+done
+[[ $(PATH="$no_cargo_path" command -v cargo) == "$WORK/fakebin/cargo" ]] || fail "a real cargo is still on PATH"
+PATH="$no_cargo_path" cargo --version >/dev/null 2>&1 && fail "the fake cargo did not fail"
+echo "  PATH without cargo: $no_cargo_path"
 rm -f "$marker"
 
 rm -rf "$APP/_build" "$APP/deps"
 build_log="$WORK/prebuilt-build.log"
-if ! OPENAGENTS_POLICY_NIF_PATH="$WORK/prebuilt/$NIF.so" PATH="$WORK/fakebin:$PATH" \
+if ! OPENAGENTS_POLICY_NIF_PATH="$WORK/prebuilt/$NIF.so" PATH="$no_cargo_path" \
   MIX_ENV=prod mix release --overwrite --quiet >"$build_log" 2>&1; then
   cat "$build_log"
   fail "the release did not build with OPENAGENTS_POLICY_NIF_PATH set"
@@ -212,7 +224,7 @@ sed 's/^/  > /' "$build_log"
 cmp -s "$WORK/prebuilt/$NIF.so" "$(release_nif "$APP/_build/prod/rel/host_app")" ||
   fail "the release does not carry the prebuilt NIF byte for byte"
 echo "  cargo was not run; the release carries the prebuilt library byte for byte"
-PATH="$WORK/fakebin:$PATH" check_release prebuilt
+PATH="$no_cargo_path" check_release prebuilt
 done_section
 
 printf '\n==== release_check: all passed in %ds ====\n' "$((SECONDS - START))"
