@@ -1,6 +1,8 @@
 # The NIF compiler must exist before lib/ is compiled, so it is a script that
 # mix.exs loads rather than a module of the library (.exs: not compiled twice).
 Code.require_file("lib/mix/tasks/compile.openagents_policy_nif.exs", __DIR__)
+# The offline-mirror helper, shared with examples/host_app/mix.exs.
+Code.require_file("lib/mix/vendor.exs", __DIR__)
 
 defmodule OpenAgentsPolicy.MixProject do
   use Mix.Project
@@ -33,26 +35,8 @@ defmodule OpenAgentsPolicy.MixProject do
     ]
   end
 
-  # Offline builds: with HEX_VENDOR_DIR naming a directory of unpacked Hex
-  # packages (one per dependency name), each dependency found there is taken
-  # by path instead of from Hex. Unset, the requirements above are ordinary
-  # Hex ones (`mix deps.get`).
-  defp vendor(deps) do
-    case System.get_env("HEX_VENDOR_DIR") do
-      nil -> deps
-      "" -> deps
-      dir -> Enum.map(deps, &vendored(&1, dir))
-    end
-  end
-
-  defp vendored({name, _requirement, opts} = dep, dir) do
-    path = Path.expand(Atom.to_string(name), dir)
-
-    if File.dir?(path),
-      do:
-        {name, [path: path, override: true] ++ Keyword.take(opts, [:only, :runtime, :optional])},
-      else: dep
-  end
+  # Offline builds: see lib/mix/vendor.exs (HEX_VENDOR_DIR).
+  defp vendor(deps), do: OpenAgentsPolicy.Vendor.deps(deps)
 
   defp elixirc_paths(:test), do: ["lib", "test/support"]
   defp elixirc_paths(_), do: ["lib"]

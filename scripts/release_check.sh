@@ -1,110 +1,178 @@
 #!/usr/bin/env bash
-# Proves the library drops into a host app and ships in a release:
-#   (a) from a clean state, compile examples/host_app and run its test suite;
-#   (b) build its prod release, check that it carries the NIF, and check the
-#       answer of `bin/host_app eval` (run from a copy outside the repository);
-#   (c) rebuild the release from a clean _build with OPENAGENTS_POLICY_NIF_PATH
-#       pointing at a prebuilt library and a `cargo` on PATH that fails, prove
-#       cargo was never run, and check the eval answer again.
-# Run from anywhere: paths are relative to the repository root, found from
-# this script's own location.
+# Proves the library drops into a real Phoenix + Ecto + PostgreSQL host and
+# ships in its release:
+#   (a) from a clean state, compile examples/host_app (tests included) with
+#       --warnings-as-errors and run its suite against PostgreSQL;
+#   (b) build its prod release, copy it outside the repository, create and
+#       migrate a database with `bin/host_app eval`, seed it, start the
+#       release as a daemon and call every route with curl;
+#   (c) the same from a clean _build with OPENAGENTS_POLICY_NIF_PATH naming a
+#       prebuilt library and a `cargo` on PATH that fails: cargo is never run.
+# DATABASE_URL names the PostgreSQL server (and the database: the suite
+# appends _test, the releases _release); unset, scripts/postgres.sh starts one.
+# HOST_CHECK_PORT is the port the daemons listen on (default 4791).
+# Run from anywhere: paths are relative to the repository root.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 APP="$ROOT/examples/host_app"
-NIF=libopenagents_policy_nif.so
+NIF=libopenagents_policy_nif
+PORT=${HOST_CHECK_PORT:-4791}
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/release_check.XXXXXX")"
-trap 'rm -rf "$WORK"' EXIT
+DAEMON=""
+# A node name of its own: several checks may run on one machine.
+export RELEASE_NODE="host_check_$$" RELEASE_COOKIE="release_check_$$"
+
+cleanup() {
+  if [[ -n $DAEMON ]]; then "$DAEMON" stop >/dev/null 2>&1 || true; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
 
 # The prebuilt path is tested in (c) only; (a) and (b) build with cargo.
 unset OPENAGENTS_POLICY_NIF_PATH
+: "${DATABASE_URL:=$("$ROOT/scripts/postgres.sh" start)}"
+export DATABASE_URL
 
 START=$SECONDS
 section_start=$SECONDS
-
 section() {
   printf '\n==== %s ====\n' "$*"
   section_start=$SECONDS
 }
-
-done_section() {
-  printf -- '---- ok (%ds)\n' "$((SECONDS - section_start))"
-}
-
+done_section() { printf -- '---- ok (%ds)\n' "$((SECONDS - section_start))"; }
 fail() {
   printf '\nFAIL: %s\n' "$*" >&2
   exit 1
 }
 
-# The expression every release is asked, and the lines it must print.
-EVAL_EXPR=$(
-  cat <<'EOF'
-alias OpenAgents.Delegations.Target
-alias OpenAgents.Transparency.{ArtifactLink, WorkDisclosure}
-{:ok, _} = Application.ensure_all_started(:host_app)
-so = Application.app_dir(:openagents_policy, "priv/native/libopenagents_policy_nif.so")
-IO.puts("nif=" <> Path.relative_to(so, to_string(:code.root_dir())) <> " exists=#{File.regular?(so)}")
-IO.puts("box_seam=" <> inspect(Target.seam("box", Target.box_lifecycle("idle"), true)))
-machine = %OpenAgents.Machines.Machine{id: "m1", status: "active"}
-IO.puts("computer_seam=" <> inspect(Target.seam("computer", Target.computer_lifecycle(machine, false), true)))
-IO.puts("delegation=" <> inspect(Target.delegation_seam(Target.job_lifecycle("stopping"))))
-viewer = WorkDisclosure.viewer(%{id: "r1"}, nil)
-tier = WorkDisclosure.effective_tier(%{transparency_tier: "ledger"}, viewer)
-attempt = %{id: "a1", state: "completed", target_kind: "box", requester_kind: "user", branch: "fix/x", machine_id: "m1"}
-IO.puts("projection=#{tier} " <> inspect(WorkDisclosure.project(:attempt, attempt, tier)))
-{:ok, link} = WorkDisclosure.link_for_attempt(%{id: "r1"}, %{"type" => "user", "id" => "u1"}, %{})
-IO.puts("link=#{link.tier} #{link.artifact_type} #{link.account_id} stored=#{OpenAgents.Repo.get(ArtifactLink, link.id) == link}")
-EOF
-)
+# The one NIF a release carries (the build may name it per build).
+release_nif() {
+  local found=("$1"/lib/openagents_policy-*/priv/native/$NIF*.so)
+  [[ ${#found[@]} -eq 1 && -f ${found[0]} ]] ||
+    fail "expected exactly one $NIF*.so in the release, found: ${found[*]}"
+  echo "${found[0]}"
+}
 
-EXPECTED=(
-  'nif=lib/openagents_policy-0.1.0/priv/native/libopenagents_policy_nif.so exists=true'
-  'box_seam=%{"capabilities" => ["start"], "custody" => "openagents_managed", "lifecycle" => "active", "runtime_class" => nil, "unavailable_reason" => nil}'
-  'computer_seam=%{"capabilities" => [], "custody" => "customer_premises", "lifecycle" => "cold", "runtime_class" => "connected", "unavailable_reason" => "cold"}'
-  'delegation=%{"capabilities" => [], "lifecycle" => "failed"}'
-  'projection=pulse %{admitted_at: nil, finished_at: nil, id: "a1", requester_kind: "user", started_at: nil, state: "completed", target_kind: "box"}'
-  'link=ledger attempt u1 stored=true'
-)
+# request METHOD PATH [HANDLE] [BODY]: sets STATUS and BODY (raw bytes in $WORK/body).
+request() {
+  local method=$1 path=$2 handle=${3:-} body=${4:-} args=(-s -o "$WORK/body" -w '%{http_code}' -X "$method")
+  [[ -n $handle ]] && args+=(-H "authorization: Bearer $handle")
+  [[ -n $body ]] && args+=(-H 'content-type: application/json' --data-binary "$body")
+  STATUS=$(curl "${args[@]}" "http://127.0.0.1:$PORT$path")
+  BODY=$(cat "$WORK/body")
+  ! grep -q SECRET "$WORK/body" || fail "$method $path as ${handle:-anonymous}: the body carries SECRET"
+}
 
-# check_release LABEL: the release carries the NIF, and a copy of it outside
-# the repository answers EVAL_EXPR with exactly the EXPECTED lines.
+expect() { # expect STATUS WHAT
+  [[ $STATUS == "$1" ]] || fail "$2: status $STATUS, expected $1: $BODY"
+  echo "  $STATUS $2"
+}
+
+# The values of one key, in the order they appear in the last body.
+values() { grep -o "\"$1\":\"[^\"]*\"" <<<"$BODY" | cut -d'"' -f4 | paste -sd' ' -; }
+
+# check_release LABEL: a copy of the release outside the repository, on a
+# fresh database, answers every route as the contract says.
 check_release() {
-  local label=$1 rel="$APP/_build/prod/rel/host_app"
-  local shipped="$rel/lib/openagents_policy-0.1.0/priv/native/$NIF"
-  [[ -f "$shipped" ]] || fail "$label: the release does not carry $shipped"
-  cmp -s "$shipped" "$APP/_build/prod/lib/openagents_policy/priv/native/$NIF" ||
-    fail "$label: the release's NIF differs from the one the build installed"
-
-  local copy="$WORK/rel-$label"
+  local label=$1 rel="$APP/_build/prod/rel/host_app" copy="$WORK/rel-$1"
+  local shipped
+  shipped=$(release_nif "$rel")
+  echo "  the release carries ${shipped#"$rel"/}"
   rm -rf "$copy"
   cp -a "$rel" "$copy"
-  local out
-  out=$("$copy/bin/host_app" eval "$EVAL_EXPR" 2>&1) ||
-    fail "$label: bin/host_app eval exited non-zero:"$'\n'"$out"
-  printf '%s\n' "$out" | sed 's/^/  | /'
-  for line in "${EXPECTED[@]}"; do
-    grep -qxF -- "$line" <<<"$out" ||
-      fail "$label: eval output lacks the line:"$'\n'"  $line"
+  local bin="$copy/bin/host_app"
+  # The release's own database on the same server, made afresh.
+  local db_url="${DATABASE_URL%/*}/$(basename "${DATABASE_URL%%\?*}")_release"
+  rel() { DATABASE_URL="$db_url" PORT="$PORT" PHX_SERVER=true "$bin" "$@"; }
+
+  rel eval 'OpenAgents.Repo.__adapter__().storage_down(OpenAgents.Repo.config())' >/dev/null
+  rel eval 'HostApp.Release.migrate()' || fail "$label: migrations failed"
+  rel eval 'HostApp.Release.seed()' || fail "$label: seeding failed"
+  rel daemon
+  DAEMON=$bin
+  for _ in $(seq 1 60); do
+    curl -s -o /dev/null "http://127.0.0.1:$PORT/api/targets" && break
+    sleep 0.5
   done
-  [[ $(wc -l <<<"$out") -eq ${#EXPECTED[@]} ]] ||
-    fail "$label: eval printed $(wc -l <<<"$out") lines, expected ${#EXPECTED[@]}"
-  echo "  eval answer checked (${#EXPECTED[@]} lines)"
+
+  local path=/api/repositories/acme-widgets/attempts
+  # reader:expected tiers on the seeded page (upstream.md's rules; see the
+  # host's AttemptsIndexTest for the derivation).
+  for pair in ":pulse pulse pulse" "stranger:pulse pulse pulse" "member:ledger ledger pulse" \
+    "owner:glass pulse pulse" "operator:glass glass glass"; do
+    local reader=${pair%%:*} tiers=${pair#*:}
+    request GET "$path" "$reader"
+    expect 200 "GET $path as ${reader:-anonymous}: $(values tier)"
+    [[ $(values tier) == "$tiers" ]] || fail "${reader:-anonymous} read tiers '$(values tier)', expected '$tiers'"
+  done
+  request GET "$path?preload=false" owner
+  expect 200 "GET $path?preload=false as owner: $(values tier)"
+  [[ $(values tier) == "pulse pulse pulse pulse" ]] || fail "NotLoaded page: $(values tier)"
+
+  request GET "$path" operator
+  local first
+  first=$(grep -o '"attempt":{[^}]*"id":"[^"]*"' <<<"$BODY" | head -1 | grep -o '"id":"[^"]*"' | cut -d'"' -f4)
+  request GET "/api/attempts/$first" member
+  expect 200 "GET /api/attempts/:id as member"
+  grep -q '"evidence":\[{' <<<"$BODY" && grep -q '"traces":\[{' <<<"$BODY" || fail "no evidence or traces: $BODY"
+  request GET "/api/attempts/not-an-id"
+  expect 404 "GET /api/attempts/not-an-id"
+
+  request GET /api/targets
+  expect 401 "GET /api/targets as anonymous"
+  request GET /api/targets owner
+  expect 200 "GET /api/targets as owner: $(values lifecycle)"
+  [[ $(values lifecycle) == "active cold" ]] || fail "owner's targets: $BODY"
+
+  request POST "$path" owner '{"issue_number": 1, "target_kind": "box"}'
+  expect 201 "POST $path as owner (tier $(values tier | cut -d' ' -f1))"
+  local link
+  link=$(grep -o '"link":{[^}]*}' <<<"$BODY" | grep -o '"id":"[^"]*"' | cut -d'"' -f4)
+  [[ -n $link ]] || fail "no link in $BODY"
+  request POST "$path" owner '{not json'
+  expect 400 "POST $path with a body that is not JSON"
+  request POST "$path" owner '{"issue_number": "x", "target_kind": 1}'
+  expect 422 "POST $path with fields of the wrong type"
+  request POST "$path" "" '{"issue_number": 1, "target_kind": "box"}'
+  expect 401 "POST $path as anonymous"
+
+  request POST "/api/links/$link/revoke" stranger
+  expect 403 "POST /api/links/:id/revoke as stranger"
+  request POST "/api/links/$link/revoke" owner
+  expect 200 "POST /api/links/:id/revoke as owner"
+  request GET "$path" operator
+  expect 200 "GET $path as operator after the revoke: $(values tier)"
+  [[ $(values tier) == "glass glass glass" ]] || fail "the revoked attempt is still listed: $BODY"
+
+  local job
+  job=$(grep -o '"work_job":{[^}]*"id":"[^"]*"' <<<"$BODY" | head -1 | grep -o '"id":"[^"]*"' | cut -d'"' -f4)
+  request GET "/api/delegations/$job"
+  expect 200 "GET /api/delegations/:id: $(values lifecycle)"
+
+  "$bin" stop >/dev/null
+  DAEMON=""
 }
 
 section "setup: clean examples/host_app ($APP)"
 echo "elixir: $(elixir --version | tail -1)"
 echo "cargo:  $(cargo --version)"
+echo "database server: ${DATABASE_URL%/*}"
 rm -rf "$APP/_build" "$APP/deps"
 done_section
 
-section "(a) compile host_app and run its test suite (MIX_ENV=test)"
+section "(a) compile host_app with its tests (--warnings-as-errors) and run its suite"
 cd "$APP"
+[[ -n ${HEX_VENDOR_DIR:-} ]] || mix deps.get
+mix format --check-formatted
 MIX_ENV=test mix compile --warnings-as-errors
-MIX_ENV=test mix test
+mix test --warnings-as-errors
 done_section
 
-section "(b) prod release built with cargo, eval checked"
+section "(b) prod release built with cargo: migrated, seeded, daemon, routes over curl"
 MIX_ENV=prod mix release --overwrite --quiet
+cmp -s "$(release_nif "$APP/_build/prod/rel/host_app")" "$(ls "$APP"/_build/prod/lib/openagents_policy/priv/native/$NIF*.so)" ||
+  fail "the release's NIF differs from the one the build installed"
 check_release cargo
 done_section
 
@@ -112,35 +180,33 @@ section "(c) prod release from a clean _build with OPENAGENTS_POLICY_NIF_PATH an
 (cd "$ROOT" && cargo build --release -p openagents_policy_nif)
 target_dir="${CARGO_TARGET_DIR:-$ROOT/target}"
 mkdir -p "$WORK/prebuilt" "$WORK/fakebin"
-cp "$target_dir/release/$NIF" "$WORK/prebuilt/$NIF"
-echo "prebuilt: $(sha256sum "$WORK/prebuilt/$NIF" | cut -c1-16)… $WORK/prebuilt/$NIF"
+cp "$target_dir/release/$NIF.so" "$WORK/prebuilt/$NIF.so"
+echo "prebuilt: $(sha256sum "$WORK/prebuilt/$NIF.so" | cut -c1-16)… $WORK/prebuilt/$NIF.so"
 
 marker="$WORK/cargo-was-run"
-cat >"$WORK/fakebin/cargo" <<EOF
+cat >"$WORK/fakebin/cargo" <<FAKE
 #!/bin/sh
 echo "fake cargo: \$*" >>"$marker"
 echo "cargo must not run when OPENAGENTS_POLICY_NIF_PATH is set" >&2
 exit 101
-EOF
+FAKE
 chmod +x "$WORK/fakebin/cargo"
 PATH="$WORK/fakebin:$PATH" cargo --version >/dev/null 2>&1 && fail "the fake cargo did not fail"
 rm -f "$marker"
 
 rm -rf "$APP/_build" "$APP/deps"
 build_log="$WORK/prebuilt-build.log"
-if ! OPENAGENTS_POLICY_NIF_PATH="$WORK/prebuilt/$NIF" PATH="$WORK/fakebin:$PATH" \
+if ! OPENAGENTS_POLICY_NIF_PATH="$WORK/prebuilt/$NIF.so" PATH="$WORK/fakebin:$PATH" \
   MIX_ENV=prod mix release --overwrite --quiet >"$build_log" 2>&1; then
   cat "$build_log"
   fail "the release did not build with OPENAGENTS_POLICY_NIF_PATH set"
 fi
 sed 's/^/  > /' "$build_log"
-[[ ! -e "$marker" ]] || fail "cargo was run: $(cat "$marker")"
-grep -qF "Installing prebuilt NIF $WORK/prebuilt/$NIF" "$build_log" ||
-  fail "the build log does not show the prebuilt NIF being installed"
-cmp -s "$WORK/prebuilt/$NIF" "$APP/_build/prod/rel/host_app/lib/openagents_policy-0.1.0/priv/native/$NIF" ||
+[[ ! -e $marker ]] || fail "cargo was run: $(cat "$marker")"
+cmp -s "$WORK/prebuilt/$NIF.so" "$(release_nif "$APP/_build/prod/rel/host_app")" ||
   fail "the release does not carry the prebuilt NIF byte for byte"
 echo "  cargo was not run; the release carries the prebuilt library byte for byte"
-check_release prebuilt
+PATH="$WORK/fakebin:$PATH" check_release prebuilt
 done_section
 
 printf '\n==== release_check: all passed in %ds ====\n' "$((SECONDS - START))"

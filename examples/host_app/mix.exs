@@ -1,3 +1,6 @@
+# The library's offline-mirror helper (HEX_VENDOR_DIR), shared with its mix.exs.
+Code.require_file("../../lib/mix/vendor.exs", __DIR__)
+
 defmodule HostApp.MixProject do
   use Mix.Project
 
@@ -8,7 +11,8 @@ defmodule HostApp.MixProject do
       elixir: "~> 1.14",
       start_permanent: Mix.env() == :prod,
       elixirc_paths: elixirc_paths(Mix.env()),
-      deps: deps(),
+      deps: OpenAgentsPolicy.Vendor.deps(deps()),
+      aliases: aliases(),
       releases: [
         host_app: [include_executables_for: [:unix]]
       ]
@@ -18,16 +22,34 @@ defmodule HostApp.MixProject do
   def application do
     [
       mod: {HostApp.Application, []},
-      extra_applications: [:logger, :crypto]
+      extra_applications: [:logger, :runtime_tools]
     ]
   end
 
   defp elixirc_paths(:test), do: ["lib", "test/support"]
   defp elixirc_paths(_), do: ["lib"]
 
-  # The library under test, from the repository this example lives in. Its own
-  # Mix compiler builds (or, with OPENAGENTS_POLICY_NIF_PATH, installs) the NIF.
+  # The library under test, from the repository this example lives in: its own
+  # Mix compiler builds (or, with OPENAGENTS_POLICY_NIF_PATH, installs) the
+  # NIF. The rest is what a Phoenix 1.7 JSON API on PostgreSQL needs; with
+  # HEX_VENDOR_DIR set they come from that offline mirror, else from Hex.
   defp deps do
-    [{:openagents_policy, path: "../.."}]
+    [
+      {:openagents_policy, path: "../.."},
+      {:phoenix, "~> 1.7.14"},
+      {:ecto_sql, "~> 3.10"},
+      {:postgrex, ">= 0.0.0"},
+      {:bandit, "~> 1.5"},
+      {:jason, "~> 1.2"}
+    ]
+  end
+
+  defp aliases do
+    [
+      setup: ["deps.get", "ecto.setup"],
+      "ecto.setup": ["ecto.create", "ecto.migrate", "run priv/repo/seeds.exs"],
+      "ecto.reset": ["ecto.drop", "ecto.setup"],
+      test: ["ecto.create --quiet", "ecto.migrate --quiet", "test"]
+    ]
   end
 end

@@ -1,11 +1,25 @@
 import Config
 
-# The host modules the library calls. These are the library's defaults; they
-# are named here so the example goes through the configuration path a real
-# host uses (see OpenAgentsPolicy.Host), and so a release carries them in its
-# sys.config.
-config :openagents_policy,
-  accounts: OpenAgents.Accounts,
-  repositories: OpenAgents.Repositories,
-  artifact_link: OpenAgents.Transparency.ArtifactLink,
-  repo: OpenAgents.Repo
+config :host_app, ecto_repos: [OpenAgents.Repo]
+
+# Primary keys are UUIDs, as in the host: a user's id is what a link's
+# account_id holds, and what the ladder compares.
+config :host_app, OpenAgents.Repo,
+  migration_primary_key: [type: :binary_id],
+  migration_foreign_key: [type: :binary_id],
+  migration_timestamps: [type: :utc_datetime]
+
+config :host_app, HostAppWeb.Endpoint,
+  adapter: Bandit.PhoenixAdapter,
+  url: [host: "localhost"],
+  render_errors: [formats: [json: HostAppWeb.ErrorJSON], layout: false]
+
+config :phoenix, :json_library, Jason
+
+config :logger, :console, format: "$time $metadata[$level] $message\n", metadata: [:request_id]
+
+# The host modules the library calls are its defaults (OpenAgents.Accounts,
+# OpenAgents.Repositories, OpenAgents.Transparency.ArtifactLink,
+# OpenAgents.Repo): nothing is configured for :openagents_policy.
+
+import_config "#{config_env()}.exs"

@@ -1,1 +1,2 @@
 ExUnit.start()
+Ecto.Adapters.SQL.Sandbox.mode(OpenAgents.Repo, :manual)

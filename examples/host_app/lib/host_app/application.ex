@@ -4,7 +4,18 @@ defmodule HostApp.Application do
 
   @impl true
   def start(_type, _args) do
-    children = [OpenAgents.Repo]
+    children = [
+      OpenAgents.Repo,
+      HostApp.Presence,
+      HostAppWeb.Endpoint
+    ]
+
     Supervisor.start_link(children, strategy: :one_for_one, name: HostApp.Supervisor)
+  end
+
+  @impl true
+  def config_change(changed, _new, removed) do
+    HostAppWeb.Endpoint.config_change(changed, removed)
+    :ok
   end
 end

@@ -1,53 +1,74 @@
 defmodule HostApp.Delegations do
   @moduledoc """
-  The authenticated API's target inventory, calling the library the way the
-  host's `OpenAgents.Delegations.inventory/2` does: at most 32 targets, and for
-  each one lifecycle projection (`box_lifecycle/1` or `computer_lifecycle/2`)
-  followed by exactly one `seam/3` with the caller's per-kind reach.
+  The API's target inventory, calling the library the way the host's
+  `OpenAgents.Delegations.inventory/2` does: at most 32 targets, and for each
+  one lifecycle projection (`box_lifecycle/1` of a Box's state, or
+  `computer_lifecycle/2` of a `%Machine{}` and whether it is online now)
+  followed by exactly one `seam/3`.
 
-  A target is `%{kind: "box", id: id, state: conversation_box_state}` or
-  `%{kind: "computer", machine: %Machine{}, online?: boolean}`. `reach` is
-  the per-kind authority the caller already proved, `%{"box" => bool,
-  "computer" => bool}`; a kind missing from it is unauthorized.
+  A target is authorized when the reader owns it: an operator sees every
+  target but may start only its own.
 
-  Each entry is the seam document plus the reference, the kind, and the
-  substrate's own state, which travels beside the unified lifecycle untouched.
+  An entry is `%{"ref" => "box:<id>" | "computer:<id>", "substrate_state" =>
+  word, "seam" => seam}`: the substrate's own word travels beside the
+  unified lifecycle untouched.
   """
+  alias OpenAgents.Box.ConversationBox
   alias OpenAgents.Delegations.Target
   alias OpenAgents.Machines.Machine
 
   @max_targets 32
 
+  @typedoc "A Box, a queued fan-out item, or a Computer with its live reachability."
+  @type target ::
+          ConversationBox.t()
+          | %{kind: String.t(), id: String.t(), state: String.t()}
+          | %{machine: Machine.t(), online?: boolean()}
+
+  @doc "The most targets one inventory lists."
   @spec max_targets() :: pos_integer()
   def max_targets, do: @max_targets
 
-  @spec inventory([map()], map()) :: {:ok, [map()]} | {:error, {:too_many_targets, pos_integer()}}
-  def inventory(targets, reach) when is_list(targets) and is_map(reach) do
+  @doc """
+  The entries of `targets` for the user whose id is `user_id`, each
+  authorized when that user owns it; more than 32 targets is refused, not
+  truncated.
+  """
+  @spec inventory([target()], String.t() | nil) ::
+          {:ok, [map()]} | {:error, {:too_many_targets, pos_integer()}}
+  def inventory(targets, user_id) when is_list(targets) do
     case length(targets) do
       n when n > @max_targets -> {:error, {:too_many_targets, n}}
-      _ -> {:ok, Enum.map(targets, &entry(&1, reach))}
+      _ -> {:ok, Enum.map(targets, &entry(&1, owner_id(&1) == user_id and user_id != nil))}
     end
   end
 
-  @doc "One target's inventory entry: its lifecycle, then its seam."
-  @spec entry(map(), map()) :: map()
-  def entry(%{kind: "box", id: id, state: state}, reach) do
+  defp owner_id(%ConversationBox{user_id: id}), do: id
+  defp owner_id(%{machine: %Machine{user_id: id}}), do: id
+  defp owner_id(_other), do: nil
+
+  @doc "One target's entry: its lifecycle, then its seam, with `authorized?` the caller's reach."
+  @spec entry(target(), boolean()) :: map()
+  def entry(%ConversationBox{id: id, state: state}, authorized?),
+    do: entry(%{kind: "box", id: id, state: state}, authorized?)
+
+  def entry(%{kind: "box", id: id, state: state}, authorized?) do
     lifecycle = Target.box_lifecycle(state)
 
-    "box"
-    |> Target.seam(lifecycle, Map.get(reach, "box", false))
-    |> Map.merge(%{"ref" => "box:" <> id, "kind" => "box", "substrate_state" => state})
+    %{
+      "ref" => "box:" <> id,
+      "substrate_state" => state,
+      "seam" => Target.seam("box", lifecycle, authorized?)
+    }
   end
 
-  def entry(%{kind: "computer", machine: %Machine{} = machine, online?: online?}, reach) do
+  def entry(%{machine: %Machine{} = machine, online?: online?}, authorized?) do
     lifecycle = Target.computer_lifecycle(machine, online?)
 
-    "computer"
-    |> Target.seam(lifecycle, Map.get(reach, "computer", false))
-    |> Map.merge(%{
+    %{
       "ref" => "computer:" <> machine.id,
-      "kind" => "computer",
-      "substrate_state" => machine.status
-    })
+      "substrate_state" => machine.status,
+      "seam" => Target.seam("computer", lifecycle, authorized?)
+    }
   end
 end

@@ -1,18 +1,24 @@
-defmodule OpenAgents.Accounts.User do
-  @moduledoc """
-  Stand-in for the host's user. Operator status is a `role`, read by
-  `OpenAgents.Accounts.admin?/1`; deliberately not an `:admin` key, which the
-  ladder would read as a viewer descriptor.
-  """
-  defstruct [:id, :email, :handle, role: "user"]
-  @type t :: %__MODULE__{}
-end
-
 defmodule OpenAgents.Accounts do
-  @moduledoc "Stand-in for the host's accounts context: only `admin?/1` is called by the library."
+  @moduledoc """
+  The accounts context. The library calls `admin?/1` (is this user an
+  operator?); the API finds the reader by handle.
+  """
+  import Ecto.Query
   alias OpenAgents.Accounts.User
+  alias OpenAgents.Repo
 
+  @doc """
+  Whether `user` is an operator, read from the database rather than from the
+  struct, so a demotion counts on the next request. Anything but a persisted
+  user is not.
+  """
   @spec admin?(User.t() | term()) :: boolean()
-  def admin?(%User{role: "operator"}), do: true
+  def admin?(%User{id: id}) when is_binary(id),
+    do: Repo.exists?(from u in User, where: u.id == ^id and u.admin)
+
   def admin?(_user), do: false
+
+  @doc "The user with this handle, or `nil`."
+  @spec get_by_handle(String.t()) :: User.t() | nil
+  def get_by_handle(handle) when is_binary(handle), do: Repo.get_by(User, handle: handle)
 end

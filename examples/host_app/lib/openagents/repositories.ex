@@ -1,18 +1,25 @@
-defmodule OpenAgents.Repositories.Repository do
-  @moduledoc "Stand-in for a repository row: who owns it and who is a member."
-  defstruct [:id, :name, :owner_id, visibility: "public", member_ids: []]
-  @type t :: %__MODULE__{}
-end
-
 defmodule OpenAgents.Repositories do
-  @moduledoc "Stand-in for the host's repositories context: only `member?/2` is called by the library."
+  @moduledoc """
+  The repositories context. The library calls `member?/2` (is this user a
+  member of this repository?), which asks the database each time.
+  """
+  import Ecto.Query
   alias OpenAgents.Accounts.User
-  alias OpenAgents.Repositories.Repository
+  alias OpenAgents.Repo
+  alias OpenAgents.Repositories.{Membership, Repository}
 
-  @spec member?(Repository.t(), User.t()) :: boolean()
-  def member?(%Repository{owner_id: owner, member_ids: members}, %User{id: id})
-      when is_binary(id),
-      do: id == owner or id in members
+  @doc "Whether `user` is a member of `repository`; anything but a persisted pair is not."
+  @spec member?(Repository.t() | term(), User.t() | term()) :: boolean()
+  def member?(%Repository{id: repository_id}, %User{id: user_id})
+      when is_binary(repository_id) and is_binary(user_id) do
+    Repo.exists?(
+      from m in Membership, where: m.repository_id == ^repository_id and m.user_id == ^user_id
+    )
+  end
 
   def member?(_repository, _user), do: false
+
+  @doc "The repository with this slug, or `nil`."
+  @spec get_by_slug(String.t()) :: Repository.t() | nil
+  def get_by_slug(slug) when is_binary(slug), do: Repo.get_by(Repository, slug: slug)
 end

@@ -118,4 +118,40 @@ defmodule HostApp.SeedRules do
   end
 
   def never(family), do: Map.fetch!(@never, family)
+
+  # ── The ladder (upstream.md, OpenAgents.Transparency; seed 002) ──────────
+
+  @rank %{dark: 0, pulse: 1, ledger: 2, glass: 3}
+
+  @doc """
+  A reader's own tier by its relationship to the repository, as `viewer/2`
+  gives it: an operator glass, a member ledger, any other user or nobody pulse.
+  """
+  def viewer_tier(:operator), do: :glass
+  def viewer_tier(:member), do: :ledger
+  def viewer_tier(_user_or_anonymous), do: :pulse
+
+  @doc """
+  The tier `reader` (`:anonymous`, `:stranger`, `:member`, `:owner`,
+  `:operator`, with `reader_id` its account id) reads a record at, given its
+  link as loaded (`%{account_id, tier, revoked_at}`, or `:none` / `:not_loaded`)
+  and its tier column: a revoked link is dark for everyone; a live one is
+  glass for its account and for an operator, else its tier clamped by the
+  reader's; with no loaded link an operator is glass and everyone else reads
+  the tier column clamped.
+  """
+  def effective_tier(reader, reader_id, link, tier_column) do
+    own = viewer_tier(reader)
+
+    case link do
+      %{revoked_at: revoked_at} when revoked_at != nil -> :dark
+      %{account_id: ^reader_id} when reader_id != nil -> :glass
+      %{} when reader == :operator -> :glass
+      %{tier: tier} -> clamp(String.to_existing_atom(tier), own)
+      _none_or_not_loaded when reader == :operator -> :glass
+      _none_or_not_loaded -> clamp(String.to_existing_atom(tier_column), own)
+    end
+  end
+
+  defp clamp(tier, own), do: Enum.min_by([tier, own], &Map.fetch!(@rank, &1))
 end

@@ -1,38 +1,76 @@
 defmodule OpenAgents.Forge.Assignment do
   @moduledoc """
-  Stand-in for the host's `forge_assignments` schema, shaped as an Ecto
-  struct is: the 25 columns, `__meta__`, and 8 associations (not loaded
-  unless a caller preloads them). `Map.from_struct/1` of one of these is what
-  the host hands `WorkDisclosure.project(:attempt, ...)`.
-  """
-  @fields ~w(id conversation_id conversation_box_id machine_id repository_id issue_id run_id
-             work_job_id target_kind credential_delivery_status credential_delivery_reason
-             requesting_principal branch state terminal_branch terminal_commit failure_reason
-             deadline_at admitted_at started_at finished_at transparency_tier artifact_link_id
-             inserted_at updated_at)a
-  @associations ~w(conversation conversation_box machine repository issue run work_job artifact_link)a
-  @states ~w(admitted running completed failed cancelled)
+  One attempt at an issue (`forge_assignments`): the 25 columns of the
+  host's schema, in its order, `__meta__`, and 8 associations.
+  `Map.from_struct/1` of one, plus `:requester_kind`, is what the host hands
+  `WorkDisclosure.project(:attempt, ...)`; its `:artifact_link` is what
+  `effective_tier/2` reads (preloaded, `nil`, or not loaded).
 
-  defstruct [__meta__: %{state: :built, source: "forge_assignments"}] ++
-              Enum.map(@fields, &{&1, nil}) ++
-              Enum.map(
-                @associations,
-                &{&1,
-                 %Ecto.Association.NotLoaded{
-                   __owner__: __MODULE__,
-                   __field__: &1,
-                   __cardinality__: :one
-                 }}
-              )
+  `requesting_principal` is `%{"type" => "user" | "agent", "id" => id}`:
+  only its kind is ever published, as `requester_kind`.
+  """
+  use OpenAgents.Schema
+
+  @states ~w(admitted running completed failed cancelled)
+  @target_kinds ~w(box computer)
+
+  schema "forge_assignments" do
+    belongs_to :conversation, OpenAgents.Chat.Conversation
+    belongs_to :conversation_box, OpenAgents.Box.ConversationBox
+    belongs_to :machine, OpenAgents.Machines.Machine
+    belongs_to :repository, OpenAgents.Repositories.Repository
+    belongs_to :issue, OpenAgents.Forge.Issue
+    belongs_to :run, OpenAgents.Box.Run
+    belongs_to :work_job, OpenAgents.Work.Job
+    field :target_kind, :string
+    field :credential_delivery_status, :string
+    field :credential_delivery_reason, :string
+    field :requesting_principal, :map
+    field :branch, :string
+    field :state, :string
+    field :terminal_branch, :string
+    field :terminal_commit, :string
+    field :failure_reason, :string
+    field :deadline_at, :utc_datetime
+    field :admitted_at, :utc_datetime
+    field :started_at, :utc_datetime
+    field :finished_at, :utc_datetime
+    field :transparency_tier, :string
+    belongs_to :artifact_link, OpenAgents.Transparency.ArtifactLink
+    # Microseconds: the attempts page lists oldest first, and two attempts of
+    # the same second must keep the order they were requested in.
+    timestamps(type: :utc_datetime_usec)
+  end
 
   @type t :: %__MODULE__{}
 
-  @doc false
-  def __schema__(:fields), do: @fields
-  def __schema__(:associations), do: @associations
-
+  @doc "The host's attempt states."
   @spec states() :: [String.t()]
   def states, do: @states
+
+  @doc """
+  A new attempt. Requires the repository, the issue, the target kind, the
+  principal, the state and the tier column; the foreign keys and the unique
+  link become changeset errors.
+  """
+  @spec changeset(t(), map()) :: Ecto.Changeset.t()
+  def changeset(%__MODULE__{} = assignment, attrs) do
+    assignment
+    |> cast(attrs, __schema__(:fields) -- [:id, :inserted_at, :updated_at])
+    |> validate_required([
+      :repository_id,
+      :issue_id,
+      :target_kind,
+      :requesting_principal,
+      :state,
+      :transparency_tier
+    ])
+    |> validate_inclusion(:target_kind, @target_kinds)
+    |> validate_inclusion(:state, @states)
+    |> foreign_key_constraint(:repository_id)
+    |> foreign_key_constraint(:issue_id)
+    |> unique_constraint(:artifact_link_id)
+  end
 
   @doc "`user` or `agent`: the kind half of `requesting_principal`; its id is never published."
   @spec requester_kind(t()) :: String.t() | nil

@@ -1,24 +1,27 @@
 defmodule OpenAgents.Forge.IssueEvidence do
   @moduledoc """
-  Stand-in for the host's `issue_evidence` schema (one receipt edge between a
-  commit and an issue): its columns, `__meta__`, and the `artifact_link`
-  association.
+  One receipt edge between a commit and an issue (`issue_evidence`), with
+  the host's 15 columns in its order. Like an attempt it carries its own
+  `transparency_tier` and `artifact_link`, which `effective_tier/2` reads.
   """
-  @fields ~w(id commit_sha family receipt_id plane environment result actor source
-             repository_id issue_id assignment_id transparency_tier artifact_link_id inserted_at)a
+  use OpenAgents.Schema
 
-  defstruct [__meta__: %{state: :built, source: "issue_evidence"}] ++
-              Enum.map(@fields, &{&1, nil}) ++
-              [
-                artifact_link: %Ecto.Association.NotLoaded{
-                  __owner__: __MODULE__,
-                  __field__: :artifact_link,
-                  __cardinality__: :one
-                }
-              ]
+  schema "issue_evidence" do
+    field :commit_sha, :string
+    field :family, :string
+    field :receipt_id, :string
+    field :plane, :string
+    field :environment, :string
+    field :result, :string
+    field :actor, :map
+    field :source, :string
+    belongs_to :repository, OpenAgents.Repositories.Repository
+    belongs_to :issue, OpenAgents.Forge.Issue
+    belongs_to :assignment, OpenAgents.Forge.Assignment
+    field :transparency_tier, :string
+    belongs_to :artifact_link, OpenAgents.Transparency.ArtifactLink
+    timestamps(updated_at: false)
+  end
 
   @type t :: %__MODULE__{}
-
-  @doc false
-  def __schema__(:fields), do: @fields
 end

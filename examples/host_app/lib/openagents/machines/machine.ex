@@ -1,20 +1,27 @@
 defmodule OpenAgents.Machines.Machine do
   @moduledoc """
-  Stand-in for the host's paired computer (`machines`), with the upstream
-  fields. `Target.computer_lifecycle/2` reads only `status` and `revoked_at`.
+  A paired computer (`machines`), with the host's columns. The library reads
+  only `status` (`active` or `revoked`, a database check) and `revoked_at`;
+  whether it is online is live state, kept by `HostApp.Presence`.
   """
-  @fields ~w(id user_id name tier platform agent_version roots token_digest token_expires_at
-             status revoked_at last_seen_at last_probe inserted_at updated_at
-             scoped_forge_credentials_enabled)a
+  use OpenAgents.Schema
 
-  defstruct Enum.map(@fields, fn
-              :scoped_forge_credentials_enabled -> {:scoped_forge_credentials_enabled, false}
-              :status -> {:status, "active"}
-              field -> {field, nil}
-            end)
+  schema "machines" do
+    belongs_to :user, OpenAgents.Accounts.User
+    field :name, :string
+    field :tier, :string
+    field :platform, :string
+    field :agent_version, :string
+    field :roots, {:array, :string}, default: []
+    field :token_digest, :string
+    field :token_expires_at, :utc_datetime
+    field :status, :string, default: "active"
+    field :revoked_at, :utc_datetime
+    field :last_seen_at, :utc_datetime
+    field :last_probe, :map
+    field :scoped_forge_credentials_enabled, :boolean, default: false
+    timestamps()
+  end
 
   @type t :: %__MODULE__{}
-
-  @doc false
-  def __schema__(:fields), do: @fields
 end

@@ -1,17 +1,22 @@
 defmodule OpenAgents.Traces.Trace do
   @moduledoc """
-  Stand-in for the host's `traces` schema: one uploaded ATIF trajectory of an
-  attempt. `document` is the whole run (every prompt, message and tool call),
-  read for its schema version and step count and never published.
+  One uploaded trajectory of an attempt (`traces`), with the host's 8
+  columns. `document` is the whole run (every prompt, message and tool call):
+  it is read for its schema version and step count, and never published.
   """
-  @fields ~w(id user_id digest visibility document byte_size assignment_id inserted_at)a
+  use OpenAgents.Schema
 
-  defstruct [__meta__: %{state: :built, source: "traces"}] ++ Enum.map(@fields, &{&1, nil})
+  schema "traces" do
+    belongs_to :user, OpenAgents.Accounts.User
+    field :digest, :string
+    field :visibility, :string, default: "public"
+    field :document, :map
+    field :byte_size, :integer
+    belongs_to :assignment, OpenAgents.Forge.Assignment
+    timestamps(updated_at: false)
+  end
 
   @type t :: %__MODULE__{}
-
-  @doc false
-  def __schema__(:fields), do: @fields
 
   @doc "The document's format name, e.g. `ATIF-v1.7`."
   @spec schema_version(t()) :: String.t() | nil

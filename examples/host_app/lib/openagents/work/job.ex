@@ -1,24 +1,47 @@
 defmodule OpenAgents.Work.Job do
-  @moduledoc "Stand-in for the host's `work_jobs` schema: its columns and `__meta__`."
-  @fields ~w(id conversation_id owner_visitor_id machine_id surface goal context_hint
-             requesting_tool_step_ref kind delegation authority_snapshot budget_snapshot status
-             report error_code model_id instruction_digest tool_catalog_digest memory_snapshot_ref
-             tool_call_count continuation_count usage owner_node generation report_message_id
-             started_at completed_at inserted_at updated_at)a
-  @statuses ~w(queued running completed failed interrupted budget_exhausted cancelled)
-  @terminal_statuses ~w(completed failed interrupted budget_exhausted cancelled)
+  @moduledoc """
+  A unit of delegated work (`work_jobs`): the 29 columns of the host's
+  schema, in its order. `status` is a word of the host's vocabulary (or
+  `"stopping"` while a cancel is in flight), which `Target.job_lifecycle/1`
+  projects. `budget` is published from the bounds half of
+  `budget_snapshot` only (`budget_bounds/1`).
+  """
+  use OpenAgents.Schema
+
   # The bounds half of `budget_snapshot`: what `budget` publishes at `ledger`.
   @bounds ~w(wall_clock_seconds max_report_bytes max_prompt_bytes)
 
-  defstruct [__meta__: %{state: :built, source: "work_jobs"}] ++ Enum.map(@fields, &{&1, nil})
+  schema "work_jobs" do
+    belongs_to :conversation, OpenAgents.Chat.Conversation
+    field :owner_visitor_id, :string
+    belongs_to :machine, OpenAgents.Machines.Machine
+    field :surface, :string
+    field :goal, :string
+    field :context_hint, :string
+    field :requesting_tool_step_ref, :string
+    field :kind, :string
+    field :delegation, :map
+    field :authority_snapshot, :map
+    field :budget_snapshot, :map
+    field :status, :string
+    field :report, :string
+    field :error_code, :string
+    field :model_id, :string
+    field :instruction_digest, :string
+    field :tool_catalog_digest, :string
+    field :memory_snapshot_ref, :string
+    field :tool_call_count, :integer, default: 0
+    field :continuation_count, :integer, default: 0
+    field :usage, :map
+    field :owner_node, :string
+    field :generation, :integer, default: 0
+    field :report_message_id, :string
+    field :started_at, :utc_datetime
+    field :completed_at, :utc_datetime
+    timestamps()
+  end
 
   @type t :: %__MODULE__{}
-
-  @doc false
-  def __schema__(:fields), do: @fields
-
-  def statuses, do: @statuses
-  def terminal_statuses, do: @terminal_statuses
 
   @doc "The wall clock, report ceiling and prompt ceiling of the job's budget snapshot."
   @spec budget_bounds(t()) :: map() | nil

@@ -1,0 +1,22 @@
+import Config
+
+# DATABASE_URL names the server and the database; unset, a local PostgreSQL
+# with the postgres/postgres account (scripts/postgres.sh starts one).
+config :host_app, OpenAgents.Repo,
+  url: System.get_env("DATABASE_URL", "postgres://postgres:postgres@localhost:5432/host_app_dev"),
+  show_sensitive_data_on_connection_error: true,
+  pool_size: 10
+
+# A Rust edit to the library is served on the next request: the code reloader
+# recompiles both apps (the library's own compiler rebuilds the NIF).
+config :host_app, HostAppWeb.Endpoint,
+  http: [ip: {127, 0, 0, 1}, port: String.to_integer(System.get_env("PORT", "4000"))],
+  check_origin: false,
+  code_reloader: true,
+  reloadable_apps: [:host_app, :openagents_policy],
+  debug_errors: false,
+  secret_key_base: "dev-only-secret-key-base-of-the-example-host-app-not-for-production-use"
+
+config :logger, :console, format: "[$level] $message\n"
+config :phoenix, :stacktrace_depth, 20
+config :phoenix, :plug_init_mode, :runtime

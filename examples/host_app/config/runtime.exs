@@ -1,0 +1,21 @@
+import Config
+
+# Read when a release boots (and by `mix` in every environment; dev and test
+# settle their database in their own files).
+if System.get_env("PHX_SERVER") do
+  config :host_app, HostAppWeb.Endpoint, server: true
+end
+
+if config_env() == :prod do
+  config :host_app, OpenAgents.Repo,
+    url: System.get_env("DATABASE_URL", "postgres://postgres:postgres@localhost:5432/host_app"),
+    pool_size: String.to_integer(System.get_env("POOL_SIZE", "10"))
+
+  # The API sets no cookie and signs nothing, so the key only has to exist;
+  # a deployment that adds sessions must set SECRET_KEY_BASE.
+  config :host_app, HostAppWeb.Endpoint,
+    http: [ip: {0, 0, 0, 0}, port: String.to_integer(System.get_env("PORT", "4000"))],
+    secret_key_base:
+      System.get_env("SECRET_KEY_BASE") ||
+        Base.encode64(:crypto.strong_rand_bytes(48))
+end

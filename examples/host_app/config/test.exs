@@ -1,0 +1,26 @@
+import Config
+
+# DATABASE_URL names the server; the test database is its database name with
+# "_test" (and MIX_TEST_PARTITION) appended, so `mix test` never touches the
+# dev data.
+database_url =
+  URI.parse(
+    System.get_env("DATABASE_URL", "postgres://postgres:postgres@localhost:5432/host_app")
+  )
+
+config :host_app, OpenAgents.Repo,
+  url:
+    URI.to_string(%{
+      database_url
+      | path: "#{database_url.path}_test#{System.get_env("MIX_TEST_PARTITION")}"
+    }),
+  pool: Ecto.Adapters.SQL.Sandbox,
+  pool_size: System.schedulers_online() * 2
+
+config :host_app, HostAppWeb.Endpoint,
+  http: [ip: {127, 0, 0, 1}, port: 4002],
+  secret_key_base: "test-only-secret-key-base-of-the-example-host-app-not-for-production-use",
+  server: false
+
+config :logger, level: :warning
+config :phoenix, :plug_init_mode, :runtime

@@ -1,0 +1,18 @@
+defmodule HostAppWeb.Endpoint do
+  @moduledoc "The HTTP endpoint (Bandit): request id, telemetry, JSON bodies, the router."
+  use Phoenix.Endpoint, otp_app: :host_app
+
+  if code_reloading? do
+    plug Phoenix.CodeReloader
+  end
+
+  plug Plug.RequestId
+  plug Plug.Telemetry, event_prefix: [:phoenix, :endpoint]
+
+  plug Plug.Parsers,
+    parsers: [:json],
+    pass: ["*/*"],
+    json_decoder: Phoenix.json_library()
+
+  plug HostAppWeb.Router
+end

@@ -1,0 +1,89 @@
+defmodule HostApp.InventoryTest do
+  @moduledoc """
+  `HostApp.Delegations.inventory/2` on Boxes and Computers loaded from
+  PostgreSQL: 32 targets in every Box state and every Computer
+  status/revocation/reachability mix, held to the seeds' rules.
+  """
+  use HostApp.DataCase, async: true
+
+  alias HostApp.{Delegations, Fixtures, SeedRules}
+  alias OpenAgents.Delegations.Target
+
+  setup do
+    owner = Fixtures.user()
+    # Every Box state and two words the vocabulary lacks, then computers.
+    boxes = Enum.map(SeedRules.box_states() ++ ["hibernating", "READY"], &Fixtures.box(owner, &1))
+
+    mixes =
+      for status <- ["active", "revoked"],
+          revoked_at <- [nil, ~U[2026-08-01 00:00:00Z]],
+          online? <- [true, false],
+          do: {status, revoked_at, online?}
+
+    computers =
+      mixes
+      |> Stream.cycle()
+      |> Enum.take(32 - length(boxes))
+      |> Enum.map(fn {status, revoked_at, online?} ->
+        %{machine: Fixtures.machine(owner, status, revoked_at), online?: online?}
+      end)
+
+    %{owner: owner, stranger: Fixtures.user(), targets: boxes ++ computers}
+  end
+
+  defp expected_lifecycle(%{machine: machine, online?: online?}),
+    do: SeedRules.computer_lifecycle(machine, online?)
+
+  defp expected_lifecycle(box), do: SeedRules.box_lifecycle(box.state)
+
+  defp kind(%{machine: _}), do: "computer"
+  defp kind(_box), do: "box"
+
+  for reader <- [:owner, :stranger, :anonymous] do
+    @reader reader
+    test "32 targets follow the seam rules for the #{reader}", ctx do
+      user_id = ctx[@reader] && ctx[@reader].id
+      assert {:ok, entries} = Delegations.inventory(ctx.targets, user_id)
+      assert length(entries) == 32
+
+      for {target, entry} <- Enum.zip(ctx.targets, entries) do
+        kind = kind(target)
+        lifecycle = expected_lifecycle(target)
+        authorized? = @reader == :owner
+
+        assert Enum.sort(Map.keys(entry)) == ~w(ref seam substrate_state)
+        assert Enum.sort(Map.keys(entry["seam"])) == SeedRules.seam_keys()
+        assert entry["ref"] =~ ~r/^#{kind}:[0-9a-f-]{36}$/
+        assert entry["seam"]["custody"] == SeedRules.custody(kind)
+        assert entry["seam"]["runtime_class"] == SeedRules.runtime_class(kind)
+        assert entry["seam"]["lifecycle"] == lifecycle, inspect(target)
+        assert entry["seam"]["capabilities"] == SeedRules.capabilities(lifecycle, authorized?)
+
+        assert entry["seam"]["unavailable_reason"] ==
+                 SeedRules.unavailable_reason(lifecycle, authorized?)
+      end
+    end
+  end
+
+  test "only error reads failed among Box states; idle, ready and running read active", ctx do
+    {:ok, entries} = Delegations.inventory(ctx.targets, ctx.owner.id)
+
+    by_state =
+      for %{"ref" => "box:" <> _} = entry <- entries,
+          entry["substrate_state"] in SeedRules.box_states(),
+          into: %{},
+          do: {entry["substrate_state"], entry["seam"]["lifecycle"]}
+
+    assert map_size(by_state) == length(SeedRules.box_states())
+    assert for({s, "failed"} <- by_state, do: s) == ["error"]
+    assert Enum.sort(for {s, "active"} <- by_state, do: s) == ~w(idle ready running)
+    assert Enum.all?(Map.values(by_state), &(&1 in Target.lifecycles()))
+  end
+
+  test "more than 32 targets is refused, not truncated", ctx do
+    extra = Fixtures.box(ctx.owner, "idle")
+
+    assert Delegations.inventory(ctx.targets ++ [extra], ctx.owner.id) ==
+             {:error, {:too_many_targets, 33}}
+  end
+end

@@ -1,0 +1,99 @@
+defmodule HostAppWeb.AttemptShowTest do
+  @moduledoc "GET /api/attempts/:id: the item plus its evidence and traces, each at its own tier."
+  use HostAppWeb.ConnCase, async: true
+
+  alias HostApp.SeedRules
+  alias OpenAgents.Traces.Trace
+
+  setup :seeded
+
+  defp show(ctx, reader, id), do: request_as(ctx.readers[reader], :get, "/api/attempts/#{id}")
+
+  defp names(atoms), do: atoms |> Enum.map(&Atom.to_string/1) |> Enum.sort()
+
+  test "each reader gets the item, its evidence and its trace at the tiers the rules give", ctx do
+    for reader <- readers(), attempt <- ctx.attempts do
+      link = attempt.artifact_link || :none
+
+      tier =
+        SeedRules.effective_tier(
+          reader,
+          reader_id(ctx.readers, reader),
+          link,
+          attempt.transparency_tier
+        )
+
+      conn = show(ctx, reader, attempt.id)
+
+      if tier == :dark do
+        assert json!(conn, 404) == %{"errors" => %{"detail" => "Not Found"}}
+      else
+        %{"data" => data} = json!(conn, 200)
+        assert Enum.sort(Map.keys(data)) == ~w(attempt evidence tier traces work_job)
+        assert data["tier"] == Atom.to_string(tier)
+        assert data["attempt"]["id"] == attempt.id
+        assert Enum.sort(Map.keys(data["attempt"])) == names(SeedRules.fields(:attempt, tier))
+
+        # The seeded evidence row shares its attempt's link and tier column.
+        assert [edge] = data["evidence"]
+        assert Enum.sort(Map.keys(edge)) == names(SeedRules.fields(:evidence, tier))
+        # The trace is read at its attempt's tier.
+        assert [trace] = data["traces"]
+        assert Enum.sort(Map.keys(trace)) == names(SeedRules.fields(:trace, tier))
+        assert trace["schema_version"] == "ATIF-v1.7"
+        assert trace["step_count"] == 3
+      end
+    end
+  end
+
+  test "a dark attempt answers 404 exactly as a missing or malformed id does", ctx do
+    [_, revoked | _] = ctx.attempts
+    missing = Ecto.UUID.generate()
+
+    bodies =
+      for reader <- readers(), id <- [revoked.id, missing, "not-a-uuid", "1"] do
+        conn = show(ctx, reader, id)
+        {conn.status, conn.resp_body}
+      end
+
+    assert Enum.uniq(bodies) == [{404, ~s({"errors":{"detail":"Not Found"}})}]
+  end
+
+  test "evidence carries commit and receipt from the ledger up, never the actor", ctx do
+    [linked | _] = ctx.attempts
+
+    for reader <- [:member, :owner, :operator] do
+      %{"data" => %{"evidence" => [edge]}} = show(ctx, reader, linked.id) |> json!(200)
+      assert edge["commit"] == String.duplicate("1f", 20)
+      assert edge["receipt_id"] == "rcpt_1"
+      refute Map.has_key?(edge, "actor")
+    end
+
+    for reader <- [:anonymous, :stranger] do
+      %{"data" => %{"evidence" => [edge]}} = show(ctx, reader, linked.id) |> json!(200)
+      assert Enum.sort(Map.keys(edge)) == names(SeedRules.fields(:evidence, :pulse))
+    end
+  end
+
+  test "a private trace is listed to nobody; the document never is", ctx do
+    [linked | _] = ctx.attempts
+
+    Repo.insert!(%Trace{
+      user_id: ctx.readers.owner.id,
+      digest: "sha256:private",
+      visibility: "private",
+      document: %{"schema_version" => "ATIF-v1.7", "steps" => []},
+      byte_size: 10,
+      assignment_id: linked.id
+    })
+
+    for reader <- readers() do
+      conn = show(ctx, reader, linked.id)
+      %{"data" => %{"traces" => traces}} = json!(conn, 200)
+      assert length(traces) == 1
+      refute conn.resp_body =~ "sha256:private"
+      refute conn.resp_body =~ "steps"
+      for id <- hidden_ids(ctx.world, ctx.attempts), do: refute(conn.resp_body =~ id)
+    end
+  end
+end

@@ -1,0 +1,103 @@
+defmodule HostAppWeb.CreateAttemptTest do
+  @moduledoc "POST /api/repositories/:slug/attempts: the attempt and its link in one transaction."
+  use HostAppWeb.ConnCase, async: true
+
+  alias OpenAgents.Forge.Assignment
+  alias OpenAgents.Transparency.ArtifactLink
+
+  setup :seeded
+
+  @path "/api/repositories/acme-widgets/attempts"
+
+  defp create(ctx, reader, body), do: request_as(ctx.readers[reader], :post, @path, body)
+  defp count(schema), do: Repo.aggregate(schema, :count)
+
+  test "a user's attempt is inserted with the link minted for it, and read back at glass", ctx do
+    %{"data" => data} =
+      create(ctx, :stranger, %{issue_number: 1, target_kind: "computer"}) |> json!(201)
+
+    assert Enum.sort(Map.keys(data)) == ~w(attempt link tier work_job)
+    assert data["tier"] == "glass"
+    assert data["work_job"] == nil
+    assert data["attempt"]["requester_kind"] == "user"
+    assert data["attempt"]["state"] == "admitted"
+    assert data["attempt"]["target_kind"] == "computer"
+
+    attempt = Repo.get!(Assignment, data["attempt"]["id"]) |> Repo.preload(:artifact_link)
+    link = attempt.artifact_link
+    assert data["link"] == %{"id" => link.id, "tier" => "ledger"}
+    assert link.account_id == ctx.readers.stranger.id
+    assert link.repository_id == ctx.world.repository.id
+    assert link.revoked_at == nil
+    # Bound to the attempt it was minted for, in the same transaction.
+    assert link.artifact_ref == attempt.id
+    assert attempt.requesting_principal == %{"type" => "user", "id" => ctx.readers.stranger.id}
+
+    # The requester reads it at glass through the link; a member at ledger.
+    %{"data" => page} = request_as(ctx.readers.stranger, :get, @path) |> json!(200)
+    assert List.last(page)["tier"] == "glass"
+    %{"data" => page} = request_as(ctx.readers.member, :get, @path) |> json!(200)
+    assert List.last(page)["tier"] == "ledger"
+  end
+
+  test "an anonymous reader gets 401 and nothing is written", ctx do
+    before = {count(Assignment), count(ArtifactLink)}
+    assert json!(create(ctx, :anonymous, %{issue_number: 1, target_kind: "box"}), 401)
+    assert {count(Assignment), count(ArtifactLink)} == before
+  end
+
+  test "when the attempt's insert fails both roll back: 422 with the changeset's errors", ctx do
+    before = {count(Assignment), count(ArtifactLink)}
+
+    assert create(ctx, :owner, %{issue_number: 999, target_kind: "box"}) |> json!(422) ==
+             %{"errors" => %{"issue_id" => ["can't be blank"]}}
+
+    assert {count(Assignment), count(ArtifactLink)} == before
+  end
+
+  test "when the link's insert fails (its unique index) nothing is kept: 422", ctx do
+    # A link to the same artifact already exists: one minted and never bound.
+    {:ok, _} =
+      OpenAgents.Transparency.WorkDisclosure.link_for_attempt(
+        ctx.world.repository,
+        %{"type" => "user", "id" => ctx.readers.member.id}
+      )
+
+    before = {count(Assignment), count(ArtifactLink)}
+
+    assert create(ctx, :owner, %{issue_number: 1, target_kind: "box"}) |> json!(422) ==
+             %{"errors" => %{"artifact_type" => ["has already been taken"]}}
+
+    assert {count(Assignment), count(ArtifactLink)} == before
+  end
+
+  test "bad input is a 4xx with a JSON error, never a 500", ctx do
+    for {body, status} <- [
+          {%{issue_number: "one", target_kind: "box"}, 422},
+          {%{issue_number: 1, target_kind: "boat"}, 422},
+          {%{issue_number: 1, target_kind: ["box"]}, 422},
+          {%{issue_number: -1, target_kind: "box"}, 422},
+          {%{target_kind: "box"}, 422},
+          {%{}, 422},
+          {~s([1, 2]), 422},
+          {"", 422}
+        ] do
+      conn = create(ctx, :owner, body)
+      assert %{"errors" => errors} = json!(conn, status), inspect(body)
+      assert map_size(errors) > 0
+    end
+
+    # A body that is not JSON is refused by the parser, rendered as JSON.
+    {400, headers, body} = assert_error_sent(400, fn -> create(ctx, :owner, "{not json") end)
+    assert {"content-type", "application/json; charset=utf-8"} in headers
+    assert Jason.decode!(body) == %{"errors" => %{"detail" => "Bad Request"}}
+
+    assert json!(
+             request_as(ctx.readers.owner, :post, "/api/repositories/nope/attempts", %{
+               issue_number: 1,
+               target_kind: "box"
+             }),
+             404
+           )
+  end
+end

@@ -1,0 +1,54 @@
+defmodule HostAppWeb.DelegationsTest do
+  @moduledoc "GET /api/delegations/:id: the delegation seam of a work job's status."
+  use HostAppWeb.ConnCase, async: true
+
+  import Ecto.Query, only: [where: 2]
+  alias HostApp.SeedRules
+  alias OpenAgents.Work.Job
+
+  setup :seeded
+
+  test "every job status, and the in-flight cancel word, reads its delegation seam", ctx do
+    [linked | _] = ctx.attempts
+
+    for status <- SeedRules.job_statuses() ++ ["stopping"] do
+      {1, _} = Repo.update_all(where(Job, id: ^linked.work_job_id), set: [status: status])
+      lifecycle = SeedRules.job_lifecycle(status)
+
+      assert request_as(nil, :get, "/api/delegations/#{linked.work_job_id}") |> json!(200) == %{
+               "data" => %{
+                 "lifecycle" => lifecycle,
+                 "capabilities" => if(SeedRules.cancellable?(lifecycle), do: ["cancel"], else: [])
+               }
+             }
+    end
+  end
+
+  test "the job of an attempt dark to the reader is 404, for every reader", ctx do
+    [_, revoked | _] = ctx.attempts
+
+    for reader <- readers() do
+      assert json!(
+               request_as(ctx.readers[reader], :get, "/api/delegations/#{revoked.work_job_id}"),
+               404
+             )
+    end
+  end
+
+  test "a job that serves no attempt is its machine owner's and an operator's", ctx do
+    job = Repo.insert!(%Job{kind: "chat", status: "running", machine_id: ctx.world.machine.id})
+
+    for reader <- readers() do
+      conn = request_as(ctx.readers[reader], :get, "/api/delegations/#{job.id}")
+
+      if reader in [:owner, :operator],
+        do: assert(json!(conn, 200)["data"]["lifecycle"] == "active"),
+        else: json!(conn, 404)
+    end
+  end
+
+  test "a malformed or unknown id is 404" do
+    for id <- ["x", Ecto.UUID.generate()],
+        do: json!(request_as(nil, :get, "/api/delegations/#{id}"), 404)
+  end
+end

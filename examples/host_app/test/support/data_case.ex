@@ -1,0 +1,70 @@
+defmodule HostApp.DataCase do
+  @moduledoc """
+  A test against the real PostgreSQL, inside an Ecto SQL Sandbox transaction
+  that is rolled back afterwards. `async: true` tests each own their
+  connection; a request made through `Phoenix.ConnTest` runs in the test's
+  process, so it sees the same transaction.
+
+  `seeded/1` seeds the world of `HostApp.Seeds` inside that transaction and
+  puts it in the context: `world`, `readers` (the five kinds of reader, the
+  anonymous one `nil`) and `attempts` (the four seeded ones, loaded, with
+  their link and work job).
+  """
+  use ExUnit.CaseTemplate
+
+  alias Ecto.Adapters.SQL.Sandbox
+  alias OpenAgents.Forge.Assignment
+  alias OpenAgents.Repo
+
+  using do
+    quote do
+      import HostApp.DataCase
+      alias OpenAgents.Repo
+    end
+  end
+
+  setup :checkout
+
+  @doc "Checks a sandboxed connection out for the test (shared when the test is not async)."
+  def checkout(tags) do
+    pid = Sandbox.start_owner!(Repo, shared: not tags[:async])
+    on_exit(fn -> Sandbox.stop_owner(pid) end)
+    :ok
+  end
+
+  @readers [:anonymous, :stranger, :member, :owner, :operator]
+
+  @doc "The five kinds of reader, in the order the tests walk them."
+  def readers, do: @readers
+
+  @doc "Seeds the world (see the moduledoc)."
+  def seeded(_context) do
+    world = HostApp.Seeds.run()
+
+    attempts =
+      for id <- world.attempts,
+          do: Repo.get!(Assignment, id) |> Repo.preload([:artifact_link, :work_job])
+
+    %{world: world, readers: Map.put(world.users, :anonymous, nil), attempts: attempts}
+  end
+
+  @doc "`reader`'s account id, `nil` for the anonymous reader."
+  def reader_id(readers, reader), do: readers[reader] && readers[reader].id
+
+  @doc """
+  Every value of a never-listed column in the seeded world that no scheduled
+  field republishes (ids of conversations, boxes, machines, runs, issues, the
+  repository, the users and the links): no response may carry one.
+  """
+  def hidden_ids(world, attempts) do
+    links = for %{artifact_link: %{id: id}} <- attempts, do: id
+
+    Enum.uniq(
+      [world.repository.id, world.issue.id, world.box.id, world.machine.id] ++
+        Enum.map(Map.values(world.users), & &1.id) ++
+        links ++
+        Enum.flat_map(attempts, &[&1.conversation_id, &1.run_id])
+    )
+    |> Enum.reject(&is_nil/1)
+  end
+end
