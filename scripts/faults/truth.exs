@@ -4,8 +4,9 @@
 # what each attempt and evidence row carries (its transparency_tier, its
 # link: account, tier, revoked or not); `Faults.Truth.expected/5` applies the
 # rules of upstream.md ("OpenAgents.Transparency: the semantics
-# WorkDisclosure relies on", and the viewer/2 descriptors of "How the two
-# modules are called") to them: an oracle written from the contract, not a
+# WorkDisclosure relies on", the viewer/2 descriptors of "How the two
+# modules are called", and seed 002's effective_tier/2 for a record with no
+# link) to them: an oracle written from the contract, not a
 # call into the library under test. The tier order is the library's own
 # vocabulary (Ladder.tiers/0), and the fields of each tier the library's own
 # schedule (WorkDisclosure.fields_at/2): no list is written here.
@@ -104,6 +105,12 @@ defmodule Faults.Truth do
     link = record["link"] && snapshot.links[record["link"]]
 
     cond do
+      # No link (nil, or not loaded): the tier column, clamped; an operator
+      # reads glass (seed 002's effective_tier/2: an operator is raised
+      # either way, an owner only through a link).
+      (not preload? or link == nil) and reader != nil and reader["admin"] ->
+        {:exactly, :glass}
+
       not preload? or link == nil ->
         {:exactly, lower(name(record["tier"]), viewer_tier(reader))}
 
