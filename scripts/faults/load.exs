@@ -159,7 +159,21 @@ defmodule Faults.Load do
   defp one(state, socket, kind, acc) do
     {method, path, handle, body, check} = request(state, kind)
     sent = now()
-    result = HTTP.request(socket, method, path, handle, body)
+
+    # A server may close a keep-alive connection between two requests (Bandit
+    # does after an error it rendered): the request is sent again, once, on
+    # a fresh connection. Only a failure there is a transport error.
+    {socket, result} =
+      case HTTP.request(socket, method, path, handle, body) do
+        {:error, _} ->
+          close(socket)
+          socket = connect(state)
+          {socket, socket && HTTP.request(socket, method, path, handle, body)}
+
+        ok ->
+          {socket, ok}
+      end
+
     answered = now()
     acc = %{acc | latencies: [answered - sent | acc.latencies]}
 
@@ -168,9 +182,9 @@ defmodule Faults.Load do
         socket = if headers["connection"] == "close", do: close(socket), else: socket
         {socket, judge(state, {status, raw}, check, {sent, answered}, acc)}
 
-      {:error, _} ->
-        close(socket)
-        {nil, count(acc, :transport)}
+      _error ->
+        if socket, do: close(socket)
+        {nil, problem(acc, :transport, "#{method} #{path}: #{inspect(result)}")}
     end
   end
 

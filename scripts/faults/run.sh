@@ -29,6 +29,10 @@ BIN=""
 say() { printf '%s\n' "$*"; }
 fail() {
   printf 'FAIL: %s\n' "$*" >&2
+  # What the release logged about it (its log dies with $WORK).
+  if [[ -n $BIN && -d ${BIN%/bin/*}/tmp/log ]]; then
+    grep -h -A12 '\[error\]' "${BIN%/bin/*}"/tmp/log/erlang.log.* 2>/dev/null | tail -60 >&2 || true
+  fi
   exit 1
 }
 cleanup() {
