@@ -31,7 +31,9 @@ fail() {
   printf 'FAIL: %s\n' "$*" >&2
   # What the release logged about it (its log dies with $WORK).
   if [[ -n $BIN && -d ${BIN%/bin/*}/tmp/log ]]; then
-    grep -h -A12 '\[error\]' "${BIN%/bin/*}"/tmp/log/erlang.log.* 2>/dev/null | tail -60 >&2 || true
+    echo "the release's errors, by kind:" >&2
+    grep -h -o '\[error\] .*' "${BIN%/bin/*}"/tmp/log/erlang.log.* 2>/dev/null |
+      cut -c1-160 | sed 's/[0-9][0-9]*/N/g' | sort | uniq -c | sort -rn | head -20 >&2 || true
   fi
   exit 1
 }
