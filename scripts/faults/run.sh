@@ -4,9 +4,9 @@
 #
 #   scripts/faults/run.sh load    [--clients 50] [--duration 60]   two identical runs, RSS
 #   scripts/faults/run.sh crash   [--kills 20]                     kill -9 during POSTs
-#   scripts/faults/run.sh dbdown  [--clients 50] [--down 8]        stop PostgreSQL under load
+#   scripts/faults/run.sh dbdown  [--clients 50] [--before 8] [--down 8]   stop PostgreSQL under load
 #   scripts/faults/run.sh panic   [--duration 10]                  the NIF built with panic_probe
-#   scripts/faults/run.sh short                                    all four, short (make faults)
+#   scripts/faults/run.sh short                                    all four, short (make check)
 #
 # It runs its own PostgreSQL on FAULTS_PG_PORT (default 5499, started with
 # scripts/postgres.sh, so the database-down run stops only that one), one
@@ -55,20 +55,23 @@ sql() { psql "$DATABASE_URL" -X -At -v ON_ERROR_STOP=1 -c "$1"; }
 # up-to-date build is a no-op), so a rebuild never pulls files from under it.
 release_copy() {
   local dest=$1
-  (cd "$APP" && MIX_ENV=prod mix release --overwrite --quiet >/dev/null)
+  if [[ ! -d $WORK/built ]]; then
+    (cd "$APP" && MIX_ENV=prod mix release --overwrite --quiet >/dev/null)
+    cp -a "$APP/_build/prod/rel/host_app" "$WORK/built"
+  fi
   rm -rf "$dest"
-  cp -a "$APP/_build/prod/rel/host_app" "$dest"
+  cp -a "$WORK/built" "$dest"
 }
 
 rel() { DATABASE_URL="$DATABASE_URL" PORT="$PORT" PHX_SERVER=true "$BIN" "$@"; }
 
-# A fresh, migrated and seeded database for this mode.
+# A fresh, migrated and seeded database for this mode (one VM boot).
 fresh_db() {
   pg start >/dev/null
   export DATABASE_URL="postgres://postgres:postgres@localhost:$PG_PORT/faults_$1"
-  rel eval 'OpenAgents.Repo.__adapter__().storage_down(OpenAgents.Repo.config())' >/dev/null
-  rel eval 'HostApp.Release.migrate()' >/dev/null
-  rel eval 'HostApp.Release.seed()' >/dev/null
+  rel eval 'OpenAgents.Repo.__adapter__().storage_down(OpenAgents.Repo.config())
+    HostApp.Release.migrate()
+    HostApp.Release.seed()' >/dev/null
 }
 
 start() {
@@ -89,7 +92,10 @@ load() {
   (cd "$ROOT" && MIX_ENV=test mix run --no-start "$FAULTS/load.exs" --port "$PORT" "$@")
 }
 
-compile_client() { (cd "$ROOT" && MIX_ENV=test mix compile >/dev/null); }
+compile_client() {
+  [[ -n ${CLIENT_READY:-} ]] || (cd "$ROOT" && MIX_ENV=test mix compile >/dev/null)
+  CLIENT_READY=1
+}
 
 # ── load ─────────────────────────────────────────────────────────────────
 mode_load() {
@@ -152,7 +158,7 @@ mode_crash() {
   local seed=${FAULTS_SEED:-$RANDOM} i at
   RANDOM=$seed
   say "crash: $kills kills at random moments (seed $seed)"
-  sleep 3
+  sleep 1
   for i in $(seq 1 "$kills"); do
     # 0.2 to 2.0 s into a stream of writes.
     at=$(awk -v r=$RANDOM 'BEGIN { printf "%.2f", 0.2 + (r % 1800) / 1000 }')
@@ -209,6 +215,7 @@ mode_dbdown() {
     case $1 in
       --clients) clients=$2; shift 2 ;;
       --down) down=$2; shift 2 ;;
+      --before) before=$2; shift 2 ;;
       *) fail "dbdown: unknown option $1" ;;
     esac
   done
@@ -217,7 +224,7 @@ mode_dbdown() {
   release_copy "$WORK/rel"
   fresh_db dbdown
   start
-  local beam duration=$((before + down + 12)) out="$WORK/dbdown-load"
+  local beam duration=$((before + down + ${FAULTS_AFTER:-12})) out="$WORK/dbdown-load"
   beam=$(pid)
   load --clients "$clients" --duration "$duration" --allow-503 >"$out" 2>&1 &
   local loader=$!
@@ -315,11 +322,12 @@ mode_panic() {
   stop
 }
 
+# The short versions, for make check: one release build, one client build.
 mode_short() {
-  "$0" panic --duration 10
-  "$0" load --clients 20 --duration 10
-  "$0" crash --kills 3
-  "$0" dbdown --clients 20 --down 4
+  mode_panic --duration 5
+  mode_load --clients 20 --duration 5
+  mode_crash --kills 3
+  FAULTS_AFTER=5 mode_dbdown --clients 20 --before 3 --down 3
 }
 
 mode=${1:-}
