@@ -148,7 +148,8 @@ mode_crash() {
   release_copy "$WORK/rel"
   fresh_db crash
   start
-  local acked="$WORK/acked" stopfile="$WORK/stop-posting"
+  local acked="$WORK/acked" stopfile="$WORK/stop-posting" users_before
+  users_before=$(sql "select count(*) from forge_assignments where requesting_principal->>'type' = 'user'")
   : >"$acked"
   # A stream of POSTs from 8 connections, through every kill and restart:
   # each 201's attempt id goes to $acked.
@@ -200,7 +201,8 @@ mode_crash() {
     acked_missing=$(sql "select $(wc -l <"$acked") - count(*) from forge_assignments
       where id::text in ($ids)")
   fi
-  say "crash: $kills kills; $(wc -l <"$acked") POSTs acknowledged; $total attempts ($users requested by users)"
+  say "crash: $kills kills; $(wc -l <"$acked") POSTs acknowledged; $total attempts ($users requested" \
+    "by users, of which $((users - users_before - $(wc -l <"$acked"))) committed with no 201 received)"
   say "crash: attempts without exactly one link $one_link; links to a missing attempt $dangling;" \
     "half-written rows $half; acknowledged attempts missing $acked_missing"
   [[ $one_link == 0 && $dangling == 0 && $half == 0 && $acked_missing == 0 ]] ||
