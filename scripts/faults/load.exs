@@ -40,14 +40,14 @@ defmodule Faults.Load do
 
   # How often each kind of request is made, out of 100.
   @mix [
-    page: 28,
+    page: 30,
     page_unloaded: 10,
-    attempt: 24,
+    attempt: 26,
     targets: 12,
     delegation: 12,
-    create: 6,
-    revoke: 4,
-    refused: 4
+    create: 4,
+    revoke: 3,
+    refused: 3
   ]
 
   def main(argv) do
