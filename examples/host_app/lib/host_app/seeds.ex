@@ -71,8 +71,7 @@ defmodule HostApp.Seeds do
     issue =
       Repo.insert!(%Issue{repository_id: repository.id, number: 1, title: "Billing rounds down"})
 
-    conversation =
-      Repo.insert!(%Conversation{user_id: owner.id, title: "SECRET-conversation: the billing fix"})
+    conversation = Repo.insert!(%Conversation{user_id: owner.id, title: "SECRET-conversation"})
 
     box =
       Repo.insert!(%ConversationBox{

@@ -49,6 +49,18 @@ defmodule HostApp.SchemaTest do
     assert %Ecto.Association.NotLoaded{} = assignment.artifact_link
   end
 
+  test "the library calls the host's own modules, at their default names: nothing is configured" do
+    assert OpenAgentsPolicy.Host.modules() == %{
+             accounts: OpenAgents.Accounts,
+             repositories: OpenAgents.Repositories,
+             artifact_link: OpenAgents.Transparency.ArtifactLink,
+             repo: OpenAgents.Repo
+           }
+
+    assert OpenAgents.Repo.__adapter__() == Ecto.Adapters.Postgres
+    assert OpenAgents.Transparency.ArtifactLink.__schema__(:source) == "artifact_links"
+  end
+
   test "a column the schedule does not know is reported" do
     columns = OpenAgents.Forge.Assignment.__schema__(:fields) ++ [:prompt]
     assert WorkDisclosure.classify(:attempt, columns).unclassified == [:prompt]

@@ -40,6 +40,28 @@ defmodule HostAppWeb.CreateAttemptTest do
     assert List.last(page)["tier"] == "ledger"
   end
 
+  test "every user's new attempt is glass to it and to operators, and clamped for the rest",
+       ctx do
+    path = "/api/repositories/acme-widgets/attempts"
+
+    for requester <- [:stranger, :member, :owner, :operator] do
+      %{"data" => %{"attempt" => %{"id" => id}, "tier" => "glass"}} =
+        create(ctx, requester, %{issue_number: 1, target_kind: "box"}) |> json!(201)
+
+      link =
+        Repo.get!(Assignment, id) |> Repo.preload(:artifact_link) |> Map.fetch!(:artifact_link)
+
+      for reader <- readers() do
+        %{"data" => items} = request_as(ctx.readers[reader], :get, path) |> json!(200)
+
+        expected =
+          HostApp.SeedRules.effective_tier(reader, reader_id(ctx.readers, reader), link, "ledger")
+
+        assert Enum.find(items, &(&1["attempt"]["id"] == id))["tier"] == Atom.to_string(expected)
+      end
+    end
+  end
+
   test "an anonymous reader gets 401 and nothing is written", ctx do
     before = {count(Assignment), count(ArtifactLink)}
     assert json!(create(ctx, :anonymous, %{issue_number: 1, target_kind: "box"}), 401)
