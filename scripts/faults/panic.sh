@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The panic check, without the host: the core's test-only `panic_probe`
-# feature fires where it should (cargo test with the feature), and the NIF
+# feature is lint-clean and fires where it should (cargo clippy and cargo test
+# with the feature), and the NIF
 # built with it, loaded in a VM in place of the installed one, raises
 # ErlangError :nif_panicked to its caller while every other call keeps
 # answering (panic_nif.exs). The panic's message goes to the VM's stderr,
@@ -11,6 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH="$HOME/.cargo/bin:$PATH"
 
+cargo clippy -q -p openagents_policy --all-targets --features panic_probe -- -D warnings
 cargo test -q -p openagents_policy --features panic_probe --test panic_probe 2>/dev/null | grep "test result"
 
 MIX_ENV=test mix compile >/dev/null
