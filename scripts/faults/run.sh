@@ -39,7 +39,7 @@ fail() {
 }
 cleanup() {
   if [[ -n $BIN ]]; then "$BIN" stop >/dev/null 2>&1 || true; fi
-  rm -rf "$WORK"
+  if [[ -n ${FAULTS_KEEP:-} ]]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
 
@@ -48,7 +48,7 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 
 # ── PostgreSQL, ours alone ───────────────────────────────────────────────
 pg() { "$ROOT/scripts/postgres.sh" "$1" "$PG_PORT" 2>/dev/null; }
-sql() { psql "$DATABASE_URL" -X -At -v ON_ERROR_STOP=1 -c "$1"; }
+sql() { psql "$DATABASE_URL" -X -At -q -v ON_ERROR_STOP=1 -c "$1"; }
 
 # ── the release ──────────────────────────────────────────────────────────
 # A copy of the host's prod release (built when missing or stale; an
@@ -87,10 +87,25 @@ start() {
     if curl -s -o /dev/null "http://127.0.0.1:$PORT/api/targets"; then return; fi
     sleep 0.25
   done
+  tail -20 "${BIN%/bin/*}"/tmp/log/erlang.log.* >&2 2>/dev/null || true
   fail "the release did not answer on port $PORT"
 }
 
-stop() { "$BIN" stop >/dev/null 2>&1 || true; }
+# Stops the release and waits for its VM to be gone, so that the next start
+# neither finds its node name taken nor is answered by the old VM.
+stop() {
+  local beam
+  beam=$("$BIN" pid 2>/dev/null) || beam=""
+  "$BIN" stop >/dev/null 2>&1 || true
+  [[ -z $beam ]] || gone "$beam"
+}
+gone() {
+  for _ in $(seq 1 200); do
+    kill -0 "$1" 2>/dev/null || return 0
+    sleep 0.05
+  done
+  fail "the VM $1 did not go away"
+}
 pid() { "$BIN" pid; }
 rss() { ps -o rss= -p "$1" | tr -d ' '; }
 
@@ -163,7 +178,7 @@ mode_crash() {
   (cd "$ROOT" && MIX_ENV=test mix run --no-start "$FAULTS/posts.exs" \
     --port "$PORT" --acked "$acked" --stop "$stopfile") &
   local poster=$!
-  local seed=${FAULTS_SEED:-$RANDOM} i at
+  local seed=${FAULTS_SEED:-$RANDOM} i at beam
   RANDOM=$seed
   say "crash: $kills kills at random moments (seed $seed)"
   sleep 1
@@ -171,7 +186,9 @@ mode_crash() {
     # 0.2 to 2.0 s into a stream of writes.
     at=$(awk -v r=$RANDOM 'BEGIN { printf "%.2f", 0.2 + (r % 1800) / 1000 }')
     sleep "$at"
-    kill -9 "$(pid)"
+    beam=$(pid)
+    kill -9 "$beam"
+    gone "$beam"
     local acked_now
     acked_now=$(wc -l <"$acked")
     start
@@ -284,7 +301,7 @@ mode_panic() {
   # A job of the probe status that serves no attempt: operators may see it.
   local job url body code
   job=$(sql "insert into work_jobs (id, kind, status, inserted_at, updated_at)
-    values (gen_random_uuid(), 'faults_probe', 'panic_probe', now(), now()) returning id" | head -1)
+    values (gen_random_uuid(), 'faults_probe', 'panic_probe', now(), now()) returning id")
   url="http://127.0.0.1:$PORT/api/delegations/$job"
 
   # The shipped release: the probe word is an unknown status, read failed.
