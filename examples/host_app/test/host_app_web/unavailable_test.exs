@@ -20,3 +20,52 @@ defmodule HostAppWeb.UnavailableTest do
   # The SQLSTATE of a condition name, from Postgrex's own table.
   defp pg_code(code), do: Postgrex.ErrorCode.name_to_code(code)
 end
+
+defmodule HostAppWeb.DatabaseAwayTest do
+  # DBConnection's own ways of failing mid-checkout become a
+  # DBConnection.ConnectionError (a 503); anything else passes unchanged.
+  use ExUnit.Case, async: true
+
+  alias HostAppWeb.DatabaseAway
+  alias Plug.Conn.WrapperError
+
+  defmodule Router do
+    def init(opts), do: opts
+
+    def call(%{private: %{fail: fail}}, _opts), do: fail.()
+  end
+
+  defp call(fail) do
+    conn = Plug.Test.conn(:get, "/") |> Plug.Conn.put_private(:fail, fail)
+    DatabaseAway.call(conn, DatabaseAway.init(Router))
+  end
+
+  defp wrapped(reason, stack) do
+    fn ->
+      :erlang.raise(:error, %WrapperError{kind: :error, reason: reason, stack: stack}, stack)
+    end
+  end
+
+  test "an exit from a pool checkout is a 503" do
+    error =
+      assert_raise WrapperError, fn ->
+        call(fn -> exit({:noproc, {DBConnection.Holder, :checkout, [self(), []]}}) end)
+      end
+
+    assert %DBConnection.ConnectionError{} = error.reason
+    assert Plug.Exception.status(error.reason) == 503
+  end
+
+  test "an ArgumentError raised inside DBConnection.Holder is a 503" do
+    stack = [{:ets, :update_element, 3, []}, {DBConnection.Holder, :checkout_call, 5, []}]
+    error = assert_raise WrapperError, fn -> call(wrapped(%ArgumentError{}, stack)) end
+    assert Plug.Exception.status(error.reason) == 503
+  end
+
+  test "any other error or exit passes through unchanged" do
+    stack = [{HostApp.Attempts, :list, 2, []}]
+    error = assert_raise WrapperError, fn -> call(wrapped(%ArgumentError{}, stack)) end
+    assert %ArgumentError{} = error.reason
+    assert catch_exit(call(fn -> exit(:other) end)) == :other
+  end
+end
