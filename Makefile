@@ -23,6 +23,8 @@ demo: tools
 check: tools rust-checks elixir-checks docs-checks
 	scripts/dialyzer.sh
 	scripts/release_check.sh
+	scripts/faults/panic.sh
+	scripts/faults/run.sh short
 	@echo "make check: every check passed"
 
 rust-checks:

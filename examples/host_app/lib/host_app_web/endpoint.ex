@@ -14,5 +14,6 @@ defmodule HostAppWeb.Endpoint do
     pass: ["*/*"],
     json_decoder: Phoenix.json_library()
 
-  plug HostAppWeb.Router
+  # The router, with the database's failures inside DBConnection made 503s.
+  plug HostAppWeb.DatabaseAway, HostAppWeb.Router
 end

@@ -1,0 +1,42 @@
+defmodule HostAppWeb.DatabaseAway do
+  @moduledoc """
+  Wraps the router so that PostgreSQL going away is a JSON 503 however
+  DBConnection reports it (see `unavailable.ex` for the exceptions).
+
+  Two of its reports are not exceptions of its own: when the pool or the
+  connection goes away in the middle of a checkout, the request exits with
+  `{reason, {DBConnection.Holder, :checkout, args}}`, or `:ets` raises an
+  `ArgumentError` inside `DBConnection.Holder` (the holder table deleted
+  under it). Phoenix would answer both with a 500; here they become a
+  `DBConnection.ConnectionError`, which it answers with a 503. Anything else
+  passes through unchanged.
+  """
+  @behaviour Plug
+
+  alias Plug.Conn.WrapperError
+
+  @impl true
+  def init(router), do: router
+
+  @impl true
+  def call(conn, router) do
+    router.call(conn, router.init([]))
+  catch
+    :exit, {_reason, {DBConnection.Holder, :checkout, _args}} = reason ->
+      unavailable(conn, reason, __STACKTRACE__)
+
+    :error, %WrapperError{kind: :error, reason: %ArgumentError{}} = wrapper ->
+      if Enum.any?(wrapper.stack, &match?({DBConnection.Holder, _, _, _}, &1)),
+        do: unavailable(wrapper.conn, wrapper.reason, wrapper.stack),
+        else: WrapperError.reraise(wrapper)
+  end
+
+  defp unavailable(conn, reason, stack) do
+    error =
+      DBConnection.ConnectionError.exception(
+        "the database connection went away during a checkout: " <> inspect(reason)
+      )
+
+    WrapperError.reraise(conn, :error, error, stack)
+  end
+end

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The panic check, without the host: the core's test-only `panic_probe`
+# feature is lint-clean and fires where it should (cargo clippy and cargo test
+# with the feature), and the NIF
+# built with it, loaded in a VM in place of the installed one, raises
+# ErlangError :nif_panicked to its caller while every other call keeps
+# answering (panic_nif.exs). The panic's message goes to the VM's stderr,
+# once per panic, and nowhere else.
+#
+#   scripts/faults/panic.sh   (PANICS=50 by default)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export PATH="$HOME/.cargo/bin:$PATH"
+
+cargo clippy -q -p openagents_policy --all-targets --features panic_probe -- -D warnings
+cargo test -q -p openagents_policy --features panic_probe --test panic_probe 2>/dev/null | grep "test result"
+
+MIX_ENV=test mix compile >/dev/null
+app="$(MIX_ENV=test mix run --no-compile --no-start -e 'IO.puts(Mix.Project.app_path())' | tail -1)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cp -a "$app/." "$work/openagents_policy"
+scripts/faults/probe_nif.sh install "$work/openagents_policy" >/dev/null
+
+RUST_BACKTRACE=0 PANICS="${PANICS:-50}" elixir -pa "$work/openagents_policy/ebin" scripts/faults/panic_nif.exs 2>"$work/stderr"
+printed="$(grep -c 'PANIC-PROBE-FIRED' "$work/stderr" || true)"
+echo "panic probe (library): the panic's message printed to the VM's stderr $printed times"
+[ "$printed" = "${PANICS:-50}" ] || { echo "expected ${PANICS:-50}"; tail -5 "$work/stderr"; exit 1; }

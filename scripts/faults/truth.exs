@@ -1,0 +1,128 @@
+# What each reader may see, from the database and upstream.md's rules.
+#
+# The database says who the readers are (admin, member of acme-widgets) and
+# what each attempt and evidence row carries (its transparency_tier, its
+# link: account, tier, revoked or not); `Faults.Truth.expected/5` applies the
+# rules of upstream.md ("OpenAgents.Transparency: the semantics
+# WorkDisclosure relies on", the viewer/2 descriptors of "How the two
+# modules are called", and seed 002's effective_tier/2 for a record with no
+# link) to them: an oracle written from the contract, not a
+# call into the library under test. The tier order is the library's own
+# vocabulary (Ladder.tiers/0), and the fields of each tier the library's own
+# schedule (WorkDisclosure.fields_at/2): no list is written here.
+defmodule Faults.Truth do
+  @moduledoc false
+
+  alias OpenAgents.Transparency.Ladder
+
+  @slug "acme-widgets"
+
+  @sql """
+  select json_build_object(
+    'users', (select coalesce(json_agg(json_build_object('id', u.id, 'handle', u.handle,
+        'admin', u.admin, 'member', exists(select 1 from repository_memberships m
+        join repositories r on r.id = m.repository_id where m.user_id = u.id
+        and r.slug = '#{@slug}'))), '[]') from users u),
+    'attempts', (select coalesce(json_agg(json_build_object('id', a.id,
+        'tier', a.transparency_tier, 'link', a.artifact_link_id, 'job', a.work_job_id,
+        'job_status', j.status)), '[]')
+      from forge_assignments a join repositories r on r.id = a.repository_id
+      left join work_jobs j on j.id = a.work_job_id where r.slug = '#{@slug}'),
+    'links', (select coalesce(json_agg(json_build_object('id', l.id, 'account', l.account_id,
+        'tier', l.tier, 'revoked', l.revoked_at is not null)), '[]') from artifact_links l),
+    'evidence', (select coalesce(json_agg(json_build_object('id', e.id,
+        'attempt', e.assignment_id, 'tier', e.transparency_tier, 'link', e.artifact_link_id)),
+        '[]') from issue_evidence e),
+    'traces', (select coalesce(json_agg(json_build_object('attempt', t.assignment_id,
+        'visibility', t.visibility)), '[]') from traces t),
+    'targets', (select coalesce(json_agg(x), '[]') from (
+        select 'box' as kind, b.user_id as owner from conversation_boxes b
+        union all select 'computer', m.user_id from machines m) x)
+  )
+  """
+
+  @doc "Reads the database at `url` with psql: `{:ok, snapshot}` or `{:error, why}`."
+  def read(url) do
+    case System.cmd("psql", [url, "-X", "-At", "-v", "ON_ERROR_STOP=1", "-c", @sql],
+           stderr_to_stdout: true
+         ) do
+      {out, 0} -> {:ok, snapshot(Jason.decode!(out))}
+      {out, _} -> {:error, String.trim(out)}
+    end
+  end
+
+  defp snapshot(raw) do
+    by_id = fn rows -> Map.new(rows, &{&1["id"], &1}) end
+
+    %{
+      users: Map.new(raw["users"], &{&1["handle"], &1}),
+      attempts: by_id.(raw["attempts"]),
+      links: by_id.(raw["links"]),
+      evidence: Enum.group_by(raw["evidence"], & &1["attempt"]),
+      public_traces:
+        raw["traces"]
+        |> Enum.reject(&(&1["visibility"] == "private"))
+        |> Enum.frequencies_by(& &1["attempt"]),
+      targets: raw["targets"]
+    }
+  end
+
+  # ── upstream.md's rules ───────────────────────────────────────────────
+
+  @doc "A tier named by a word: one of the ladder's names, else dark."
+  def name(word) when is_binary(word),
+    do: Enum.find(Ladder.tiers(), :dark, &(Atom.to_string(&1) == word))
+
+  def name(_), do: :dark
+
+  @doc "A tier's rank on the library's ladder (dark 0 .. glass 3)."
+  def rank(tier), do: Enum.find_index(Ladder.tiers(), &(&1 == tier))
+
+  defp lower(a, b), do: if(rank(a) <= rank(b), do: a, else: b)
+
+  @doc "The tier viewer/2 gives `reader` (a users row, or nil): operator glass, member ledger, else pulse."
+  def viewer_tier(nil), do: :pulse
+  def viewer_tier(%{"admin" => true}), do: :glass
+  def viewer_tier(%{"member" => true}), do: :ledger
+  def viewer_tier(_user), do: :pulse
+
+  @doc "A live link's tier for `reader`: glass to its account and to operators, else clamped."
+  def live_tier(link, reader) do
+    if reader != nil and (reader["admin"] or reader["id"] == link["account"]),
+      do: :glass,
+      else: lower(name(link["tier"]), viewer_tier(reader))
+  end
+
+  @doc """
+  What `reader` may see of a record (an attempt or evidence row of the
+  snapshot) requested at `sent` and answered at `answered` (monotonic µs):
+  `{:exactly, tier}`, or `{:either, tier}` (that tier or dark) while a
+  revoke of its link was in flight. `revokes` maps a link id to
+  `{started, done}` as the load clients saw them; a link already revoked when
+  the run began is in `revoked_before`.
+  """
+  def expected(record, reader, preload?, {snapshot, revoked_before, revoke_of}, {sent, answered}) do
+    link = record["link"] && snapshot.links[record["link"]]
+
+    cond do
+      # No link (nil, or not loaded): the tier column, clamped; an operator
+      # reads glass (seed 002's effective_tier/2: an operator is raised
+      # either way, an owner only through a link).
+      (not preload? or link == nil) and reader != nil and reader["admin"] ->
+        {:exactly, :glass}
+
+      not preload? or link == nil ->
+        {:exactly, lower(name(record["tier"]), viewer_tier(reader))}
+
+      MapSet.member?(revoked_before, link["id"]) ->
+        {:exactly, :dark}
+
+      true ->
+        case revoke_of.(link["id"]) do
+          {_, done} when done != nil and done < sent -> {:exactly, :dark}
+          {started, _} when started < answered -> {:either, live_tier(link, reader)}
+          _ -> {:exactly, live_tier(link, reader)}
+        end
+    end
+  end
+end
