@@ -2,7 +2,8 @@
 # A throwaway PostgreSQL 15 for the example host app's tests and demo, on a
 # Debian or Ubuntu machine. Prints the DATABASE_URL to use.
 #
-#   scripts/postgres.sh start [PORT]   install postgresql-15 with apt if it is missing,
+#   scripts/postgres.sh start [PORT]   install postgresql-15 with apt if it is missing (where
+#                                      15 is not packaged, the distribution's own version),
 #                                      create a cluster in $OPENAGENTS_PG_DIR (default
 #                                      /tmp/openagents-pg-PORT) and start it on
 #                                      localhost:PORT (default 5432); a no-op when it runs
@@ -16,7 +17,16 @@ set -euo pipefail
 
 cmd=${1:-start}
 port=${2:-5432}
-bin=/usr/lib/postgresql/15/bin
+# PostgreSQL 15, as on Debian bookworm; where the distribution packages another
+# major version instead (Debian trixie: 17), that one.
+server_bin() {
+  local found
+  for found in /usr/lib/postgresql/15/bin /usr/lib/postgresql/*/bin; do
+    [[ -x $found/initdb ]] && { echo "$found"; return; }
+  done
+  echo /usr/lib/postgresql/15/bin
+}
+bin=$(server_bin)
 dir=${OPENAGENTS_PG_DIR:-/tmp/openagents-pg-$port}
 url="postgres://postgres:postgres@localhost:$port/host_app"
 
@@ -35,14 +45,17 @@ running() { [[ -f $dir/data/PG_VERSION ]] && as_server "$bin/pg_ctl" -D "$dir/da
 
 install() {
   [[ -x $bin/initdb ]] && return
-  say "installing postgresql-15"
   # The package must not create and start a "main" cluster of its own on 5432.
   if [[ ! -e /etc/postgresql-common/createcluster.conf ]]; then
     sudo_if_needed mkdir -p /etc/postgresql-common
     echo "create_main_cluster = false" | sudo_if_needed tee /etc/postgresql-common/createcluster.conf >/dev/null
   fi
   sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql-15 >/dev/null
+  local package=postgresql-15
+  apt-cache show postgresql-15 >/dev/null 2>&1 || package=postgresql
+  say "installing $package"
+  sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$package" >/dev/null
+  bin=$(server_bin)
 }
 
 start() {
