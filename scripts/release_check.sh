@@ -22,7 +22,7 @@ PORT=${HOST_CHECK_PORT:-4791}
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/release_check.XXXXXX")"
 DAEMON=""
 # A node name of its own: several checks may run on one machine.
-export RELEASE_NODE="host_check_$$" RELEASE_COOKIE="release_check_$$"
+export RELEASE_NODE="host_check_$$_$RANDOM" RELEASE_COOKIE="release_check_$$_$RANDOM"
 
 cleanup() {
   if [[ -n $DAEMON ]]; then "$DAEMON" stop >/dev/null 2>&1 || true; fi
@@ -92,6 +92,8 @@ check_release() {
   rel eval 'OpenAgents.Repo.__adapter__().storage_down(OpenAgents.Repo.config())' >/dev/null
   rel eval 'HostApp.Release.migrate()' || fail "$label: migrations failed"
   rel eval 'HostApp.Release.seed()' || fail "$label: seeding failed"
+  # Our daemon must be the one answering: nothing may hold the port before it.
+  ! curl -s -o /dev/null "http://127.0.0.1:$PORT/" || fail "port $PORT is taken; set HOST_CHECK_PORT"
   rel daemon
   DAEMON=$bin
   for _ in $(seq 1 60); do

@@ -18,7 +18,8 @@ defmodule OpenAgents.Accounts do
 
   def admin?(_user), do: false
 
-  @doc "The user with this handle, or `nil`."
+  @doc "The user with this handle, or `nil` (also for a handle no text column could hold)."
   @spec get_by_handle(String.t()) :: User.t() | nil
-  def get_by_handle(handle) when is_binary(handle), do: Repo.get_by(User, handle: handle)
+  def get_by_handle(handle) when is_binary(handle),
+    do: if(OpenAgents.Schema.text?(handle), do: Repo.get_by(User, handle: handle))
 end

@@ -19,7 +19,8 @@ defmodule OpenAgents.Repositories do
 
   def member?(_repository, _user), do: false
 
-  @doc "The repository with this slug, or `nil`."
+  @doc "The repository with this slug, or `nil` (also for a slug no text column could hold)."
   @spec get_by_slug(String.t()) :: Repository.t() | nil
-  def get_by_slug(slug) when is_binary(slug), do: Repo.get_by(Repository, slug: slug)
+  def get_by_slug(slug) when is_binary(slug),
+    do: if(OpenAgents.Schema.text?(slug), do: Repo.get_by(Repository, slug: slug))
 end

@@ -5,6 +5,15 @@ defmodule OpenAgents.Schema do
   compares), checked as UUIDs when cast, and UTC second timestamps.
   """
 
+  @doc """
+  Whether `value` is text PostgreSQL accepts: valid UTF-8 without NUL. A
+  lookup by a value from a request asks this first, so a byte PostgreSQL
+  refuses is "not found", not a raise.
+  """
+  @spec text?(term()) :: boolean()
+  def text?(value),
+    do: is_binary(value) and String.valid?(value) and not String.contains?(value, <<0>>)
+
   @doc false
   defmacro __using__(_opts) do
     quote do

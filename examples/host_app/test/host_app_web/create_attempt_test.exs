@@ -99,6 +99,8 @@ defmodule HostAppWeb.CreateAttemptTest do
           {%{issue_number: 1, target_kind: "boat"}, 422},
           {%{issue_number: 1, target_kind: ["box"]}, 422},
           {%{issue_number: -1, target_kind: "box"}, 422},
+          {%{issue_number: 2_147_483_648, target_kind: "box"}, 422},
+          {%{issue_number: 1.5, target_kind: "box"}, 422},
           {%{target_kind: "box"}, 422},
           {%{}, 422},
           {~s([1, 2]), 422},

@@ -22,6 +22,8 @@ defmodule HostAppWeb.AttemptController do
   alias OpenAgents.Delegations.Target
   alias OpenAgents.Repositories
 
+  @max_issue_number 2_147_483_647
+
   @doc false
   def index(conn, %{"slug" => slug} = params) do
     with {:ok, preload?} <- preload_param(params),
@@ -80,13 +82,14 @@ defmodule HostAppWeb.AttemptController do
     end
   end
 
-  # The body's shape: a positive integer issue number and a target kind of
-  # the library's vocabulary.
+  # The body's shape: a positive integer issue number that fits the `issues.number`
+  # column (an int4: a larger one would reach Postgrex and raise) and a target
+  # kind of the library's vocabulary.
   defp request(params) do
     {%{}, %{issue_number: :integer, target_kind: :string}}
     |> cast(params, [:issue_number, :target_kind])
     |> validate_required([:issue_number, :target_kind])
-    |> validate_number(:issue_number, greater_than: 0)
+    |> validate_number(:issue_number, greater_than: 0, less_than_or_equal_to: @max_issue_number)
     |> validate_inclusion(:target_kind, Target.kinds())
     |> apply_action(:insert)
   end
