@@ -106,8 +106,10 @@ defmodule OpenAgentsPolicy.PicturesTest do
     written = capture_io(fn -> Mix.Tasks.OpenagentsPolicy.Pictures.run(["--out", tmp]) end)
     assert written =~ "seam-matrix.svg"
 
-    assert capture_io(fn -> Mix.Tasks.OpenagentsPolicy.Pictures.run(["--out", tmp, "--check"]) end) ==
-             ""
+    checked =
+      capture_io(fn -> Mix.Tasks.OpenagentsPolicy.Pictures.run(["--out", tmp, "--check"]) end)
+
+    assert checked == ""
 
     File.write!(Path.join(tmp, "seam-matrix.svg"), "<svg/>")
 
