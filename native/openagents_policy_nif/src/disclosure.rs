@@ -243,28 +243,20 @@ pub fn relationships(env: Env<'_>) -> Term<'_> {
 
 /// `{:ok, attrs}` for the host's `ArtifactLink.changeset/2`, or
 /// `{:error, why}` when the attempt gets no link, `why` being the core's
-/// sentence for it.
+/// sentence for it. `kind` and `id` are the principal's `"type"` and `"id"`
+/// as the Elixir side read them (`nil` when absent); only binaries count.
 pub fn attempt_link<'a>(
     env: Env<'a>,
     repository: Term<'a>,
-    principal: Term<'a>,
+    kind: Term<'a>,
+    id: Term<'a>,
     authority: Term<'a>,
 ) -> NifResult<Term<'a>> {
     let repository_id = get(repository, words::id());
-    let (kind, id) = if principal.is_map() {
-        (
-            principal
-                .map_get("type")
-                .ok()
-                .and_then(|kind| Binary::from_term(kind).ok()),
-            principal.map_get("id").ok().filter(|id| id.is_binary()),
-        )
-    } else {
-        (None, None)
-    };
+    let kind = Binary::from_term(kind).ok();
     let reading = PrincipalReading {
         kind: kind.as_ref().map(Binary::as_slice),
-        id,
+        id: Some(id).filter(|id| id.is_binary()),
     };
     match mint(repository_id, reading, authority) {
         Ok(link) => {
