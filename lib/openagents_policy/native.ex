@@ -104,7 +104,7 @@ defmodule OpenAgentsPolicy.Native do
   def linked_tier(_a, _b, _c, _d, _e), do: :erlang.nif_error(:nif_not_loaded)
   def viewer(_a, _b), do: :erlang.nif_error(:nif_not_loaded)
   def relationships(), do: :erlang.nif_error(:nif_not_loaded)
-  def attempt_link(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
+  def attempt_link(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
   def classify(_a, _b), do: :erlang.nif_error(:nif_not_loaded)
   def ladder_name(_a), do: :erlang.nif_error(:nif_not_loaded)
   def ladder_rank(_a), do: :erlang.nif_error(:nif_not_loaded)

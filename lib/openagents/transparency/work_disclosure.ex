@@ -261,7 +261,21 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   """
   @spec link_for_attempt(term(), term(), term()) :: {:ok, struct()} | :none | {:error, term()}
   def link_for_attempt(repository, principal, authority \\ %{}) do
-    case Native.attempt_link(repository, principal, authority) do
+    # The principal's two words are read here, where the compiled match knows
+    # their keys; whether they make an owner is the core's to say.
+    kind =
+      case principal do
+        %{"type" => kind} -> kind
+        _ -> nil
+      end
+
+    id =
+      case principal do
+        %{"id" => id} -> id
+        _ -> nil
+      end
+
+    case Native.attempt_link(repository, kind, id, authority) do
       {:ok, attrs} -> Host.insert_link(attrs)
       {:error, _no_owner} -> :none
     end

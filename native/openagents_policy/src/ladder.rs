@@ -187,13 +187,33 @@ impl<A: PartialEq> Link<A> {
         matches!((&self.account_id, viewer.account()), (Some(owner), Some(reader)) if owner == reader)
     }
 
+    /// The tier every viewer reads this link at, when it does not depend on
+    /// the viewer: `dark` once revoked, operators included. `None` for a live
+    /// link, which [`Link::tier_for`] answers per viewer.
+    ///
+    /// ```
+    /// use openagents_policy::ladder::{Link, Tier};
+    /// use openagents_policy::Reading;
+    /// let revoked = Link::<&str> { account_id: Some("a"), tier: Reading::Known(Tier::Glass), revoked: true };
+    /// assert_eq!(revoked.tier_for_anyone(), Some(Tier::Dark));
+    /// assert_eq!(Link { revoked: false, ..revoked }.tier_for_anyone(), None);
+    /// ```
+    #[must_use]
+    pub const fn tier_for_anyone(&self) -> Option<Tier> {
+        if self.revoked {
+            Some(Tier::Dark)
+        } else {
+            None
+        }
+    }
+
     /// The tier `viewer` reads this link at: `dark` when revoked, for
     /// everyone; `glass` for its owner and an operator; otherwise the link's
     /// own tier clamped by the viewer.
     #[must_use]
     pub fn tier_for(&self, viewer: &Viewer<A>) -> Tier {
-        if self.revoked {
-            Tier::Dark
+        if let Some(tier) = self.tier_for_anyone() {
+            tier
         } else if self.owned_by(viewer) || viewer.is_admin() {
             Tier::Glass
         } else {

@@ -596,6 +596,14 @@ proptest! {
     }
 
     #[test]
+    fn a_link_read_alike_by_everyone_is_read_so_by_each(link in link(), viewer in viewer()) {
+        match link.tier_for_anyone() {
+            Some(tier) => prop_assert_eq!(link.tier_for(&viewer), tier),
+            None => prop_assert!(!link.revoked, "only a live link depends on its viewer"),
+        }
+    }
+
+    #[test]
     fn a_bare_tier_never_rises_for_anyone(tier in tier_reading(), viewer in viewer()) {
         let read = effective_tier(&Subject::Tier(tier), &viewer);
         prop_assert!(read <= tier.named(), "a bare tier is only ever clamped");

@@ -155,13 +155,20 @@ fn link_fields_tier<'a>(env: Env<'a>, args: [Term<'a>; 5], dirty: bool) -> Term<
 }
 
 /// The core's tier for `record` and the viewer, or `None` when that meant
-/// comparing ids too large for this (normal) scheduler.
+/// comparing ids too large for this (normal) scheduler. A link the core reads
+/// alike for every viewer (a revoked one) is answered without reading the
+/// viewer.
 fn decide_record<'a>(
     record: &Record<ErlEq<'a>>,
     viewer: Term<'a>,
     user_admin: Term<'a>,
     dirty: bool,
 ) -> Option<Tier> {
+    if let Record::Linked(link) = record {
+        if let Some(tier) = link.tier_for_anyone() {
+            return Some(tier);
+        }
+    }
     let viewer = decode::viewer(viewer, user_admin);
     unless_heavy(dirty, || disclosure::record_tier(record, &viewer))
 }
@@ -243,28 +250,20 @@ pub fn relationships(env: Env<'_>) -> Term<'_> {
 
 /// `{:ok, attrs}` for the host's `ArtifactLink.changeset/2`, or
 /// `{:error, why}` when the attempt gets no link, `why` being the core's
-/// sentence for it.
+/// sentence for it. `kind` and `id` are the principal's `"type"` and `"id"`
+/// as the Elixir side read them (`nil` when absent); only binaries count.
 pub fn attempt_link<'a>(
     env: Env<'a>,
     repository: Term<'a>,
-    principal: Term<'a>,
+    kind: Term<'a>,
+    id: Term<'a>,
     authority: Term<'a>,
 ) -> NifResult<Term<'a>> {
     let repository_id = get(repository, words::id());
-    let (kind, id) = if principal.is_map() {
-        (
-            principal
-                .map_get("type")
-                .ok()
-                .and_then(|kind| Binary::from_term(kind).ok()),
-            principal.map_get("id").ok().filter(|id| id.is_binary()),
-        )
-    } else {
-        (None, None)
-    };
+    let kind = Binary::from_term(kind).ok();
     let reading = PrincipalReading {
         kind: kind.as_ref().map(Binary::as_slice),
-        id,
+        id: Some(id).filter(|id| id.is_binary()),
     };
     match mint(repository_id, reading, authority) {
         Ok(link) => {

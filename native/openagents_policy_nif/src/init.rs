@@ -57,7 +57,7 @@ nifs! {
     linked_tier(owner, tier, revoked_at, viewer, user_admin) => disclosure::linked_tier;
     viewer(relationship, account) => disclosure::viewer;
     relationships() => disclosure::relationships;
-    attempt_link(repository, principal, authority) => disclosure::attempt_link;
+    attempt_link(repository, kind, id, authority) => disclosure::attempt_link;
     // The one call whose work grows with its input.
     classify(family, columns), dirty_cpu => disclosure::classify;
     ladder_name(tier) => disclosure::ladder_name;
