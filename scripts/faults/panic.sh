@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The panic check, without the host: the core's test-only `panic_probe`
 # feature is lint-clean and fires where it should (cargo clippy and cargo test
-# with the feature), and the NIF
-# built with it, loaded in a VM in place of the installed one, raises
-# ErlangError :nif_panicked to its caller while every other call keeps
+# with the feature: `ladder::read_tier` panics on the probe word), and the NIF
+# built with it, loaded in a VM in place of the installed one, compiles the
+# modules that read the core at compile time without firing, then raises
+# ErlangError :nif_panicked to whoever asks the tier of a record whose
+# `transparency_tier` is the probe word, while every other call keeps
 # answering (panic_nif.exs). The panic's message goes to the VM's stderr,
 # once per panic, and nowhere else.
 #

@@ -3,39 +3,60 @@
 # built with the core's test-only `panic_probe` feature (probe_nif.sh), with
 # the VM's stderr in a file the shell then reads.
 #
-# While 8 processes keep calling the library, others call the decision that
-# panics, again and again. Each panic must come back to its caller as an
-# ErlangError whose original is :nif_panicked, carrying nothing of the panic's
-# message; every other call must answer exactly as before the first panic;
-# the VM must stay up. Prints one line of counts; exits 1 on any failure.
+# First, the modules that build tables from the core while they compile are
+# compiled again here, against the probe library: the probe word never
+# reaches the core while a module compiles, or this would panic.
+#
+# Then, while 8 processes keep calling the library, others ask the decision
+# that panics (reading the tier word of a record with no link, as the host's
+# attempts pages do), again and again. Each panic must come back to its
+# caller as an ErlangError whose original is :nif_panicked, carrying nothing
+# of the panic's message; every other call must answer exactly as before the
+# first panic; the VM must stay up. Prints one line of counts; exits 1 on any
+# failure.
 alias OpenAgents.Delegations.Target
 alias OpenAgents.Transparency.{Ladder, WorkDisclosure}
 
-# The core's target::PANIC_PROBE and target::PANIC_PROBE_MESSAGE.
+# The core's ladder::PANIC_PROBE and ladder::PANIC_PROBE_MESSAGE.
 probe = "panic_probe"
 marker = "PANIC-PROBE-FIRED"
+
+lib = Path.expand("../../lib/openagents", __DIR__)
+compiled = Path.wildcard(Path.join(lib, "**/*.ex"))
+Code.put_compiler_option(:ignore_module_conflict, true)
+modules = Enum.flat_map(compiled, &(Code.compile_file(&1) |> Enum.map(fn {m, _} -> m end)))
+
+IO.puts(
+  "panic probe (library): #{length(modules)} modules compiled against the probe library " <>
+    "(#{Enum.map_join(modules, ", ", &inspect/1)})"
+)
 
 panics = String.to_integer(System.get_env("PANICS", "50"))
 callers = 8
 
 # Calls across the three modules, and their answers before any panic.
+# (The NIF answers the record, ladder and projection calls at run time; the
+# Target ones come from compiled tables.)
 calls = [
   fn -> Target.job_lifecycle("running") end,
-  fn -> Target.job_lifecycle("stopping") end,
   fn -> Target.delegation_seam("queued") end,
-  fn -> Target.box_lifecycle("idle") end,
   fn -> Target.seam("box", "active", true) end,
-  fn -> WorkDisclosure.fields_at(:attempt, :ledger) end,
-  fn -> WorkDisclosure.project(:trace, %{id: 1, document: "SECRET", digest: "d"}, :pulse) end,
   fn -> WorkDisclosure.effective_tier(%{transparency_tier: "glass"}, %{tier: :ledger}) end,
-  fn -> Ladder.clamp(:glass, :pulse) end
+  fn -> WorkDisclosure.effective_tier(%{transparency_tier: "panic_probe "}, nil) end,
+  fn -> WorkDisclosure.effective_tier(%{transparency_tier: "pulse"}, %{admin: true}) end,
+  fn -> WorkDisclosure.fields_at(:attempt, %{account_id: "a", tier: "ledger"}) end,
+  fn ->
+    WorkDisclosure.project(:trace, %{id: 1, document: "SECRET", digest: "d"}, %{tier: "pulse"})
+  end,
+  fn -> Ladder.name("ledger") end,
+  fn -> Ladder.clamp("glass", :pulse) end
 ]
 
 before = Enum.map(calls, & &1.())
 
 fire = fn ->
   try do
-    {:answered, Target.job_lifecycle(probe)}
+    {:answered, WorkDisclosure.effective_tier(%{transparency_tier: probe}, %{tier: :ledger})}
   rescue
     error in ErlangError -> {:raised, error}
   end

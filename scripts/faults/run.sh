@@ -298,36 +298,62 @@ mode_panic() {
 
   BIN="$WORK/rel/bin/host_app"
   fresh_db panic
-  # A job of the probe status that serves no attempt: operators may see it.
-  local job url body code
-  job=$(sql "insert into work_jobs (id, kind, status, inserted_at, updated_at)
-    values (gen_random_uuid(), 'faults_probe', 'panic_probe', now(), now()) returning id")
-  url="http://127.0.0.1:$PORT/api/delegations/$job"
+  # An attempt with no link whose tier column holds the probe word (the
+  # core's ladder::PANIC_PROBE), in a repository of its own that the load
+  # never reads: its pages ask the core to read that word at run time.
+  local attempt page show body code
+  attempt=$(sql "with r as (insert into repositories (id, slug, name, inserted_at, updated_at)
+      values (gen_random_uuid(), 'faults-probe', 'faults probe', now(), now()) returning id),
+    i as (insert into issues (id, repository_id, number, title, inserted_at, updated_at)
+      select gen_random_uuid(), r.id, 1, 'the panic probe', now(), now() from r
+      returning id, repository_id)
+    insert into forge_assignments (id, repository_id, issue_id, target_kind,
+      requesting_principal, state, admitted_at, transparency_tier, inserted_at, updated_at)
+    select gen_random_uuid(), i.repository_id, i.id, 'box', '{\"type\": \"agent\", \"id\": \"probe\"}',
+      'admitted', now(), 'panic_probe', now(), now() from i returning id")
+  page="http://127.0.0.1:$PORT/api/repositories/faults-probe/attempts"
+  show="http://127.0.0.1:$PORT/api/attempts/$attempt"
 
-  # The shipped release: the probe word is an unknown status, read failed.
+  # The shipped release: the probe word is an unknown tier, which names dark,
+  # so the attempt is left out of its page and is a 404 for any reader but an
+  # operator, who is raised to glass over any tier column.
   start
-  body=$(curl -s -H 'authorization: Bearer operator' "$url")
-  [[ $body == *'"lifecycle":"failed"'* ]] || fail "the shipped release on the probe job: $body"
-  say "panic: the shipped release answers the probe job: $body"
+  body=$(curl -s -H 'authorization: Bearer owner' "$page")
+  [[ $body == '{"data":[]}' ]] || fail "the shipped release's probe page for a reader: $body"
+  say "panic: the shipped release answers the probe repository's page for a reader (owner): $body"
+  code=$(curl -s -o "$WORK/panic-body" -w '%{http_code}' -H 'authorization: Bearer owner' "$show")
+  [[ $code == 404 ]] || fail "the shipped release's probe attempt for a reader: $code $(cat "$WORK/panic-body")"
+  body=$(curl -s -H 'authorization: Bearer operator' "$page")
+  [[ $body == *'"tier":"glass"'* ]] || fail "the shipped release's probe page for an operator: $body"
+  say "panic: the probe attempt for that reader: $code; for an operator: on its page at glass"
   stop
 
   # The same release carrying the probe build.
   BIN="$WORK/probe/bin/host_app"
   start
-  local beam
+  local beam url
   beam=$(pid)
-  code=$(curl -s -o "$WORK/panic-body" -w '%{http_code}' -H 'authorization: Bearer operator' "$url")
-  body=$(cat "$WORK/panic-body")
-  say "panic: the probe build answers the probe job: $code $body"
-  [[ $code == 500 ]] || fail "expected 500"
-  [[ $body == '{"errors":{"detail":"Internal Server Error"}}' ]] || fail "expected the JSON 500"
+  for url in "$page" "$show"; do
+    code=$(curl -s -o "$WORK/panic-body" -w '%{http_code}' -H 'authorization: Bearer owner' "$url")
+    body=$(cat "$WORK/panic-body")
+    say "panic: the probe build answers ${url#http://127.0.0.1:$PORT}: $code $body"
+    [[ $code == 500 ]] || fail "expected 500"
+    [[ $body == '{"errors":{"detail":"Internal Server Error"}}' ]] || fail "expected the JSON 500"
+  done
 
   # Panics again and again while the load runs on every other route.
   local panics=0 wrong=0
   load --duration "$duration" --clients 20 >"$WORK/panic-load" 2>&1 &
   local loader=$!
+  local readers=(owner operator stranger member "") reader i=0
   while kill -0 "$loader" 2>/dev/null; do
-    code=$(curl -s -o "$WORK/panic-body" -w '%{http_code}' -H 'authorization: Bearer operator' "$url")
+    # Both probe routes, every reader (anonymous too): the probe word is read
+    # before any reader's tier is applied.
+    if (( i % 2 )); then url=$show; else url=$page; fi
+    reader=${readers[$(( i % 5 ))]}
+    i=$((i + 1))
+    code=$(curl -s -o "$WORK/panic-body" -w '%{http_code}' \
+      ${reader:+-H "authorization: Bearer $reader"} "$url")
     if [[ $code == 500 ]] && ! grep -q 'PANIC-PROBE-FIRED' "$WORK/panic-body"; then
       panics=$((panics + 1))
     else

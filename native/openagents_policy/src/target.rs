@@ -388,31 +388,10 @@ pub fn run_lifecycle(word: impl AsRef<[u8]>) -> DelegationLifecycle {
 /// assert_eq!(job_lifecycle("budget_exhausted"), DelegationLifecycle::Failed);
 /// assert_eq!(job_lifecycle("stopping"), DelegationLifecycle::Failed);
 /// ```
-///
-/// # Panics
-///
-/// Never in a normal build. Only when the crate is built with the test-only
-/// `panic_probe` feature, on the word [`PANIC_PROBE`], with the message
-/// [`PANIC_PROBE_MESSAGE`].
 #[must_use]
 pub fn job_lifecycle(word: impl AsRef<[u8]>) -> DelegationLifecycle {
-    #[cfg(feature = "panic_probe")]
-    assert!(
-        word.as_ref() != PANIC_PROBE.as_bytes(),
-        "{PANIC_PROBE_MESSAGE}"
-    );
     read_job_status(word).lifecycle()
 }
-
-/// The job status word on which [`job_lifecycle`] panics when this crate is
-/// built with the test-only `panic_probe` feature, so that fault tests can
-/// put a panic inside a real decision on purpose. Without the feature (every
-/// normal build) it is an unknown word like any other and reads `failed`.
-pub const PANIC_PROBE: &str = "panic_probe";
-
-/// The message of the `panic_probe` panic. Fault tests look for it in what
-/// readers receive: it must never be there.
-pub const PANIC_PROBE_MESSAGE: &str = "PANIC-PROBE-FIRED: job_lifecycle panicked on purpose";
 
 /// What the host knows of a paired machine when it asks for its lifecycle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::cmp::Ordering;
 
 use openagents_policy::disclosure::{Family, Relationship};
-use openagents_policy::ladder::{Access, Link, Subject, Tier, Viewer};
+use openagents_policy::ladder::{self, Access, Link, Subject, Tier, Viewer};
 use openagents_policy::Reading;
 use rustler::types::atom;
 use rustler::{Atom, Binary, Error, NifResult, Term, TermType};
@@ -130,8 +130,9 @@ fn find(atoms: &[Atom], term: Term) -> Option<usize> {
     atoms.iter().position(|known| is(term, *known))
 }
 
-/// A tier word: an atom by its name, a binary by its bytes, anything else
-/// unrecognized (which the core names `dark`).
+/// A tier word: an atom by its name, a binary by the core's
+/// [`ladder::read_tier`], anything else unrecognized (which the core names
+/// `dark`).
 pub fn tier(term: Term) -> Reading<Tier> {
     // The tier atoms first: an immediate compared with four others, where
     // asking the VM whether the term is an atom would be a call.
@@ -141,7 +142,7 @@ pub fn tier(term: Term) -> Reading<Tier> {
         Reading::Unrecognized
     } else {
         Binary::from_term(term).map_or(Reading::Unrecognized, |bytes| {
-            Tier::find(bytes.as_slice()).into()
+            ladder::read_tier(bytes.as_slice())
         })
     }
 }
