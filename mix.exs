@@ -1,6 +1,29 @@
 # The NIF compiler must exist before lib/ is compiled, so it is a script that
 # mix.exs loads rather than a module of the library (.exs: not compiled twice).
-Code.require_file("lib/mix/tasks/compile.openagents_policy_nif.exs", __DIR__)
+# Compiling it would cost every Mix command (a host's too) about a third of a
+# second, so its compiled modules are kept under _build/nif_compiler, named by
+# the script's digest, and loaded from there while the script is unchanged.
+unless Code.ensure_loaded?(Mix.Tasks.Compile.OpenagentsPolicyNif) do
+  script = Path.join(__DIR__, "lib/mix/tasks/compile.openagents_policy_nif.exs")
+  source = File.read!(script)
+  digest = Base.encode16(:erlang.md5(source), case: :lower)
+  cached = Path.join([__DIR__, "_build", "nif_compiler", digest <> ".etf"])
+
+  case File.read(cached) do
+    {:ok, etf} ->
+      for {module, beam} <- :erlang.binary_to_term(etf),
+          do: {:module, ^module} = :code.load_binary(module, to_charlist(script), beam)
+
+    {:error, _} ->
+      modules = Code.compile_string(source, script)
+      # A read-only checkout just compiles it again next time.
+      with :ok <- File.mkdir_p(Path.dirname(cached)),
+           :ok <- File.write(cached <> ".tmp", :erlang.term_to_binary(modules)) do
+        File.rename(cached <> ".tmp", cached)
+      end
+  end
+end
+
 # The offline-mirror helper, shared with examples/host_app/mix.exs.
 Code.require_file("lib/mix/vendor.exs", __DIR__)
 
