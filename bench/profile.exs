@@ -131,8 +131,8 @@ defmodule Bench.Profile do
           ])},
          {"project",
           c(WorkDisclosure, :link_for_attempt, [repo, %{"type" => "agent", "id" => "a7"}, %{}])},
-         {"  bare NIF Native.attempt_link/4 ({:error, the core's sentence})",
-          c(Native, :attempt_link, [repo, "agent", "a7", %{}])}
+         {"  bare NIF Native.link_for_attempt/4 ({:error, the core's sentence})",
+          c(Native, :link_for_attempt, [repo, "agent", "a7", %{}])}
        ]},
       {"link_for_attempt(repo, user principal)",
        [
@@ -144,7 +144,7 @@ defmodule Bench.Profile do
           ])},
          {"project",
           c(WorkDisclosure, :link_for_attempt, [repo, %{"type" => "user", "id" => "acct-1"}, %{}])},
-         {"  bare NIF Native.attempt_link/4", c(Native, :attempt_link, [repo, "user", "acct-1", %{}])},
+         {"  bare NIF Native.link_for_attempt/4", c(Native, :link_for_attempt, [repo, "user", "acct-1", %{}])},
          {"  Host.insert_link(attrs)", c(Host, :insert_link, [attrs])}
        ]},
       {"page of 200 attempts, owner viewer (per page)",

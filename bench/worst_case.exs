@@ -165,8 +165,8 @@ defmodule Bench.WorstCase do
       {"WorkDisclosure.schedule_json/0", "()", fn _ -> WorkDisclosure.schedule_json() end},
       # ── WorkDisclosure, bare NIF entry points ──
       {"Native.never/1", "10 MB binary (bad family)", &rescued(fn -> Native.never(&1.big) end)},
-      {"Native.attempt_link/4", "100k-key repo and authority, 10 MB ids",
-       &Native.attempt_link(&1.big_repo, "user", &1.big, &1.big_authority)},
+      {"Native.link_for_attempt/4", "100k-key repo and authority, 10 MB ids",
+       &Native.link_for_attempt(&1.big_repo, "user", &1.big, &1.big_authority)},
       {"Native.viewer/2", "member, 10 MB account id", &Native.viewer(:member, &1.big)},
       # ── Ladder, public ──
       {"Ladder.name/1", "10 MB binary", &Ladder.name(&1.big)},

@@ -70,6 +70,10 @@ defmodule OpenAgentsPolicy.Native do
       end
   end
 
+  # The NIFs, named as the public functions they serve (guides/rust.md has
+  # the table of names). rustler registers each; a stub raises until the
+  # library is loaded.
+
   # Target (lib/openagents/delegations/target.ex)
   def lifecycles(), do: :erlang.nif_error(:nif_not_loaded)
   def delegation_lifecycles(), do: :erlang.nif_error(:nif_not_loaded)
@@ -100,16 +104,50 @@ defmodule OpenAgentsPolicy.Native do
   def tier_for(_a, _b), do: :erlang.nif_error(:nif_not_loaded)
   def fields_at(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
   def project(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
-  def effective_tier(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
-  def linked_tier(_a, _b, _c, _d, _e), do: :erlang.nif_error(:nif_not_loaded)
   def viewer(_a, _b), do: :erlang.nif_error(:nif_not_loaded)
   def relationships(), do: :erlang.nif_error(:nif_not_loaded)
-  def attempt_link(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
+  def link_for_attempt(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
   def classify(_a, _b), do: :erlang.nif_error(:nif_not_loaded)
   def ladder_name(_a), do: :erlang.nif_error(:nif_not_loaded)
   def ladder_rank(_a), do: :erlang.nif_error(:nif_not_loaded)
   def ladder_viewer_tier(_a, _b), do: :erlang.nif_error(:nif_not_loaded)
   def ladder_clamp(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
-  def ladder_effective_tier(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
-  def ladder_allows(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
+
+  # The calls that compare account ids. Each answers on a normal scheduler
+  # unless that meant comparing ids too large to compare there (a binary past
+  # 256 KiB, an integer past 64 bits, a list, tuple or map); then its
+  # `_normal` NIF answers `:dirty`, having compared nothing, and the same call
+  # is made on its `_dirty` twin, which runs on a dirty CPU scheduler.
+  @doc false
+  def effective_tier(link, tier, viewer, user_admin) do
+    with :dirty <- effective_tier_normal(link, tier, viewer, user_admin),
+         do: effective_tier_dirty(link, tier, viewer, user_admin)
+  end
+
+  @doc false
+  def linked_tier(owner, tier, revoked_at, viewer, user_admin) do
+    with :dirty <- linked_tier_normal(owner, tier, revoked_at, viewer, user_admin),
+         do: linked_tier_dirty(owner, tier, revoked_at, viewer, user_admin)
+  end
+
+  @doc false
+  def ladder_effective_tier(subject, viewer, user_admin) do
+    with :dirty <- ladder_effective_tier_normal(subject, viewer, user_admin),
+         do: ladder_effective_tier_dirty(subject, viewer, user_admin)
+  end
+
+  @doc false
+  def ladder_allows(subject, access, viewer, user_admin) do
+    with :dirty <- ladder_allows_normal(subject, access, viewer, user_admin),
+         do: ladder_allows_dirty(subject, access, viewer, user_admin)
+  end
+
+  def effective_tier_normal(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
+  def effective_tier_dirty(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
+  def linked_tier_normal(_a, _b, _c, _d, _e), do: :erlang.nif_error(:nif_not_loaded)
+  def linked_tier_dirty(_a, _b, _c, _d, _e), do: :erlang.nif_error(:nif_not_loaded)
+  def ladder_effective_tier_normal(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
+  def ladder_effective_tier_dirty(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
+  def ladder_allows_normal(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
+  def ladder_allows_dirty(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
 end

@@ -7,6 +7,7 @@ defmodule OpenAgentsPolicy.LargeIdsTest do
 
   alias OpenAgents.Accounts.User
   alias OpenAgents.Transparency.{ArtifactLink, Ladder, WorkDisclosure}
+  alias OpenAgentsPolicy.Native
 
   @big :binary.copy("a", 256 * 1024 + 1)
 
@@ -42,5 +43,33 @@ defmodule OpenAgentsPolicy.LargeIdsTest do
       assert Ladder.effective_tier(record.artifact_link, viewer) == clamped
       assert Ladder.allows?(record.artifact_link, :content, viewer) == (clamped == :ledger)
     end
+  end
+
+  # The property behind the answers above: a normal scheduler never compares
+  # a large id. Each call that compares ids has a `_normal` NIF, which
+  # declines (`:dirty`, having compared nothing) when a comparison would be
+  # heavy, and a `_dirty` twin on a dirty CPU scheduler, which answers.
+  test "the normal-scheduler NIFs decline a large comparison; their dirty twins make it" do
+    for {owner, same, _other} <- ids() do
+      link = link(owner, nil)
+      viewer = %{account_id: same, tier: :pulse}
+
+      assert Native.effective_tier_normal(link, nil, viewer, false) == :dirty
+      assert Native.effective_tier_dirty(link, nil, viewer, false) == :glass
+      assert Native.linked_tier_normal(owner, "ledger", nil, viewer, false) == :dirty
+      assert Native.linked_tier_dirty(owner, "ledger", nil, viewer, false) == :glass
+      assert Native.ladder_effective_tier_normal(link, viewer, false) == :dirty
+      assert Native.ladder_effective_tier_dirty(link, viewer, false) == :glass
+      assert Native.ladder_allows_normal(link, :full, viewer, false) == :dirty
+      assert Native.ladder_allows_dirty(link, :full, viewer, false) == true
+    end
+
+    # Small ids are compared where the call is made.
+    small = link("acct-1", nil)
+    viewer = %{account_id: "acct-1", tier: :pulse}
+    assert Native.effective_tier_normal(small, nil, viewer, false) == :glass
+    assert Native.linked_tier_normal("acct-1", "ledger", nil, viewer, false) == :glass
+    assert Native.ladder_effective_tier_normal(small, viewer, false) == :glass
+    assert Native.ladder_allows_normal(small, :full, viewer, false) == true
   end
 end

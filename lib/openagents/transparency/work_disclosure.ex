@@ -275,7 +275,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
         _ -> nil
       end
 
-    case Native.attempt_link(repository, kind, id, authority) do
+    case Native.link_for_attempt(repository, kind, id, authority) do
       {:ok, attrs} -> Host.insert_link(attrs)
       {:error, _no_owner} -> :none
     end

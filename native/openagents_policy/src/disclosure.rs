@@ -283,13 +283,13 @@ impl Family {
     /// use openagents_policy::ladder::{Tier, Viewer};
     /// use openagents_policy::Reading;
     /// let ledger: Viewer<()> = Viewer::Word(Reading::Known(Tier::Ledger));
-    /// let names: Vec<_> = Family::Trace.admitted(&ledger).fields().map(|f| f.name()).collect();
+    /// let names: Vec<_> = Family::Trace.fields_at(&ledger).fields().map(|f| f.name()).collect();
     /// assert_eq!(names, ["byte_size", "digest", "id", "recorded_at", "schema_version", "step_count"]);
     /// let dark: Viewer<()> = Viewer::Word(Reading::Known(Tier::Dark));
-    /// assert!(Family::Trace.admitted(&dark).is_empty());
+    /// assert!(Family::Trace.fields_at(&dark).is_empty());
     /// ```
     #[must_use]
-    pub fn admitted<A: PartialEq>(self, viewer: &Viewer<A>) -> Admitted {
+    pub fn fields_at<A: PartialEq>(self, viewer: &Viewer<A>) -> Admitted {
         let mut positions = 0_u32;
         for (position, field) in self.fields().iter().enumerate() {
             let subject = Subject::Tier(Reading::Known(field.rung.tier()));
@@ -343,7 +343,7 @@ const _: () = assert!(
 );
 
 /// The fields of one family a viewer may read. Built only by
-/// [`Family::admitted`].
+/// [`Family::fields_at`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Admitted {
     family: Family,
@@ -426,7 +426,7 @@ pub enum Record<A> {
 /// only an operator descriptor (`admin: true`) reaches `glass`; everyone else
 /// reads its tier column clamped.
 #[must_use]
-pub fn record_tier<A: PartialEq>(record: &Record<A>, viewer: &Viewer<A>) -> Tier {
+pub fn effective_tier<A: PartialEq>(record: &Record<A>, viewer: &Viewer<A>) -> Tier {
     match (record, viewer) {
         (Record::Linked(link), _) => link.tier_for(viewer),
         (Record::Unlinked(_), Viewer::Operator) => Tier::Glass,
@@ -555,7 +555,7 @@ pub struct Consent {
 }
 
 /// The attributes of the consent-bearing link one attempt gets, for the
-/// host's `ArtifactLink.changeset/2`. Built only by [`attempt_link`].
+/// host's `ArtifactLink.changeset/2`. Built only by [`link_for_attempt`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct AttemptLink<R, A, S> {
     account_id: A,
@@ -617,15 +617,15 @@ impl<R, A, S> AttemptLink<R, A, S> {
 /// anything but a user with a binary id.
 ///
 /// ```
-/// use openagents_policy::disclosure::{attempt_link, NoLink, PrincipalReading};
+/// use openagents_policy::disclosure::{link_for_attempt, NoLink, PrincipalReading};
 /// use openagents_policy::ladder::Tier;
 /// let user = PrincipalReading { kind: Some(b"user"), id: Some("acct-1") };
-/// let link = attempt_link(Some("repo-1"), user, ()).unwrap();
+/// let link = link_for_attempt(Some("repo-1"), user, ()).unwrap();
 /// assert_eq!(link.tier(), Tier::Ledger);
 /// let agent = PrincipalReading { kind: Some(b"agent"), id: Some("agent-7") };
-/// assert_eq!(attempt_link(Some("repo-1"), agent, ()).unwrap_err(), NoLink::AgentPrincipal);
+/// assert_eq!(link_for_attempt(Some("repo-1"), agent, ()).unwrap_err(), NoLink::AgentPrincipal);
 /// ```
-pub fn attempt_link<R, A, S>(
+pub fn link_for_attempt<R, A, S>(
     repository_id: Option<R>,
     principal: PrincipalReading<'_, A>,
     authority_snapshot: S,

@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use openagents_policy::disclosure::{
-    attempt_link, record_tier, schedule, Family, Field, NoLink, PrincipalReading, Record,
+    effective_tier, link_for_attempt, schedule, Family, Field, NoLink, PrincipalReading, Record,
     Relationship, Rung,
 };
 use openagents_policy::ladder::{Link, Subject, Tier, Viewer};
@@ -330,7 +330,7 @@ fn seed_fields_up_to(family: Family, tier: Tier) -> Vec<&'static str> {
 }
 
 fn admitted_names<A: PartialEq>(family: Family, viewer: &Viewer<A>) -> Vec<&'static str> {
-    family.admitted(viewer).fields().map(Field::name).collect()
+    family.fields_at(viewer).fields().map(Field::name).collect()
 }
 
 fn all_field_names(family: Family) -> Vec<&'static str> {
@@ -618,7 +618,7 @@ fn dark_admits_nothing() {
     ];
     for &family in Family::ALL {
         for viewer in &dark_viewers {
-            let admitted = family.admitted(viewer);
+            let admitted = family.fields_at(viewer);
             assert!(
                 admitted.is_empty(),
                 "{family} for {viewer:?}: a dark projection is absent, not an empty shell"
@@ -753,7 +753,7 @@ fn a_viewer_map_reads_as_its_tier() {
 #[test]
 fn the_admitted_positions_index_the_family_table_in_order() {
     for &family in Family::ALL {
-        let admitted = family.admitted(&word(Tier::Ledger));
+        let admitted = family.fields_at(&word(Tier::Ledger));
         let positions: Vec<usize> = admitted.positions().collect();
         assert!(
             positions.windows(2).all(|pair| pair[0] < pair[1]),
@@ -803,7 +803,7 @@ proptest! {
         family in prop::sample::select(Family::ALL),
         viewer in viewer(),
     ) {
-        for field in family.admitted(&viewer).fields() {
+        for field in family.fields_at(&viewer).fields() {
             prop_assert!(
                 !family.never().contains(&field.name()),
                 "{}.{} is never-listed, and no viewer may be admitted to it", family, field.name()
@@ -850,7 +850,7 @@ fn a_linked_record_resolves_through_its_link() {
         account_id: Some("acct-owner"),
     };
     assert_eq!(
-        record_tier(&record, &owner),
+        effective_tier(&record, &owner),
         Tier::Glass,
         "the link's owner is raised to glass"
     );
@@ -859,12 +859,12 @@ fn a_linked_record_resolves_through_its_link() {
         account_id: Some("acct-stranger"),
     };
     assert_eq!(
-        record_tier(&record, &stranger),
+        effective_tier(&record, &stranger),
         Tier::Pulse,
         "everyone else is clamped from the link's ledger"
     );
     assert_eq!(
-        record_tier(&record, &Viewer::Operator),
+        effective_tier(&record, &Viewer::Operator),
         Tier::Glass,
         "an operator reads glass"
     );
@@ -885,7 +885,7 @@ fn a_revoked_link_makes_the_record_dark_even_for_an_operator() {
         Viewer::Nobody,
     ] {
         assert_eq!(
-            record_tier(&record, &viewer),
+            effective_tier(&record, &viewer),
             Tier::Dark,
             "{viewer:?}: a revoked link resolves to dark and the row leaves the projection"
         );
@@ -900,7 +900,7 @@ fn an_operator_reads_an_unlinked_record_at_glass() {
         Reading::Unrecognized,
     ] {
         assert_eq!(
-            record_tier::<&str>(&Record::Unlinked(Subject::Tier(column)), &Viewer::Operator),
+            effective_tier::<&str>(&Record::Unlinked(Subject::Tier(column)), &Viewer::Operator),
             Tier::Glass,
             "an operator reaches glass on a record with no link, whatever its column ({column:?})"
         );
@@ -934,7 +934,7 @@ fn nobody_else_is_raised_on_an_unlinked_record() {
         (Viewer::Nobody, Tier::Ledger),
     ];
     for (viewer, expected) in cases {
-        let read = record_tier(&record, &viewer);
+        let read = effective_tier(&record, &viewer);
         assert_eq!(
             read, expected,
             "{viewer:?}: a record with no link has no owner to raise; its column is clamped"
@@ -1011,7 +1011,7 @@ fn principal(
 #[test]
 fn a_user_requested_attempt_gets_a_ledger_link_its_requester_owns() {
     let authority = json!({"roots": ["/srv/repo"], "cwd": "/srv/repo"});
-    let link = attempt_link(
+    let link = link_for_attempt(
         Some("repo-1"),
         principal(Some(b"user"), Some("acct-1")),
         authority.clone(),
@@ -1053,7 +1053,7 @@ fn a_user_requested_attempt_gets_a_ledger_link_its_requester_owns() {
 
 #[test]
 fn an_attempt_in_a_repository_with_no_id_gets_no_link() {
-    let refusal = attempt_link(None::<&str>, principal(Some(b"user"), Some("acct-1")), ())
+    let refusal = link_for_attempt(None::<&str>, principal(Some(b"user"), Some("acct-1")), ())
         .expect_err("there is nothing to bind a link to");
     assert_eq!(refusal, NoLink::NoRepository);
     let message = refusal.to_string();
@@ -1066,7 +1066,7 @@ fn an_attempt_in_a_repository_with_no_id_gets_no_link() {
 #[test]
 fn an_attempt_an_agent_requested_gets_no_link() {
     for id in [Some("agent-7"), None] {
-        let refusal = attempt_link(Some("repo-1"), principal(Some(b"agent"), id), ())
+        let refusal = link_for_attempt(Some("repo-1"), principal(Some(b"agent"), id), ())
             .expect_err("an agent names no account, so nothing owns the attempt");
         assert_eq!(refusal, NoLink::AgentPrincipal);
         let message = refusal.to_string();
@@ -1093,7 +1093,7 @@ fn an_attempt_with_an_unrecognized_principal_gets_no_link() {
         ),
     ];
     for (case, principal) in cases {
-        let refusal = attempt_link(Some("repo-1"), principal, ())
+        let refusal = link_for_attempt(Some("repo-1"), principal, ())
             .expect_err("only a user with an id owns an attempt");
         assert_eq!(refusal, NoLink::UnrecognizedPrincipal, "{case}");
         let message = refusal.to_string();

@@ -1,8 +1,8 @@
 //! The core's parsers and projections, fuzzed at scale.
 //!
 //! Arbitrary bytes into every vocabulary's `parse` and every lifecycle
-//! projection; `Family::admitted` for arbitrary viewers; `classify` on
-//! arbitrary column lists; `attempt_link` on arbitrary principal readings;
+//! projection; `Family::fields_at` for arbitrary viewers; `classify` on
+//! arbitrary column lists; `link_for_attempt` on arbitrary principal readings;
 //! the ladder on arbitrary links and viewers. Each property asserts that
 //! nothing panics and that every output is a word of its vocabulary and obeys
 //! the seed's rules: admitted fields are a subset of the family's fields,
@@ -17,7 +17,7 @@
 //! ```
 
 use openagents_policy::disclosure::{
-    attempt_link, record_tier, Family, Field, NoLink, PrincipalReading, Record, Relationship, Rung,
+    self, link_for_attempt, Family, Field, NoLink, PrincipalReading, Record, Relationship, Rung,
 };
 use openagents_policy::ladder::{allows, effective_tier, Access, Link, Subject, Tier, Viewer};
 use openagents_policy::target::{
@@ -328,7 +328,7 @@ proptest! {
         prop_assert_eq!(seam.capabilities(), if running { &[Capability::Cancel][..] } else { &[] });
     }
 
-    /// `Family::admitted` for arbitrary viewers: a subset of the family's
+    /// `Family::fields_at` for arbitrary viewers: a subset of the family's
     /// fields, in field-name order, never a never-listed name or column, and
     /// a field exactly when the viewer's own tier (if any) reaches its rung.
     #[test]
@@ -337,7 +337,7 @@ proptest! {
         viewer in viewer(),
     ) {
         let fields = family.fields();
-        let admitted = family.admitted(&viewer);
+        let admitted = family.fields_at(&viewer);
         let positions: Vec<usize> = admitted.positions().collect();
         prop_assert!(positions.iter().all(|&at| at < fields.len()));
         prop_assert!(positions.windows(2).all(|pair| pair[0] < pair[1]));
@@ -382,7 +382,7 @@ proptest! {
         prop_assert!(own.unclassified.is_empty() && own.doubly_classified.is_empty());
     }
 
-    /// `attempt_link` on arbitrary principal readings: a link exactly for a
+    /// `link_for_attempt` on arbitrary principal readings: a link exactly for a
     /// user with an id in a repository with one, always `ledger`, owned by
     /// that id; otherwise the reason.
     #[test]
@@ -397,7 +397,7 @@ proptest! {
         authority in any::<u64>(),
     ) {
         let principal = PrincipalReading { kind: kind.as_deref(), id: id.clone() };
-        match attempt_link(repository, principal, authority) {
+        match link_for_attempt(repository, principal, authority) {
             Ok(link) => {
                 prop_assert!(repository.is_some());
                 prop_assert_eq!(kind.as_deref(), Some(&b"user"[..]));
@@ -454,8 +454,8 @@ proptest! {
         );
         // A record: through its link when it has one; an unlinked record
         // raises only an operator descriptor.
-        prop_assert_eq!(record_tier(&Record::Linked(link), &viewer), expected);
-        let unlinked = record_tier(&Record::Unlinked(Subject::Tier(tier)), &viewer);
+        prop_assert_eq!(disclosure::effective_tier(&Record::Linked(link), &viewer), expected);
+        let unlinked = disclosure::effective_tier(&Record::Unlinked(Subject::Tier(tier)), &viewer);
         if matches!(viewer, Viewer::Operator) {
             prop_assert_eq!(unlinked, Tier::Glass);
         } else {

@@ -1,5 +1,11 @@
 //! Terms into the core's plain types. Shapes only: every rule about what a
 //! shape means lives in the core.
+//!
+//! The words a NIF takes on their own (a family, a relationship, a tier) are
+//! `Decoder`s, so a NIF names them as typed arguments. A viewer is read with
+//! the host's `admin?` answer beside it, a link or a subject by its shape, and
+//! the arguments of the twin NIFs (`disclosure::twins!`) are all terms, so
+//! those are read inside the NIF from its `Term` arguments.
 
 use std::cell::Cell;
 use std::cmp::Ordering;
@@ -8,7 +14,7 @@ use openagents_policy::disclosure::{Family, Relationship};
 use openagents_policy::ladder::{self, Access, Link, Subject, Tier, Viewer};
 use openagents_policy::Reading;
 use rustler::types::atom;
-use rustler::{Atom, Binary, Error, NifResult, Term, TermType};
+use rustler::{Atom, Binary, Decoder, Error, NifResult, Term, TermType};
 
 use crate::words::{self, words};
 
@@ -147,25 +153,46 @@ pub fn tier(term: Term) -> Reading<Tier> {
     }
 }
 
-/// An access word: only the atoms name one.
+/// A family atom. The Elixir guard admits only the four, so anything else is
+/// a bad argument.
+#[derive(Clone, Copy)]
+pub struct FamilyWord(pub Family);
+
+impl<'a> Decoder<'a> for FamilyWord {
+    fn decode(term: Term<'a>) -> NifResult<Self> {
+        find(&words().families, term)
+            .map(|at| Self(Family::ALL[at]))
+            .ok_or(Error::BadArg)
+    }
+}
+
+/// A relationship atom; anything else is a bad argument.
+#[derive(Clone, Copy)]
+pub struct RelationshipWord(pub Relationship);
+
+impl<'a> Decoder<'a> for RelationshipWord {
+    fn decode(term: Term<'a>) -> NifResult<Self> {
+        find(&words().relationships, term)
+            .map(|at| Self(Relationship::ALL[at]))
+            .ok_or(Error::BadArg)
+    }
+}
+
+/// Any term, read as a tier word ([`tier`]): never a bad argument.
+#[derive(Clone, Copy)]
+pub struct TierWord(pub Reading<Tier>);
+
+impl<'a> Decoder<'a> for TierWord {
+    fn decode(term: Term<'a>) -> NifResult<Self> {
+        Ok(Self(tier(term)))
+    }
+}
+
+/// An access word: only the atoms name one, and anything else is
+/// unrecognized.
 pub fn access(term: Term) -> Reading<Access> {
     find(&words().accesses, term)
         .map_or(Reading::Unrecognized, |at| Reading::Known(Access::ALL[at]))
-}
-
-/// A family atom. The Elixir guard admits only the four, so anything else is
-/// a bad argument.
-pub fn family(term: Term) -> NifResult<Family> {
-    find(&words().families, term)
-        .map(|at| Family::ALL[at])
-        .ok_or(Error::BadArg)
-}
-
-/// A relationship atom.
-pub fn relationship(term: Term) -> NifResult<Relationship> {
-    find(&words().relationships, term)
-        .map(|at| Relationship::ALL[at])
-        .ok_or(Error::BadArg)
 }
 
 /// A viewer, in the order of shapes the core documents on [`Viewer`].

@@ -1,21 +1,19 @@
 //! `OpenAgents.Transparency.WorkDisclosure`'s and the ladder's decisions.
 //!
-//! Each NIF takes its arguments as terms (the `nifs!` table in `init` says
-//! which function serves which NIF) and builds its answer from the atoms
-//! cached at load, on the stack.
+//! Answers are built from the atoms `words` made once, so the field, family
+//! and tier names come from the core, never restated here.
 
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use openagents_policy::disclosure::{self, attempt_link as mint, Family, PrincipalReading, Record};
+use openagents_policy::disclosure::{self, Family, PrincipalReading, Record};
 use openagents_policy::ladder::{self, Tier};
 use rustler::types::atom;
-use rustler::types::ListIterator;
 use rustler::{Atom, Binary, Encoder, Env, Error, NifResult, Term};
 
-use crate::decode::{self, get, is_nil, is_struct, unless_heavy, ErlEq};
-use crate::make::{self, raw, Terms};
-use crate::nif::on_dirty_scheduler;
+use crate::decode::{
+    self, get, is_nil, is_struct, unless_heavy, ErlEq, FamilyWord, RelationshipWord, TierWord,
+};
 use crate::words::{self, position, words};
 
 fn tier_atom(tier: Tier) -> Atom {
@@ -26,138 +24,106 @@ fn family_index(family: Family) -> usize {
     position(Family::ALL, family)
 }
 
-pub fn families(env: Env<'_>) -> Term<'_> {
-    make::list(env, raw(&words().families))
+#[rustler::nif]
+fn families() -> &'static [Atom] {
+    &words().families
 }
 
-pub fn tiers(env: Env<'_>) -> Term<'_> {
-    make::list(env, raw(&words().tiers))
+#[rustler::nif]
+fn tiers() -> &'static [Atom] {
+    &words().tiers
 }
 
 /// `%{family => %{field => tier}}`.
-pub fn schedule(env: Env<'_>) -> NifResult<Term<'_>> {
+#[rustler::nif]
+fn schedule(env: Env<'_>) -> NifResult<Term<'_>> {
     let words = words();
-    let mut families = Terms::new();
-    for at in 0..Family::ALL.len() {
-        let fields = make::map(env, raw(&words.fields[at]), raw(&words.field_tiers[at]))?;
-        families.push(fields.as_c_arg());
-    }
-    make::map(env, raw(&words.families), families.as_slice())
+    let families = (0..Family::ALL.len())
+        .map(|at| Term::map_from_arrays(env, &words.fields[at], &words.field_tiers[at]))
+        .collect::<NifResult<Vec<_>>>()?;
+    Term::map_from_arrays(env, &words.families, &families)
 }
 
 /// The schedule's JSON, as the core serializes it (or why serde could not).
 /// The schedule is constant, so it is written once, on first use.
-pub fn schedule_json(env: Env<'_>) -> Term<'_> {
+#[rustler::nif]
+fn schedule_json(env: Env<'_>) -> Term<'_> {
     static JSON: OnceLock<Result<String, String>> = OnceLock::new();
     let json = JSON.get_or_init(|| {
         serde_json::to_string(&disclosure::schedule()).map_err(|error| error.to_string())
     });
     match json {
-        Ok(json) => make::binary(env, json.as_bytes()),
-        Err(why) => make::error(env, make::binary(env, why.as_bytes())),
+        Ok(json) => json.encode(env),
+        Err(why) => (atom::error(), why).encode(env),
     }
 }
 
-pub fn never<'a>(env: Env<'a>, family: Term<'a>) -> NifResult<Term<'a>> {
-    let family = decode::family(family)?;
-    Ok(make::list(env, raw(&words().never[family_index(family)])))
+#[rustler::nif]
+fn never(family: FamilyWord) -> &'static [Atom] {
+    &words().never[family_index(family.0)]
 }
 
-pub fn source_columns<'a>(env: Env<'a>, family: Term<'a>) -> NifResult<Term<'a>> {
-    let family = decode::family(family)?;
-    Ok(make::list(env, raw(&words().sources[family_index(family)])))
+#[rustler::nif]
+fn source_columns(family: FamilyWord) -> &'static [Atom] {
+    &words().sources[family_index(family.0)]
 }
 
-pub fn tier_for<'a>(env: Env<'a>, family: Term<'a>, field: Term<'a>) -> NifResult<Term<'a>> {
-    let at = family_index(decode::family(family)?);
+#[rustler::nif]
+fn tier_for(family: FamilyWord, field: Term) -> Option<Atom> {
+    let at = family_index(family.0);
     let words = words();
-    Ok(words.fields[at]
+    words.fields[at]
         .iter()
         .position(|name| decode::is(field, *name))
         .map(|field| words.field_tiers[at][field])
-        .encode(env))
 }
 
-pub fn fields_at<'a>(
-    env: Env<'a>,
-    family: Term<'a>,
-    tier: Term<'a>,
-    user_admin: Term<'a>,
-) -> NifResult<Term<'a>> {
-    let family = decode::family(family)?;
-    let names = raw(&words().fields[family_index(family)]);
-    let admitted = family.admitted(&decode::viewer(tier, user_admin));
-    Ok(admitted
+#[rustler::nif]
+fn fields_at<'a>(family: FamilyWord, tier: Term<'a>, user_admin: Term<'a>) -> Vec<Atom> {
+    let names = &words().fields[family_index(family.0)];
+    family
+        .0
+        .fields_at(&decode::viewer(tier, user_admin))
         .positions()
         .map(|at| names[at])
-        .collect::<Terms>()
-        .list(env))
+        .collect()
 }
 
 /// The projection of `source`: each admitted field taken by its name, `nil`
 /// when absent; `nil` itself when nothing is admitted, without reading the
 /// source. Looks up at most one key per scheduled field, whatever the size of
 /// the source.
-pub fn project<'a>(
+#[rustler::nif]
+fn project<'a>(
     env: Env<'a>,
-    family: Term<'a>,
+    family: FamilyWord,
     source: Term<'a>,
     tier: Term<'a>,
     user_admin: Term<'a>,
 ) -> NifResult<Term<'a>> {
-    let family = decode::family(family)?;
-    let admitted = family.admitted(&decode::viewer(tier, user_admin));
+    let admitted = family.0.fields_at(&decode::viewer(tier, user_admin));
     if admitted.is_empty() {
         return Ok(atom::nil().to_term(env));
     }
     if !source.is_map() {
         return Err(Error::BadArg);
     }
-    let names = &words().fields[family_index(family)];
+    let names = &words().fields[family_index(family.0)];
     let nil = atom::nil().to_term(env);
-    let mut keys = Terms::new();
-    let mut values = Terms::new();
-    for at in admitted.positions() {
-        let key = names[at];
-        keys.push(key.as_c_arg());
-        values.push(source.map_get(key).unwrap_or(nil).as_c_arg());
-    }
-    make::map(env, keys.as_slice(), values.as_slice())
-}
-
-/// A record's effective tier, from its two fields the Elixir side read:
-/// through `link` when it is a link struct, otherwise through `tier`, the
-/// record's tier column (`nil` when absent).
-fn record_tier<'a>(env: Env<'a>, args: [Term<'a>; 4], dirty: bool) -> Term<'a> {
-    let [link, tier, viewer, user_admin] = args;
-    let record = if is_struct(link, words::link_struct()) {
-        Record::Linked(decode::link(link))
-    } else {
-        Record::Unlinked(decode::subject(tier))
-    };
-    let decided = decide_record(&record, viewer, user_admin, dirty);
-    decided.map_or_else(
-        || on_dirty_scheduler(env, c"effective_tier", dirty::effective_tier, &args),
-        |tier| tier_atom(tier).to_term(env),
-    )
-}
-
-/// The effective tier of a record whose loaded link the Elixir side matched
-/// whole: the link's owner, tier and `revoked_at`, read there.
-fn link_fields_tier<'a>(env: Env<'a>, args: [Term<'a>; 5], dirty: bool) -> Term<'a> {
-    let [owner, tier, revoked_at, viewer, user_admin] = args;
-    let record = Record::Linked(decode::link_of(Some(owner), Some(tier), Some(revoked_at)));
-    let decided = decide_record(&record, viewer, user_admin, dirty);
-    decided.map_or_else(
-        || on_dirty_scheduler(env, c"linked_tier", dirty::linked_tier, &args),
-        |tier| tier_atom(tier).to_term(env),
-    )
+    let (keys, values): (Vec<Term>, Vec<Term>) = admitted
+        .positions()
+        .map(|at| {
+            let key = names[at];
+            (key.to_term(env), source.map_get(key).unwrap_or(nil))
+        })
+        .unzip();
+    Term::map_from_term_arrays(env, &keys, &values)
 }
 
 /// The core's tier for `record` and the viewer, or `None` when that meant
-/// comparing ids too large for this (normal) scheduler. A link the core reads
-/// alike for every viewer (a revoked one) is answered without reading the
-/// viewer.
+/// comparing ids too large for a normal scheduler (`dirty` is false). A link
+/// the core reads alike for every viewer (a revoked one) is answered without
+/// reading the viewer.
 fn decide_record<'a>(
     record: &Record<ErlEq<'a>>,
     viewer: Term<'a>,
@@ -170,89 +136,82 @@ fn decide_record<'a>(
         }
     }
     let viewer = decode::viewer(viewer, user_admin);
-    unless_heavy(dirty, || disclosure::record_tier(record, &viewer))
+    unless_heavy(dirty, || disclosure::effective_tier(record, &viewer))
 }
 
-/// NIFs that may move to a dirty scheduler ([`decode::unless_heavy`]): for
-/// each `name(args) => inner`, the NIF `name` (in the `nifs!` table), which
-/// calls `inner(env, [args], false)` on the normal scheduler, and its twin
-/// `dirty::name`, the entry point the VM calls on a dirty one, which calls
-/// `inner(env, [args], true)`.
-macro_rules! reschedulable {
-    ($( $name:ident($($arg:ident),*) => $inner:ident; )+) => {
-        $(
-            pub fn $name<'a>(env: Env<'a>, $($arg: Term<'a>),*) -> Term<'a> {
-                $inner(env, [$($arg),*], false)
-            }
-        )+
+/// A tier, or `:dirty` when the call must be made again on a dirty scheduler.
+fn tier_or_dirty(env: Env<'_>, tier: Option<Tier>) -> Term<'_> {
+    tier.map_or_else(words::dirty, tier_atom).to_term(env)
+}
 
-        /// The dirty twins.
-        mod dirty {
-            use rustler::codegen_runtime::{c_int, ErlNifEnv, ErlNifTerm};
-            use rustler::{Env, Error, NifResult, Term};
-
-            use crate::nif::call;
-
-            $(
-                pub unsafe extern "C" fn $name(
-                    env: *mut ErlNifEnv,
-                    argc: c_int,
-                    argv: *const ErlNifTerm,
-                ) -> ErlNifTerm {
-                    fn nif<'a>(env: Env<'a>, args: &[Term<'a>]) -> NifResult<Term<'a>> {
-                        match *args {
-                            [$($arg),*] => Ok(super::$inner(env, [$($arg),*], true)),
-                            _ => Err(Error::BadArg),
-                        }
-                    }
-                    // SAFETY: the VM calls this with the env and the arguments
-                    // `on_dirty_scheduler` handed it, as many as the NIF takes.
-                    unsafe { call::<{ [$(stringify!($arg)),*].len() }, _>(env, argc, argv, nif) }
-                }
-            )+
-        }
+/// A record's effective tier, from its two fields the Elixir side read:
+/// through `link` when it is a link struct, otherwise through `tier`, the
+/// record's tier column (`nil` when absent).
+fn effective_tier<'a>(
+    env: Env<'a>,
+    link: Term<'a>,
+    tier: Term<'a>,
+    viewer: Term<'a>,
+    user_admin: Term<'a>,
+    dirty: bool,
+) -> Term<'a> {
+    let record = if is_struct(link, words::link_struct()) {
+        Record::Linked(decode::link(link))
+    } else {
+        Record::Unlinked(decode::subject(tier))
     };
+    tier_or_dirty(env, decide_record(&record, viewer, user_admin, dirty))
 }
 
-reschedulable! {
-    effective_tier(link, tier, viewer, user_admin) => record_tier;
-    linked_tier(owner, tier, revoked_at, viewer, user_admin) => link_fields_tier;
-    ladder_effective_tier(subject, viewer, user_admin) => subject_tier;
-    ladder_allows(subject, access, viewer, user_admin) => allows;
+/// The effective tier of a record whose loaded link the Elixir side matched
+/// whole: the link's owner, tier and `revoked_at`, read there.
+fn linked_tier<'a>(
+    env: Env<'a>,
+    owner: Term<'a>,
+    tier: Term<'a>,
+    revoked_at: Term<'a>,
+    viewer: Term<'a>,
+    user_admin: Term<'a>,
+    dirty: bool,
+) -> Term<'a> {
+    let record = Record::Linked(decode::link_of(Some(owner), Some(tier), Some(revoked_at)));
+    tier_or_dirty(env, decide_record(&record, viewer, user_admin, dirty))
 }
 
 /// `%{account_id: _, tier: _}`, plus `admin: true` for an operator.
-pub fn viewer<'a>(env: Env<'a>, relationship: Term<'a>, account: Term<'a>) -> NifResult<Term<'a>> {
+#[rustler::nif]
+fn viewer<'a>(
+    env: Env<'a>,
+    relationship: RelationshipWord,
+    account: Term<'a>,
+) -> NifResult<Term<'a>> {
     let account = (!is_nil(account)).then_some(account);
-    let descriptor = decode::relationship(relationship)?.viewer(account);
+    let descriptor = relationship.0.viewer(account);
     let account_id = descriptor
         .account_id
-        .map_or_else(|| atom::nil().as_c_arg(), |account| account.as_c_arg());
-    let tier = tier_atom(descriptor.tier).as_c_arg();
-    // The keys in term order (the VM's own), so it sorts nothing.
+        .unwrap_or_else(|| atom::nil().to_term(env));
+    let tier = tier_atom(descriptor.tier).to_term(env);
     if descriptor.admin {
-        let keys = [words::account_id(), words::admin(), words::tier()];
-        make::map(
-            env,
-            raw(&keys),
-            &[account_id, atom::true_().as_c_arg(), tier],
-        )
+        let keys = [words::account_id(), words::admin(), words::tier()].map(|key| key.to_term(env));
+        Term::map_from_term_arrays(env, &keys, &[account_id, atom::true_().to_term(env), tier])
     } else {
-        let keys = [words::account_id(), words::tier()];
-        make::map(env, raw(&keys), &[account_id, tier])
+        let keys = [words::account_id(), words::tier()].map(|key| key.to_term(env));
+        Term::map_from_term_arrays(env, &keys, &[account_id, tier])
     }
 }
 
 /// The relationships `viewer/2` reads, as atoms, in the core's order.
-pub fn relationships(env: Env<'_>) -> Term<'_> {
-    make::list(env, raw(&words().relationships))
+#[rustler::nif]
+fn relationships() -> &'static [Atom] {
+    &words().relationships
 }
 
 /// `{:ok, attrs}` for the host's `ArtifactLink.changeset/2`, or
 /// `{:error, why}` when the attempt gets no link, `why` being the core's
 /// sentence for it. `kind` and `id` are the principal's `"type"` and `"id"`
 /// as the Elixir side read them (`nil` when absent); only binaries count.
-pub fn attempt_link<'a>(
+#[rustler::nif]
+fn link_for_attempt<'a>(
     env: Env<'a>,
     repository: Term<'a>,
     kind: Term<'a>,
@@ -265,14 +224,10 @@ pub fn attempt_link<'a>(
         kind: kind.as_ref().map(Binary::as_slice),
         id: Some(id).filter(|id| id.is_binary()),
     };
-    match mint(repository_id, reading, authority) {
+    match disclosure::link_for_attempt(repository_id, reading, authority) {
         Ok(link) => {
-            let consent = make::map(
-                env,
-                &["granted_by".encode(env).as_c_arg()],
-                &[link.consent().granted_by.encode(env).as_c_arg()],
-            )?;
-            // The keys in term order (the VM's own), so it sorts nothing.
+            let consent =
+                Term::map_from_arrays(env, &["granted_by"], &[link.consent().granted_by])?;
             let keys = [
                 words::account_id(),
                 words::artifact_ref(),
@@ -281,7 +236,8 @@ pub fn attempt_link<'a>(
                 words::consent(),
                 words::repository_id(),
                 words::tier(),
-            ];
+            ]
+            .map(|key| key.to_term(env));
             let values = [
                 *link.account_id(),
                 link.artifact_ref().encode(env),
@@ -290,132 +246,141 @@ pub fn attempt_link<'a>(
                 consent,
                 *link.repository_id(),
                 link.tier().as_str().encode(env),
-            ]
-            .map(|value| value.as_c_arg());
-            Ok((atom::ok(), make::map(env, raw(&keys), &values)?).encode(env))
+            ];
+            Ok((atom::ok(), Term::map_from_term_arrays(env, &keys, &values)?).encode(env))
         }
-        Err(why) => Ok(make::error(
-            env,
-            make::binary(env, why.message().as_bytes()),
-        )),
+        Err(why) => Ok((atom::error(), why.message()).encode(env)),
     }
 }
 
 /// `{unclassified, doubly_classified}`: the positions, in the given list of
 /// column names, of the columns the schedule of `family` does not classify
 /// and of those it classifies twice. Positions rather than names, so the
-/// Elixir side hands back the very atoms it was given. The one call whose work
-/// grows with its input, so it runs on a dirty scheduler.
-pub fn classify<'a>(env: Env<'a>, family: Term<'a>, columns: Term<'a>) -> NifResult<Term<'a>> {
-    // In rustler's order: the list of binaries is read first (a bad element
-    // is a bad argument, an improper list a panic), then the family, then
-    // whether every name is UTF-8.
-    let mut names: Vec<&str> = Vec::new();
-    let mut utf8 = true;
-    for column in columns.decode::<ListIterator>()? {
-        let column: Binary = column.decode()?;
-        match std::str::from_utf8(column.as_slice()) {
-            Ok(name) => names.push(name),
-            Err(_) => utf8 = false,
-        }
-    }
-    let family = decode::family(family)?;
-    if !utf8 {
-        return Err(Error::BadArg);
-    }
-    let check = family.classify(names.iter().copied());
+/// Elixir side hands back the very atoms it was given. Its work grows with
+/// its input, so it runs on a dirty scheduler. A name that is not UTF-8 is a
+/// bad argument.
+#[rustler::nif(schedule = "DirtyCpu")]
+#[allow(clippy::needless_pass_by_value)] // rustler hands its arguments over by value
+fn classify(family: FamilyWord, columns: Vec<Binary>) -> NifResult<(Vec<usize>, Vec<usize>)> {
+    let names = columns
+        .iter()
+        .map(|column| std::str::from_utf8(column.as_slice()).map_err(|_| Error::BadArg))
+        .collect::<NifResult<Vec<&str>>>()?;
+    let check = family.0.classify(names.iter().copied());
     Ok((
-        positions(env, &names, &check.unclassified),
-        positions(env, &names, &check.doubly_classified),
-    )
-        .encode(env))
+        positions(&names, &check.unclassified),
+        positions(&names, &check.doubly_classified),
+    ))
 }
 
-/// The positions in `names` of the names in `found`, ascending, as a list.
-/// Linear in `names`: `found` is a set once it is more than a handful.
-fn positions<'a>(env: Env<'a>, names: &[&str], found: &[String]) -> Term<'a> {
-    let at = |(position, _): (usize, &&str)| position.encode(env).as_c_arg();
-    if found.len() <= 8 {
+/// The positions in `names` of the names in `found`, ascending. Linear in
+/// `names`: `found` is a set once it is more than a handful.
+fn positions(names: &[&str], found: &[String]) -> Vec<usize> {
+    let hits = |hit: &dyn Fn(&str) -> bool| {
         names
             .iter()
             .enumerate()
-            .filter(|(_, name)| found.iter().any(|column| column == *name))
-            .map(at)
-            .collect::<Terms>()
-            .list(env)
+            .filter(|(_, name)| hit(name))
+            .map(|(position, _)| position)
+            .collect()
+    };
+    if found.len() <= 8 {
+        hits(&|name| found.iter().any(|column| column == name))
     } else {
         let found: HashSet<&str> = found.iter().map(String::as_str).collect();
-        names
-            .iter()
-            .enumerate()
-            .filter(|(_, name)| found.contains(*name))
-            .map(at)
-            .collect::<Terms>()
-            .list(env)
-    }
-}
-
-// ── the ladder ──────────────────────────────────────────────────────────
-
-pub fn ladder_name<'a>(env: Env<'a>, tier: Term<'a>) -> Term<'a> {
-    tier_atom(decode::tier(tier).named()).to_term(env)
-}
-
-pub fn ladder_rank<'a>(env: Env<'a>, tier: Term<'a>) -> Term<'a> {
-    decode::tier(tier).named().rank().encode(env)
-}
-
-pub fn ladder_viewer_tier<'a>(env: Env<'a>, viewer: Term<'a>, user_admin: Term<'a>) -> Term<'a> {
-    decode::viewer(viewer, user_admin)
-        .tier()
-        .map(tier_atom)
-        .encode(env)
-}
-
-pub fn ladder_clamp<'a>(
-    env: Env<'a>,
-    tier: Term<'a>,
-    viewer: Term<'a>,
-    user_admin: Term<'a>,
-) -> Term<'a> {
-    let tier = decode::tier(tier).named();
-    tier_atom(decode::viewer(viewer, user_admin).clamp(tier)).to_term(env)
-}
-
-fn subject_tier<'a>(env: Env<'a>, args: [Term<'a>; 3], dirty: bool) -> Term<'a> {
-    let [subject, viewer, user_admin] = args;
-    let (subject, viewer) = (decode::subject(subject), decode::viewer(viewer, user_admin));
-    let decide = || ladder::effective_tier(&subject, &viewer);
-    match unless_heavy(dirty, decide) {
-        Some(tier) => tier_atom(tier).to_term(env),
-        None => on_dirty_scheduler(
-            env,
-            c"ladder_effective_tier",
-            dirty::ladder_effective_tier,
-            &args,
-        ),
-    }
-}
-
-fn allows<'a>(env: Env<'a>, args: [Term<'a>; 4], dirty: bool) -> Term<'a> {
-    let [subject, access, viewer, user_admin] = args;
-    let (subject, viewer) = (decode::subject(subject), decode::viewer(viewer, user_admin));
-    let decide = || ladder::allows(&subject, decode::access(access), &viewer);
-    match unless_heavy(dirty, decide) {
-        Some(allowed) => allowed.encode(env),
-        None => on_dirty_scheduler(env, c"ladder_allows", dirty::ladder_allows, &args),
+        hits(&|name| found.contains(name))
     }
 }
 
 /// `[{field, column}]` in field-name order: the column each scheduled field of
 /// `family` is read from.
-pub fn field_columns<'a>(env: Env<'a>, family: Term<'a>) -> NifResult<Term<'a>> {
-    let at = family_index(decode::family(family)?);
+#[rustler::nif]
+fn field_columns(family: FamilyWord) -> Vec<(Atom, Atom)> {
+    let at = family_index(family.0);
     let words = words();
-    Ok(words.fields[at]
+    words.fields[at]
         .iter()
-        .zip(&words.columns[at])
-        .map(|(field, column)| (*field, *column).encode(env).as_c_arg())
-        .collect::<Terms>()
-        .list(env))
+        .copied()
+        .zip(words.columns[at].iter().copied())
+        .collect()
+}
+
+// ── the ladder (`OpenAgents.Transparency.Ladder`) ───────────────────────
+
+#[rustler::nif]
+fn ladder_name(tier: TierWord) -> Atom {
+    tier_atom(tier.0.named())
+}
+
+#[rustler::nif]
+fn ladder_rank(tier: TierWord) -> u8 {
+    tier.0.named().rank()
+}
+
+#[rustler::nif]
+fn ladder_viewer_tier<'a>(viewer: Term<'a>, user_admin: Term<'a>) -> Option<Atom> {
+    decode::viewer(viewer, user_admin).tier().map(tier_atom)
+}
+
+#[rustler::nif]
+fn ladder_clamp<'a>(tier: TierWord, viewer: Term<'a>, user_admin: Term<'a>) -> Atom {
+    tier_atom(decode::viewer(viewer, user_admin).clamp(tier.0.named()))
+}
+
+fn ladder_effective_tier<'a>(
+    env: Env<'a>,
+    subject: Term<'a>,
+    viewer: Term<'a>,
+    user_admin: Term<'a>,
+    dirty: bool,
+) -> Term<'a> {
+    let (subject, viewer) = (decode::subject(subject), decode::viewer(viewer, user_admin));
+    tier_or_dirty(
+        env,
+        unless_heavy(dirty, || ladder::effective_tier(&subject, &viewer)),
+    )
+}
+
+/// `true` or `false`, or `:dirty` when the call must be made again on a dirty
+/// scheduler.
+fn ladder_allows<'a>(
+    env: Env<'a>,
+    subject: Term<'a>,
+    access: Term<'a>,
+    viewer: Term<'a>,
+    user_admin: Term<'a>,
+    dirty: bool,
+) -> Term<'a> {
+    let access = decode::access(access);
+    let (subject, viewer) = (decode::subject(subject), decode::viewer(viewer, user_admin));
+    match unless_heavy(dirty, || ladder::allows(&subject, access, &viewer)) {
+        Some(allowed) => allowed.encode(env),
+        None => words::dirty().encode(env),
+    }
+}
+
+/// For each `decision(args) => normal, dirty`: the NIF `normal`, which runs
+/// on a normal scheduler and calls `decision(env, args.., false)`, and its twin
+/// `dirty`, which runs on a dirty CPU scheduler and calls `decision(env,
+/// args.., true)` (see `decode::unless_heavy`).
+macro_rules! twins {
+    ($( $decision:ident($($arg:ident),+) => $normal:ident, $dirty:ident; )+) => {$(
+        #[rustler::nif]
+        fn $normal<'a>(env: Env<'a>, $($arg: Term<'a>),+) -> Term<'a> {
+            $decision(env, $($arg),+, false)
+        }
+
+        #[rustler::nif(schedule = "DirtyCpu")]
+        fn $dirty<'a>(env: Env<'a>, $($arg: Term<'a>),+) -> Term<'a> {
+            $decision(env, $($arg),+, true)
+        }
+    )+};
+}
+
+twins! {
+    effective_tier(link, tier, viewer, user_admin) => effective_tier_normal, effective_tier_dirty;
+    linked_tier(owner, tier, revoked_at, viewer, user_admin) => linked_tier_normal, linked_tier_dirty;
+    ladder_effective_tier(subject, viewer, user_admin)
+        => ladder_effective_tier_normal, ladder_effective_tier_dirty;
+    ladder_allows(subject, access, viewer, user_admin) => ladder_allows_normal, ladder_allows_dirty;
 }

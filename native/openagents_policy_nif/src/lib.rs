@@ -2,16 +2,95 @@
 //!
 //! Every decision is made by the `openagents_policy` crate. This crate reads
 //! the shapes of Erlang terms into the core's plain types (`decode`), calls
-//! the core, and writes its answers back as terms. No call does more work than
-//! a handful of map lookups, whatever its input, so every NIF but `classify`
-//! runs on a normal scheduler; a panic is caught and raised, never allowed to
-//! take the VM down (`nif`). Answers are built from atoms cached at load and
-//! stack arrays (`make`), so the common calls touch no heap of their own.
+//! the core, and writes its answers back as terms. Each NIF is a
+//! `#[rustler::nif]` function, so rustler decodes its typed arguments (a bad
+//! one raises `badarg`) and catches any panic (raised as `nif_panicked`, never
+//! allowed to take the VM down). No call does more work than a handful of map
+//! lookups, whatever its input, except `classify` (on a dirty scheduler) and
+//! comparisons of account ids too large for a normal scheduler, which the
+//! `*_normal` NIFs decline so that `OpenAgentsPolicy.Native` makes the same
+//! call on their `*_dirty` twins.
+//!
+//! # The entry
+//!
+//! `rustler::init!` (in the `openagents_policy_nif_entry` crate) builds the
+//! library's entry, but leaves its `upgrade` callback out, and the VM refuses
+//! to load a library into a new version of a module while the old version
+//! still holds one when there is no `upgrade`. That is exactly what a code
+//! reloader does (purge, delete, load: the old code still holds the library)
+//! and what a release's hot upgrade does (load the new version over the
+//! current one), each with a new content-named build. So the `nif_init` the VM
+//! calls is [`nif_init`] below: rustler's entry, copied, with `upgrade` set.
+//! The library keeps no state of its own across loads (no resources, no
+//! private data; its atoms are made on first use), so upgrading is loading.
+//! The VM unloads the old library once the old code is purged.
 
 mod decode;
 mod disclosure;
-mod init;
-mod make;
-mod nif;
 mod target;
 mod words;
+
+use std::ffi::c_int;
+use std::mem::MaybeUninit;
+use std::ptr::{self, addr_of_mut};
+use std::sync::OnceLock;
+
+use rustler::sys::{c_void, ErlNifEntry, ErlNifEnv, ErlNifTerm};
+
+// Links the crate whose `rustler::init!` builds the entry.
+extern crate openagents_policy_nif_entry;
+
+extern "C" {
+    /// rustler's generated entry point (`<crate>_nif_init`): resolves the
+    /// `enif_*` symbols and returns the entry, which lives as long as the
+    /// library.
+    fn openagents_policy_nif_entry_nif_init() -> *const ErlNifEntry;
+}
+
+/// A `load` callback, as the entry holds it.
+type Load = unsafe extern "C" fn(*mut ErlNifEnv, *mut *mut c_void, ErlNifTerm) -> c_int;
+
+/// rustler's `load` callback, for [`upgrade`] to run.
+static LOAD: OnceLock<Load> = OnceLock::new();
+
+/// The VM's `upgrade` callback: what rustler's `load` does (register the
+/// library's resource types, of which there are none), for a library loaded
+/// into a new version of the module while the old version holds its own.
+unsafe extern "C" fn upgrade(
+    env: *mut ErlNifEnv,
+    priv_data: *mut *mut c_void,
+    _old_priv_data: *mut *mut c_void,
+    load_info: ErlNifTerm,
+) -> c_int {
+    match LOAD.get() {
+        // SAFETY: the VM's arguments for this library's load, passed through.
+        Some(load) => unsafe { load(env, priv_data, load_info) },
+        None => 1,
+    }
+}
+
+/// The entry the VM reads: rustler's, with [`upgrade`]. Written by
+/// [`nif_init`], which the VM calls once per load of the library, on one
+/// thread, and reads the entry only after that call returns.
+static mut ENTRY: MaybeUninit<ErlNifEntry> = MaybeUninit::uninit();
+
+/// The symbol the VM looks up in a NIF library.
+#[no_mangle]
+extern "C" fn nif_init() -> *const ErlNifEntry {
+    // SAFETY: rustler's entry is a static of this library, valid for reads;
+    // it is copied bit for bit (its fields are pointers to statics and
+    // functions of the library). `ENTRY` is written only here, before the VM
+    // that called this function reads it.
+    unsafe {
+        let rustler = ptr::read(openagents_policy_nif_entry_nif_init());
+        if let Some(load) = rustler.load {
+            let _ = LOAD.set(load);
+        }
+        let entry = addr_of_mut!(ENTRY).cast::<ErlNifEntry>();
+        entry.write(ErlNifEntry {
+            upgrade: Some(upgrade),
+            ..rustler
+        });
+        entry
+    }
+}

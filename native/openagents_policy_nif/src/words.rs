@@ -1,4 +1,4 @@
-//! Atoms for every word the core publishes, made once when the library loads.
+//! Atoms for every word the core publishes, made once, on first use.
 //!
 //! The names come from the core's own vocabularies and tables, so the NIF
 //! restates none of them. Atoms live as long as the VM, so holding them in a
@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use openagents_policy::disclosure::{Family, Field, Relationship};
 use openagents_policy::ladder::{Access, Tier};
-use rustler::{Atom, Env, NifResult};
+use rustler::{Atom, Env, NifResult, OwnedEnv};
 
 rustler::atoms! {
     admin,
@@ -24,6 +24,9 @@ rustler::atoms! {
     artifact_ref,
     consent,
     authority_snapshot,
+    /// A `*_normal` NIF's answer when the call must be made again on a dirty
+    /// scheduler.
+    dirty,
     struct_key = "__struct__",
     user_struct = "Elixir.OpenAgents.Accounts.User",
     link_struct = "Elixir.OpenAgents.Transparency.ArtifactLink",
@@ -84,25 +87,14 @@ fn make(env: Env) -> NifResult<Words> {
     })
 }
 
-/// Makes the atoms, once per VM. Called from the load and upgrade callbacks.
-pub fn load(env: Env) -> bool {
-    if WORDS.get().is_some() {
-        return true;
-    }
-    match make(env) {
-        Ok(words) => {
-            let _ = WORDS.set(words);
-            true
-        }
-        Err(_) => false,
-    }
-}
-
-/// The atoms. Every NIF runs after `load` succeeded, so they are there.
+/// The atoms, made on the first call that asks (an atom lives as long as the
+/// VM, so holding it in a static is sound).
 pub fn words() -> &'static Words {
-    WORDS
-        .get()
-        .expect("the NIF library's load callback made the atoms")
+    WORDS.get_or_init(|| {
+        OwnedEnv::new()
+            .run(make)
+            .expect("every word of the core is a valid atom")
+    })
 }
 
 /// Index of a core enum value in its `ALL` list.
