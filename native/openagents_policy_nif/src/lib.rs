@@ -33,9 +33,8 @@ mod words;
 use std::ffi::c_int;
 use std::mem::MaybeUninit;
 use std::ptr::{self, addr_of_mut};
-use std::sync::OnceLock;
 
-use rustler::sys::{c_void, ErlNifEntry, ErlNifEnv, ErlNifTerm};
+use rustler::sys::{c_void, ErlNifEntry, ErlNifEnv};
 
 // Links the crate whose `rustler::init!` builds the entry.
 extern crate openagents_policy_nif_entry;
@@ -47,26 +46,22 @@ extern "C" {
     fn openagents_policy_nif_entry_nif_init() -> *const ErlNifEntry;
 }
 
-/// A `load` callback, as the entry holds it.
-type Load = unsafe extern "C" fn(*mut ErlNifEnv, *mut *mut c_void, ErlNifTerm) -> c_int;
-
-/// rustler's `load` callback, for [`upgrade`] to run.
-static LOAD: OnceLock<Load> = OnceLock::new();
-
-/// The VM's `upgrade` callback: what rustler's `load` does (register the
-/// library's resource types, of which there are none), for a library loaded
-/// into a new version of the module while the old version holds its own.
-unsafe extern "C" fn upgrade(
-    env: *mut ErlNifEnv,
-    priv_data: *mut *mut c_void,
+/// The VM's `upgrade` callback, run when the library is loaded into a new
+/// version of the module while the old version holds its own. rustler's
+/// `load` registers the library's resource types and runs its `load` hook;
+/// this library has neither (`rustler::init!` is given no `load`, and no type
+/// is a resource), so an upgrade has nothing to carry over or set up. Should
+/// either ever be added, this must do what `load` does.
+///
+/// Generic in the term type, which rustler's `sys` names differently across
+/// the versions this crate builds with (0.37 to 0.39).
+unsafe extern "C" fn upgrade<LoadInfo>(
+    _env: *mut ErlNifEnv,
+    _priv_data: *mut *mut c_void,
     _old_priv_data: *mut *mut c_void,
-    load_info: ErlNifTerm,
+    _load_info: LoadInfo,
 ) -> c_int {
-    match LOAD.get() {
-        // SAFETY: the VM's arguments for this library's load, passed through.
-        Some(load) => unsafe { load(env, priv_data, load_info) },
-        None => 1,
-    }
+    0
 }
 
 /// The entry the VM reads: rustler's, with [`upgrade`]. Written by
@@ -83,9 +78,6 @@ extern "C" fn nif_init() -> *const ErlNifEntry {
     // that called this function reads it.
     unsafe {
         let rustler = ptr::read(openagents_policy_nif_entry_nif_init());
-        if let Some(load) = rustler.load {
-            let _ = LOAD.set(load);
-        }
         let entry = addr_of_mut!(ENTRY).cast::<ErlNifEntry>();
         entry.write(ErlNifEntry {
             upgrade: Some(upgrade),
