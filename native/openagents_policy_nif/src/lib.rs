@@ -55,7 +55,7 @@ extern "C" {
 ///
 /// Generic in the term type, which rustler's `sys` names differently across
 /// the versions this crate builds with (0.37 to 0.39).
-unsafe extern "C" fn upgrade<LoadInfo>(
+extern "C" fn upgrade<LoadInfo>(
     _env: *mut ErlNifEnv,
     _priv_data: *mut *mut c_void,
     _old_priv_data: *mut *mut c_void,
