@@ -144,7 +144,8 @@ defmodule Bench.Profile do
           ])},
          {"project",
           c(WorkDisclosure, :link_for_attempt, [repo, %{"type" => "user", "id" => "acct-1"}, %{}])},
-         {"  bare NIF Native.attempt_link/4", c(Native, :attempt_link, [repo, "user", "acct-1", %{}])},
+         {"  bare NIF Native.attempt_link/4",
+          c(Native, :attempt_link, [repo, "user", "acct-1", %{}])},
          {"  Host.insert_link(attrs)", c(Host, :insert_link, [attrs])}
        ]},
       {"page of 200 attempts, owner viewer (per page)",

@@ -10,7 +10,8 @@
 #       prebuilt library and no cargo on PATH (only a fake one that fails and
 #       records being run): cargo is never run.
 # DATABASE_URL names the PostgreSQL server (and the database: the suite
-# appends _test, the releases _release); unset, scripts/postgres.sh starts one.
+# appends _test, the releases _release); unset, scripts/postgres.sh starts one,
+# which is stopped at exit (a server already running is left alone).
 # HOST_CHECK_PORT is the port the daemons listen on (default 4791).
 # Run from anywhere: paths are relative to the repository root.
 set -euo pipefail
@@ -24,8 +25,10 @@ DAEMON=""
 # A node name of its own: several checks may run on one machine.
 export RELEASE_NODE="host_check_$$_$RANDOM" RELEASE_COOKIE="release_check_$$_$RANDOM"
 
+export OPENAGENTS_PG_STARTED="$WORK/pg_started"
 cleanup() {
   if [[ -n $DAEMON ]]; then "$DAEMON" stop >/dev/null 2>&1 || true; fi
+  "$ROOT/scripts/postgres.sh" stop-started || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -183,6 +186,12 @@ MIX_ENV=prod mix release --overwrite --quiet
 cmp -s "$(release_nif "$APP/_build/prod/rel/host_app")" "$(ls "$APP"/_build/prod/lib/openagents_policy/priv/native/$NIF*.so)" ||
   fail "the release's NIF differs from the one the build installed"
 check_release cargo
+# A host's prod build compiles the product only: the docs tooling (dev/) is
+# not in the package's compile path.
+tooling=$(cd "$APP/_build/prod/lib/openagents_policy/ebin" &&
+  ls | grep -E 'Pictures|Report|Mix\.Tasks\.OpenagentsPolicy\.(Show|Pictures)' || true)
+[[ -z $tooling ]] || fail "the host's prod build compiled docs tooling: $tooling"
+echo "  the prod build holds no Pictures, Report or docs task module"
 done_section
 
 section "(c) prod release from a clean _build with OPENAGENTS_POLICY_NIF_PATH and no cargo on PATH"

@@ -37,8 +37,11 @@ fail() {
   fi
   exit 1
 }
+# The PostgreSQL this run starts (not one already running) stops at exit.
+export OPENAGENTS_PG_STARTED="$WORK/pg_started"
 cleanup() {
   if [[ -n $BIN ]]; then "$BIN" stop >/dev/null 2>&1 || true; fi
+  "$ROOT/scripts/postgres.sh" stop-started || true
   if [[ -n ${FAULTS_KEEP:-} ]]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT

@@ -27,7 +27,11 @@ defmodule OpenAgentsPolicy.FuzzTest do
 
   test "every public function of the three modules is fuzzed, and the oracle knows each" do
     functions = Fuzz.functions()
-    unknown = for {m, f, a} <- functions, not function_exported?(Fuzz.model(m), f, a), do: "#{inspect(m)}.#{f}/#{a}"
+
+    unknown =
+      for {m, f, a} <- functions,
+          not function_exported?(Fuzz.model(m), f, a),
+          do: "#{inspect(m)}.#{f}/#{a}"
 
     assert length(functions) >= 30
     # A function added to a module is still fuzzed (with arbitrary terms and
