@@ -8,7 +8,7 @@
 #     sub-binaries, host structs, viewers, records, projection sources).
 #   * `OpenAgentsPolicy.Fuzz`: the runner. Calls every public function of the
 #     three modules with generated arguments and holds each outcome to the
-#     tests' oracle, `OpenAgentsPolicy.SeedRules` (test/support/seed_rules.ex):
+#     tests' oracle, `OpenAgentsPolicy.SeedRules` (test/support/oracle/seed_rules.ex):
 #     the same value (`===`), or the same exception class. An exception raised
 #     by `OpenAgentsPolicy.Native` itself (a NIF `badarg`, a caught panic,
 #     `nif_not_loaded`) is always a failure.
@@ -20,7 +20,7 @@
 # its calls with StreamData, holds them to `Fuzz.check/1`, and shrinks.
 
 unless Code.ensure_loaded?(OpenAgentsPolicy.SeedRules),
-  do: Code.require_file("../test/support/seed_rules.ex", __DIR__)
+  do: Code.require_file("../test/support/oracle/seed_rules.ex", __DIR__)
 
 defmodule OpenAgentsPolicy.Fuzz.Gen do
   @moduledoc false
@@ -207,6 +207,9 @@ defmodule OpenAgentsPolicy.Fuzz.Gen do
   end
 
   def atom, do: pick(@atoms)
+
+  @doc "Every vocabulary word the generator draws from."
+  def words, do: Tuple.to_list(@words)
 
   def random_binary do
     freq([

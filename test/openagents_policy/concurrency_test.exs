@@ -2,7 +2,7 @@ Code.require_file("../../scripts/fuzz_gen.exs", __DIR__)
 
 defmodule OpenAgentsPolicy.ConcurrencyTest do
   # Thousands of processes calling every public function of the three modules
-  # at once each get the seeds' answer (test/support/seed_rules.ex): the NIF keeps no state
+  # at once each get the seeds' answer (test/support/oracle/seed_rules.ex): the NIF keeps no state
   # between calls that a concurrent call could disturb, and the host calls
   # (Accounts.admin?/1, Repositories.member?/2, Repo.insert/1) are made in the
   # caller's own process.

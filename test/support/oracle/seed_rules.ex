@@ -100,8 +100,11 @@ defmodule OpenAgentsPolicy.SeedRules do
   def custodies, do: ~w(openagents_managed customer_premises)
   def custody(kind), do: Map.fetch!(@custody, kind)
   def runtime_class(kind), do: Map.fetch!(@runtime_class, kind)
-  def box_states, do: OpenAgentsPolicy.Test.Upstream.box_states()
-  def job_statuses, do: OpenAgentsPolicy.Test.Upstream.job_statuses()
+  # The host's vocabularies are its facts, not the seeds' rules: they live in
+  # upstream.ex, compiled beside this file wherever a suite uses them (the
+  # scripts that load this file alone never ask).
+  def box_states, do: apply(OpenAgentsPolicy.Test.Upstream, :box_states, [])
+  def job_statuses, do: apply(OpenAgentsPolicy.Test.Upstream, :job_statuses, [])
 
   def box_lifecycle(state), do: Map.get(@box, state, "failed")
   def run_lifecycle(state), do: Map.get(@run, state, "failed")
