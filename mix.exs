@@ -55,7 +55,9 @@ defmodule OpenAgentsPolicy.MixProject do
     [
       {:jason, "~> 1.4", only: [:dev, :test]},
       {:stream_data, "~> 1.1", only: [:dev, :test]},
-      {:ex_doc, "~> 0.36", only: :dev, runtime: false}
+      {:ex_doc, "~> 0.36", only: :dev, runtime: false},
+      # `make bench` (MIX_ENV=bench: the library compiled as a host compiles it).
+      {:benchee, "~> 1.3", only: :bench, runtime: false}
     ]
   end
 

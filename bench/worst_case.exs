@@ -335,7 +335,6 @@ defmodule Bench.WorstCase do
 
   def main do
     calls = Harness.env_int("BENCH_CALLS", 25)
-    Harness.wait_for_quiet()
 
     IO.puts("""
     openagents_policy worst cases: #{calls} single calls per row, max and median
