@@ -1,8 +1,8 @@
 # Worst cases: single calls of every NIF-backed function on the largest
-# inputs, against the issue's budget "no NIF call longer than 1 ms on any
+# inputs, against the budget "no NIF call longer than 1 ms on any
 # input", and what such calls do to the other processes of a scheduler.
 #
-#     MIX_BUILD_ROOT=/tmp/build_bench MIX_ENV=prod mix run bench/worst_case.exs
+#     MIX_ENV=bench mix run bench/worst_case.exs
 #
 # Inputs: a source map of 100_000 keys (plus the real columns), 10 MB
 # binaries, a 10 MB binary tier, a viewer map of 100_000 keys, a
@@ -16,12 +16,7 @@
 # ({:long_schedule, 1}) reports any time slice of the row's process longer
 # than 1 ms: that is the scheduler impact of a single call.
 #
-# BENCH_CALLS=25, WORST_PART=all|table|ticker, BENCH_TICKER_MS=400.
-#
-# Both the public functions (what a host calls) and the bare
-# OpenAgentsPolicy.Native entry points are timed: where a public guard
-# rejects an input before the NIF, the bare entry point shows what the NIF
-# itself would do with it.
+# BENCH_CALLS=25. The public functions are timed: what a host calls.
 root = Path.expand("..", __DIR__)
 Code.require_file(Path.join(root, "../shared/reference/load.exs"))
 Code.require_file(Path.join(__DIR__, "support/harness.exs"))
@@ -32,7 +27,6 @@ defmodule Bench.WorstCase do
   alias Bench.{Fixtures, Harness}
   alias OpenAgents.Delegations.Target
   alias OpenAgents.Transparency.{Ladder, WorkDisclosure}
-  alias OpenAgentsPolicy.Native
 
   @mb10 10_000_000
   @keys 100_000
@@ -103,23 +97,6 @@ defmodule Bench.WorstCase do
        &rescued(fn -> Target.seam(&1.big, &1.big, true) end)},
       {"Target.delegation_seam/1 (guard raises)", "10 MB binary",
        &rescued(fn -> Target.delegation_seam(&1.big) end)},
-      # ── Target, bare NIF entry points ──
-      {"Native.custody/1", "10 MB binary (unknown: refused)",
-       &rescued(fn -> Native.custody(&1.big) end)},
-      {"Native.runtime_class/1", "10 MB binary (unknown: refused)",
-       &rescued(fn -> Native.runtime_class(&1.big) end)},
-      {"Native.seam/3", "10 MB kind (unknown: refused)",
-       &rescued(fn -> Native.seam(&1.big, "active", true) end)},
-      {"Native.seam/3", "box, 10 MB lifecycle (refused)",
-       &rescued(fn -> Native.seam("box", &1.big, true) end)},
-      {"Native.seam_json/3", "10 MB kind (unknown: refused)",
-       &rescued(fn -> Native.seam_json(&1.big, "active", true) end)},
-      {"Native.delegation_seam/1", "10 MB binary (unknown: refused)",
-       &rescued(fn -> Native.delegation_seam(&1.big) end)},
-      {"Native.delegation_seam_json/1", "10 MB binary (unknown: refused)",
-       &rescued(fn -> Native.delegation_seam_json(&1.big) end)},
-      {"Native.computer_lifecycle/3", "10 MB status, 10 MB revoked_at",
-       &Native.computer_lifecycle(&1.big, &1.big, true)},
       # ── WorkDisclosure, public ──
       {"WorkDisclosure.project/3", "100k-key source, :glass",
        &WorkDisclosure.project(:attempt, &1.big_source, :glass)},
@@ -163,11 +140,6 @@ defmodule Bench.WorstCase do
           WorkDisclosure.schedule(), WorkDisclosure.families()}
        end},
       {"WorkDisclosure.schedule_json/0", "()", fn _ -> WorkDisclosure.schedule_json() end},
-      # ── WorkDisclosure, bare NIF entry points ──
-      {"Native.never/1", "10 MB binary (bad family)", &rescued(fn -> Native.never(&1.big) end)},
-      {"Native.attempt_link/4", "100k-key repo and authority, 10 MB ids",
-       &Native.attempt_link(&1.big_repo, "user", &1.big, &1.big_authority)},
-      {"Native.viewer/2", "member, 10 MB account id", &Native.viewer(:member, &1.big)},
       # ── Ladder, public ──
       {"Ladder.name/1", "10 MB binary", &Ladder.name(&1.big)},
       {"Ladder.rank/1", "10 MB binary", &Ladder.rank(&1.big)},
@@ -262,75 +234,6 @@ defmodule Bench.WorstCase do
 
   # ── scheduler impact: a ticker on the same (only) scheduler ────────────
 
-  @doc """
-  With one scheduler online, a ticker process wakes every 1 ms and records
-  how late it woke, while a worker calls `fun` back to back for
-  `duration_ms`. Only wake-ups inside the worker's run are counted.
-  Returns `{calls, max_late_us, p99_late_us, wakeups}`.
-  """
-  def ticker(fun, inputs, duration_ms) do
-    online = :erlang.system_info(:schedulers_online)
-    :erlang.system_flag(:schedulers_online, 1)
-
-    try do
-      parent = self()
-      ticker = spawn(fn -> tick(System.monotonic_time(:microsecond), []) end)
-      Process.sleep(50)
-
-      {_worker, wref} =
-        spawn_monitor(fn ->
-          started = System.monotonic_time(:microsecond)
-          calls = spin(fun, inputs, System.monotonic_time(:millisecond) + duration_ms, 0)
-          send(parent, {:calls, calls, started, System.monotonic_time(:microsecond)})
-        end)
-
-      {calls, started, ended} =
-        receive do
-          {:calls, n, s, e} -> {n, s, e}
-        end
-
-      receive do
-        {:DOWN, ^wref, _, _, _} -> :ok
-      end
-
-      send(ticker, {:report, self()})
-
-      lates =
-        receive do
-          {:lates, l} -> for {at, late} <- l, at > started and at <= ended + 2_000, do: late
-        end
-
-      sorted = Enum.sort(lates, :desc)
-
-      case sorted do
-        [] -> {calls, ended - started, ended - started, 0}
-        _ -> {calls, hd(sorted), Enum.at(sorted, div(length(sorted), 100)), length(sorted)}
-      end
-    after
-      :erlang.system_flag(:schedulers_online, online)
-    end
-  end
-
-  defp spin(fun, inputs, deadline, n) do
-    if System.monotonic_time(:millisecond) >= deadline do
-      n
-    else
-      fun.(inputs)
-      spin(fun, inputs, deadline, n + 1)
-    end
-  end
-
-  # Each wake-up: {when, how late past the 1 ms asked for}, in µs.
-  defp tick(previous, lates) do
-    receive do
-      {:report, to} -> send(to, {:lates, lates})
-    after
-      1 ->
-        now = System.monotonic_time(:microsecond)
-        tick(now, [{now, max(now - previous - 1000, 0)} | lates])
-    end
-  end
-
   # ── main ───────────────────────────────────────────────────────────────
 
   def main do
@@ -342,10 +245,7 @@ defmodule Bench.WorstCase do
     #{Harness.revision()}
     """)
 
-    inputs = inputs()
-    part = System.get_env("WORST_PART", "all")
-    if part in ["all", "table"], do: single_calls(inputs, calls)
-    if part in ["all", "ticker"], do: scheduler_impact(inputs)
+    single_calls(inputs(), calls)
     IO.puts("load at end: #{Harness.loadavg()}")
   end
 
@@ -457,57 +357,6 @@ defmodule Bench.WorstCase do
               )
         )
     )
-  end
-
-  defp scheduler_impact(inputs) do
-    duration = Harness.env_int("BENCH_TICKER_MS", 400)
-
-    IO.puts("""
-
-    Scheduler impact (schedulers_online forced to 1 for these runs): a ticker
-    asks to wake every 1 ms while a worker calls the function back to back for
-    #{duration} ms; "late" is how long after its 1 ms the ticker actually ran
-    (a `receive after 1` may itself wake up to ~1 ms late: see the baseline).
-    NIF calls count as one reduction each, so a worker calling a slow NIF in a
-    loop keeps the scheduler far past the usual ~1 ms time slice.
-    """)
-
-    probes = [
-      {"baseline: Elixir busy loop (Enum.sum 1..200)", fn _ -> Enum.sum(1..200) end},
-      {"WorkDisclosure.project/3, 35-key source, :ledger",
-       &WorkDisclosure.project(:attempt, &1.source, :ledger)},
-      {"WorkDisclosure.project/3, 100k-key source, :glass",
-       &WorkDisclosure.project(:attempt, &1.big_source, :glass)},
-      {"WorkDisclosure.fields_at/2, 100k-key viewer",
-       &WorkDisclosure.fields_at(:work_job, &1.big_viewer)},
-      {"Target.box_lifecycle/1, 10 MB binary", &Target.box_lifecycle(&1.big_word)},
-      {"WorkDisclosure.classify/2, 100_000 known columns",
-       &WorkDisclosure.classify(:attempt, &1.known_columns)},
-      {"WorkDisclosure.classify/2, 10_000 distinct columns",
-       &WorkDisclosure.classify(:attempt, &1.columns_10k)}
-    ]
-
-    rows =
-      for {label, fun} <- probes do
-        {calls, max_late, p99, wakeups} = ticker(fun, inputs, duration)
-        IO.write(:stderr, "  ticker #{label}: max late #{max_late} µs\n")
-
-        [
-          label,
-          Integer.to_string(calls),
-          Integer.to_string(wakeups),
-          Integer.to_string(p99),
-          Integer.to_string(max_late)
-        ]
-      end
-
-    Harness.table(
-      ["worker calls", "calls", "ticker wake-ups", "p99 late µs", "max late µs"],
-      rows,
-      [1, 2, 3, 4]
-    )
-
-    IO.puts("(a ticker with 0 wake-ups never ran while the worker did: late by the whole run)")
   end
 
   defp us1(ns), do: :erlang.float_to_binary(ns / 1000, decimals: 1)
