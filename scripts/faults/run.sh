@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Faults against the example host's production release (issue 11): load,
+# Faults against the example host's production release: load,
 # crash mid-write, the database going away, a panic in the core.
 #
 #   scripts/faults/run.sh load    [--clients 50] [--duration 60]   two identical runs, RSS
