@@ -19,8 +19,13 @@
 # shrinking most of a failing run. The property of fuzz_test.exs generates
 # its calls with StreamData, holds them to `Fuzz.check/1`, and shrinks.
 
-unless Code.ensure_loaded?(OpenAgentsPolicy.SeedRules),
-  do: Code.require_file("../test/support/oracle/seed_rules.ex", __DIR__)
+# The oracle and the host's vocabularies, where test/support is not compiled.
+for {module, file} <- [
+      {OpenAgentsPolicy.SeedRules, "seed_rules.ex"},
+      {OpenAgentsPolicy.Test.Upstream, "upstream.ex"}
+    ],
+    not Code.ensure_loaded?(module),
+    do: Code.require_file("../test/support/oracle/" <> file, __DIR__)
 
 defmodule OpenAgentsPolicy.Fuzz.Gen do
   @moduledoc false
@@ -38,18 +43,17 @@ defmodule OpenAgentsPolicy.Fuzz.Gen do
   @other_words ~w(attempt work_job evidence trace metadata content full user agent operator
                   member stranger anonymous GLASS Ledger BOX Active true false nil id tier
                   admin account_id)
-  @fields ~w(id target_kind state requester_kind admitted_at started_at finished_at branch
-             terminal_branch terminal_commit failure_reason kind status completed_at
-             tool_call_count continuation_count error_code budget report usage model_id family
-             result plane source recorded_at commit receipt_id environment schema_version
-             step_count digest byte_size)a
-  @columns ~w(conversation_id conversation_box_id machine_id repository_id issue_id run_id
-              work_job_id credential_delivery_status credential_delivery_reason
-              requesting_principal deadline_at transparency_tier artifact_link_id inserted_at
-              updated_at owner_visitor_id surface goal context_hint requesting_tool_step_ref
-              delegation authority_snapshot budget_snapshot instruction_digest
-              tool_catalog_digest memory_snapshot_ref owner_node generation report_message_id
-              commit_sha actor assignment_id user_id visibility document)a
+  # The seeds' schedule fields, and the host's other columns.
+  @fields OpenAgentsPolicy.SeedRules.schedule()
+          |> Map.values()
+          |> Enum.flat_map(&Map.keys/1)
+          |> Enum.uniq()
+  @columns Enum.uniq(
+             Enum.flat_map(
+               Map.keys(OpenAgentsPolicy.Test.Upstream.tables()),
+               &OpenAgentsPolicy.Test.Upstream.columns/1
+             )
+           ) -- @fields
   @junk_atoms [
     nil,
     true,
@@ -74,13 +78,9 @@ defmodule OpenAgentsPolicy.Fuzz.Gen do
     String.to_atom(String.duplicate("a", 255)),
     String.to_atom(String.duplicate("é", 255))
   ]
-  @machine_fields ~w(id user_id name tier platform agent_version roots token_digest
-                     token_expires_at status revoked_at last_seen_at last_probe inserted_at
-                     updated_at scoped_forge_credentials_enabled)a
-  @link_fields ~w(id account_id repository_id artifact_type artifact_ref tier consent
-                  authority_snapshot revoked_at revocation_tombstone inserted_at)a
-  @associations ~w(conversation conversation_box machine repository issue run work_job
-                   artifact_link)a
+  @machine_fields OpenAgentsPolicy.Test.Upstream.machine_fields()
+  @link_fields OpenAgentsPolicy.Test.Upstream.artifact_link_fields()
+  @associations OpenAgentsPolicy.Test.Upstream.attempt_associations()
   @families [:attempt, :work_job, :evidence, :trace]
 
   @words List.to_tuple(@tiers ++ @target_words ++ @substrate_words ++ @other_words)
@@ -870,8 +870,8 @@ defmodule OpenAgentsPolicy.Fuzz do
   defp tag(why), do: why
 
   @doc """
-  Host stand-ins for a run outside `MIX_ENV=test` (scripts/fuzz.exs,
-  scripts/memory.exs), where test/support is not compiled. Configures the
+  Host stand-ins for a run outside `MIX_ENV=test` (scripts/fuzz.exs),
+  where test/support is not compiled. Configures the
   library's host modules (see `OpenAgentsPolicy.Host`) only when the
   defaults are absent; returns whether user viewers can be generated.
   """
