@@ -676,7 +676,9 @@ defmodule OpenAgentsPolicy.Fuzz do
     OpenAgents.Transparency.Ladder
   ]
 
-  @doc "The oracle's counterpart of a module under test (`SeedRules.Target` for `Target`)."
+  @doc "The oracle's counterpart of a module under test (`SeedRules` itself for `Target`)."
+  def model(OpenAgents.Delegations.Target), do: SeedRules
+
   def model(module) do
     model = Module.concat(SeedRules, module |> Module.split() |> List.last())
     Code.ensure_loaded(model)

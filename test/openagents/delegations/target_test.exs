@@ -255,7 +255,10 @@ defmodule OpenAgents.Delegations.TargetTest do
         assert lifecycle in @lifecycles
 
         assert lifecycle ==
-                 SeedRules.computer_lifecycle(%{status: status, revoked_at: revoked_at}, online?)
+                 SeedRules.computer_lifecycle(
+                   %Machine{status: status, revoked_at: revoked_at},
+                   online?
+                 )
       end
     end
 
@@ -563,7 +566,10 @@ defmodule OpenAgents.Delegations.TargetTest do
         machine = %Machine{status: status, revoked_at: revoked_at, name: name}
 
         assert Target.computer_lifecycle(machine, online?) ==
-                 SeedRules.computer_lifecycle(%{status: status, revoked_at: revoked_at}, online?)
+                 SeedRules.computer_lifecycle(
+                   %Machine{status: status, revoked_at: revoked_at},
+                   online?
+                 )
       end
     end
   end

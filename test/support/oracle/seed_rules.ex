@@ -7,12 +7,13 @@ defmodule OpenAgentsPolicy.SeedRules do
   # the example host's tests (which compile this file, see
   # examples/host_app/mix.exs) all hold the library to this.
   #
-  # This module holds the rules as data and total functions. The nested
-  # modules `Target`, `Ladder` and `WorkDisclosure` are the seeds' public
-  # functions built on them: same arguments, same values, and the same
-  # exceptions raised by the same constructs the seeds use (a guard that
-  # rejects raises FunctionClauseError, `Map.get/2` on a non-map raises
-  # BadMapError, dot access on a struct missing the key raises KeyError).
+  # This module holds the rules as data and functions, `Target`'s with the
+  # seed's own guards. The nested modules `Ladder` and `WorkDisclosure` are
+  # the seeds' other public functions built on them. Each takes the same
+  # arguments, gives the same values, and raises the same exceptions by the
+  # same constructs the seeds use (a guard that rejects raises
+  # FunctionClauseError, `Map.get/2` on a non-map raises BadMapError, dot
+  # access on a struct missing the key raises KeyError).
 
   @lifecycles ~w(cold queued starting active stopping failed destroyed)
   @delegation_lifecycles ~w(queued starting active succeeded failed cancelled)
@@ -98,21 +99,22 @@ defmodule OpenAgentsPolicy.SeedRules do
   def delegation_lifecycles, do: @delegation_lifecycles
   def kinds, do: @kinds
   def custodies, do: ~w(openagents_managed customer_premises)
-  def custody(kind), do: Map.fetch!(@custody, kind)
-  def runtime_class(kind), do: Map.fetch!(@runtime_class, kind)
+  def custody(kind) when kind in @kinds, do: Map.fetch!(@custody, kind)
+  def runtime_class(kind) when kind in @kinds, do: Map.fetch!(@runtime_class, kind)
   # The host's vocabularies are its facts, not the seeds' rules: they live in
   # upstream.ex, compiled beside this file wherever a suite uses them (the
   # scripts that load this file alone never ask).
   def box_states, do: apply(OpenAgentsPolicy.Test.Upstream, :box_states, [])
   def job_statuses, do: apply(OpenAgentsPolicy.Test.Upstream, :job_statuses, [])
 
-  def box_lifecycle(state), do: Map.get(@box, state, "failed")
-  def run_lifecycle(state), do: Map.get(@run, state, "failed")
-  def job_lifecycle(status), do: Map.get(@job, status, "failed")
+  def box_lifecycle(state) when is_binary(state), do: Map.get(@box, state, "failed")
+  def run_lifecycle(state) when is_binary(state), do: Map.get(@run, state, "failed")
+  def job_lifecycle(status) when is_binary(status), do: Map.get(@job, status, "failed")
 
   # `or` short-circuits: `revoked_at` is read only when the status is not
   # "revoked".
-  def computer_lifecycle(machine, online?) do
+  def computer_lifecycle(%{__struct__: OpenAgents.Machines.Machine} = machine, online?)
+      when is_boolean(online?) do
     cond do
       machine.status == "revoked" or not is_nil(machine.revoked_at) -> "destroyed"
       machine.status == "active" and online? -> "active"
@@ -132,7 +134,8 @@ defmodule OpenAgentsPolicy.SeedRules do
   @doc "The seam document's keys, sorted."
   def seam_keys, do: ~w(capabilities custody lifecycle runtime_class unavailable_reason)
 
-  def seam(kind, lifecycle, authorized?) do
+  def seam(kind, lifecycle, authorized?)
+      when kind in @kinds and lifecycle in @lifecycles and is_boolean(authorized?) do
     %{
       "custody" => custody(kind),
       "runtime_class" => runtime_class(kind),
@@ -142,7 +145,7 @@ defmodule OpenAgentsPolicy.SeedRules do
     }
   end
 
-  def delegation_seam(lifecycle),
+  def delegation_seam(lifecycle) when lifecycle in @delegation_lifecycles,
     do: %{
       "lifecycle" => lifecycle,
       "capabilities" => if(cancellable?(lifecycle), do: ["cancel"], else: [])
@@ -261,39 +264,6 @@ defmodule OpenAgentsPolicy.SeedRules do
     # Returned where no single value is right (a JSON document whose spacing
     # the seeds do not fix): the library's value must pass `check`.
     defstruct [:check, :why]
-  end
-
-  defmodule Target do
-    @moduledoc false
-    # Seed 000's public functions.
-    alias OpenAgentsPolicy.SeedRules, as: R
-
-    def lifecycles, do: R.lifecycles()
-    def delegation_lifecycles, do: R.delegation_lifecycles()
-    def custodies, do: R.custodies()
-    def kinds, do: R.kinds()
-    def custody(kind) when kind in ~w(box computer), do: R.custody(kind)
-    def runtime_class(kind) when kind in ~w(box computer), do: R.runtime_class(kind)
-    def box_lifecycle(state) when is_binary(state), do: R.box_lifecycle(state)
-    def run_lifecycle(state) when is_binary(state), do: R.run_lifecycle(state)
-    def job_lifecycle(status) when is_binary(status), do: R.job_lifecycle(status)
-
-    def computer_lifecycle(%{__struct__: OpenAgents.Machines.Machine} = machine, online?)
-        when is_boolean(online?),
-        do: R.computer_lifecycle(machine, online?)
-
-    def seam(kind, lifecycle, authorized?)
-        when kind in ~w(box computer) and is_binary(lifecycle) and is_boolean(authorized?) do
-      if lifecycle in R.lifecycles(),
-        do: R.seam(kind, lifecycle, authorized?),
-        else: raise(FunctionClauseError)
-    end
-
-    def delegation_seam(lifecycle) when is_binary(lifecycle) do
-      if lifecycle in R.delegation_lifecycles(),
-        do: R.delegation_seam(lifecycle),
-        else: raise(FunctionClauseError)
-    end
   end
 
   defmodule Ladder do
