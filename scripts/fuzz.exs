@@ -18,10 +18,8 @@
 # the atom count. Exits 1 if the resident set grew by more than 16 MB or the
 # atom table grew at all.
 #
-# Runs in any MIX_ENV. Under MIX_ENV=test the host stand-ins of test/support
-# are used; elsewhere the script configures its own (scripts/fuzz_gen.exs,
-# `OpenAgentsPolicy.Fuzz.Host`), since the library reads its host modules
-# from application config at call time.
+# Runs in any MIX_ENV: outside MIX_ENV=test, scripts/fuzz_gen.exs loads the
+# host stand-ins of test/support/host.ex itself.
 
 Code.require_file("fuzz_gen.exs", __DIR__)
 
@@ -34,7 +32,6 @@ alias OpenAgentsPolicy.Fuzz
     [count, seed | _] -> {String.to_integer(count), String.to_integer(seed)}
   end
 
-users? = Fuzz.ensure_host()
 functions = Fuzz.functions()
 
 IO.puts(
@@ -66,7 +63,7 @@ progress = fn i, acc ->
   IO.puts("  #{i} calls, #{acc.failure_count} disagreements, #{Float.round(seconds, 1)} s")
 end
 
-report = Fuzz.run(count, seed, users?: users?, keep: 20, progress: %{every: every, fun: progress})
+report = Fuzz.run(count, seed, keep: 20, progress: %{every: every, fun: progress})
 
 micros = System.convert_time_unit(System.monotonic_time() - started, :native, :microsecond)
 seconds = micros / 1_000_000

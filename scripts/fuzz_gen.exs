@@ -19,13 +19,15 @@
 # shrinking most of a failing run. The property of fuzz_test.exs generates
 # its calls with StreamData, holds them to `Fuzz.check/1`, and shrinks.
 
-# The oracle and the host's vocabularies, where test/support is not compiled.
+# The oracle, the host's vocabularies and the host stand-ins (each defined
+# only where the VM has none), where test/support is not compiled.
 for {module, file} <- [
-      {OpenAgentsPolicy.SeedRules, "seed_rules.ex"},
-      {OpenAgentsPolicy.Test.Upstream, "upstream.ex"}
+      {OpenAgentsPolicy.Test.Upstream, "oracle/upstream.ex"},
+      {OpenAgentsPolicy.SeedRules, "oracle/seed_rules.ex"},
+      {OpenAgentsPolicy.Test.Assignment, "host.ex"}
     ],
     not Code.ensure_loaded?(module),
-    do: Code.require_file("../test/support/oracle/" <> file, __DIR__)
+    do: Code.require_file("../test/support/" <> file, __DIR__)
 
 defmodule OpenAgentsPolicy.Fuzz.Gen do
   @moduledoc false
@@ -870,59 +872,4 @@ defmodule OpenAgentsPolicy.Fuzz do
   defp tag("returned " <> _), do: "returned, expected an exception"
   defp tag("host effects" <> _), do: "host effects differ from the seed's"
   defp tag(why), do: why
-
-  @doc """
-  Host stand-ins for a run outside `MIX_ENV=test` (scripts/fuzz.exs),
-  where test/support is not compiled. Configures the
-  library's host modules (see `OpenAgentsPolicy.Host`) only when the
-  defaults are absent; returns whether user viewers can be generated.
-  """
-  def ensure_host do
-    if Code.ensure_loaded?(OpenAgents.Accounts) do
-      true
-    else
-      OpenAgentsPolicy.Host.configure(
-        accounts: OpenAgentsPolicy.Fuzz.Host.Accounts,
-        repositories: OpenAgentsPolicy.Fuzz.Host.Repositories,
-        artifact_link: OpenAgentsPolicy.Fuzz.Host.Link,
-        repo: OpenAgentsPolicy.Fuzz.Host.Repo
-      )
-
-      true
-    end
-  end
-end
-
-defmodule OpenAgentsPolicy.Fuzz.Host do
-  @moduledoc false
-  # Script-only host stand-ins, shaped like test/support's (user structs
-  # are recognised by name, `%{__struct__: OpenAgents.Accounts.User}`, so no
-  # module of that name is needed).
-
-  defmodule Accounts do
-    @moduledoc false
-    def admin?(%{__struct__: OpenAgents.Accounts.User, admin: admin}), do: admin == true
-  end
-
-  defmodule Repositories do
-    @moduledoc false
-    def member?(%{id: repository_id}, %{__struct__: OpenAgents.Accounts.User, member_of: ids}),
-      do: repository_id in ids
-  end
-
-  defmodule Link do
-    @moduledoc false
-    defstruct ~w(id account_id repository_id artifact_type artifact_ref tier consent
-                 authority_snapshot revoked_at revocation_tombstone inserted_at)a
-
-    def changeset(link, attrs), do: {:changeset, link, attrs}
-  end
-
-  defmodule Repo do
-    @moduledoc false
-    def insert({:changeset, link, attrs}) do
-      send(self(), {:repo_insert, attrs})
-      {:ok, %{struct(link, attrs) | id: System.unique_integer([:positive])}}
-    end
-  end
 end
