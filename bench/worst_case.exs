@@ -9,10 +9,9 @@
 # 100_000-column list for classify/2.
 #
 # Each row runs in a fresh process that already holds its inputs; each of
-# BENCH_CALLS (default 25) single calls is timed with :timer.tc (µs, integer)
-# and with a nanosecond monotonic clock around the same call; a full GC and a
-# 1 ms sleep precede every call, so neither GC of the big inputs nor a
-# previous call shares the call's time slice. A system monitor
+# BENCH_CALLS (default 25) single calls is timed with a nanosecond monotonic
+# clock; a full GC and a 1 ms sleep precede every call, so neither GC of the
+# big inputs nor a previous call shares the call's time slice. A system monitor
 # ({:long_schedule, 1}) reports any time slice of the row's process longer
 # than 1 ms: that is the scheduler impact of a single call.
 #
@@ -174,12 +173,9 @@ defmodule Bench.WorstCase do
 
     {pid, mref} =
       spawn_monitor(fn ->
-        # One untimed-for-the-max first call: the first use of a module loads
-        # its code (interactive mode), which is not the NIF's time.
-        :erlang.garbage_collect()
-        Process.sleep(1)
-        {first_us, _} = :timer.tc(fn -> fun.(inputs) end)
-        Process.sleep(1)
+        # One untimed first call: the first use of a module loads its code
+        # (interactive mode), which is not the NIF's time.
+        fun.(inputs)
 
         times =
           for _ <- 1..calls do
@@ -187,14 +183,14 @@ defmodule Bench.WorstCase do
             Process.sleep(1)
             w0 = :erlang.statistics(:scheduler_wall_time_all)
             t0 = :erlang.monotonic_time(:nanosecond)
-            {us, _result} = :timer.tc(fn -> fun.(inputs) end)
+            fun.(inputs)
             t1 = :erlang.monotonic_time(:nanosecond)
             w1 = :erlang.statistics(:scheduler_wall_time_all)
             Process.sleep(1)
-            {us, t1 - t0, normal_share(w0, w1)}
+            {t1 - t0, normal_share(w0, w1)}
           end
 
-        send(parent, {ref, {first_us, times}})
+        send(parent, {ref, times})
       end)
 
     times =
@@ -232,8 +228,6 @@ defmodule Bench.WorstCase do
     end
   end
 
-  # ── scheduler impact: a ticker on the same (only) scheduler ────────────
-
   # ── main ───────────────────────────────────────────────────────────────
 
   def main do
@@ -256,27 +250,21 @@ defmodule Bench.WorstCase do
     rows =
       for c <- cases() do
         {name, input} = {elem(c, 0), elem(c, 1)}
-        {{first_us, times}, longs} = time_case(c, inputs, calls)
-        us = Enum.map(times, &elem(&1, 0))
-        ns = Enum.map(times, &elem(&1, 1))
+        {times, longs} = time_case(c, inputs, calls)
+        ns = Enum.map(times, &elem(&1, 0))
         # Time on a normal scheduler: the call's time, by the share of it the
         # busiest normal scheduler was active.
-        normal_ns = Enum.map(times, fn {_, ns, share} -> ns * min(share, 1.0) end)
-        max_us = Enum.max(us)
+        normal_ns = Enum.map(times, fn {ns, share} -> ns * min(share, 1.0) end)
         max_long = longs |> Enum.map(&Keyword.get(&1, :timeout, 0)) |> Enum.max(fn -> 0 end)
-        IO.write(:stderr, "  #{name} #{input}: #{max_us} µs\n")
+        IO.write(:stderr, "  #{name} #{input}: #{us1(Enum.max(ns))} µs\n")
 
         %{
           name: name,
           input: input,
-          first_us: first_us,
-          calls: length(times),
-          max_us: max_us,
           max_ns: Enum.max(ns),
           median_ns: Harness.median(ns),
-          max_normal_ns: Enum.max(normal_ns),
           median_normal_ns: Harness.median(normal_ns),
-          normal_share: Harness.median(Enum.map(times, &elem(&1, 2))),
+          normal_share: Harness.median(Enum.map(times, &elem(&1, 1))),
           longs: length(longs),
           max_long: max_long,
           long_where: longs |> Enum.max_by(&Keyword.get(&1, :timeout, 0), fn -> nil end)
@@ -290,13 +278,9 @@ defmodule Bench.WorstCase do
         [
           r.name,
           r.input,
-          Integer.to_string(r.first_us),
-          Integer.to_string(r.calls),
-          Integer.to_string(r.max_us),
           us1(r.max_ns),
           us1(r.median_ns),
           "#{round(min(r.normal_share, 1.0) * 100)}%",
-          us1(r.max_normal_ns),
           us1(r.median_normal_ns),
           if(r.longs == 0, do: "0", else: "#{r.longs} (max #{r.max_long} ms)"),
           if(r.median_normal_ns > 1_000_000, do: "OVER 1 ms", else: "ok")
@@ -307,19 +291,15 @@ defmodule Bench.WorstCase do
       [
         "function",
         "input",
-        "1st call µs",
-        "calls",
-        "max µs (:timer.tc)",
-        "max µs (ns clock)",
+        "max µs",
         "median µs",
         "normal busy",
-        "max µs normal",
         "median µs normal",
         "slices > 1 ms",
         "budget"
       ],
       table,
-      [2, 3, 4, 5, 6, 7, 8, 9]
+      [2, 3, 4, 5]
     )
 
     IO.puts("""
@@ -332,10 +312,8 @@ defmodule Bench.WorstCase do
     time, while one late call is the OS descheduling the VM's thread on this
     shared machine, which is also what most long_schedule reports here are
     (scheduled in from the 1 ms sleep before the call, with nothing run).
-    "1st call" is one call before the timed ones (it may include loading the
-    module's code); max and median are over the timed calls after it. "slices
-    > 1 ms": long_schedule reports for the row's process (each call sits alone
-    in its time slice). The floor row is the cost of the timing itself.
+    "slices > 1 ms": long_schedule reports for the row's process (each call
+    sits alone in its time slice). The floor row is the cost of the timing.
     """)
 
     for r <- rows, r.long_where do
