@@ -133,7 +133,7 @@ MIX_ENV=test mix compile --warnings-as-errors
 mix test --warnings-as-errors
 done_section
 
-section "(b) prod release built with cargo: migrated, seeded, daemon, routes over curl"
+section "(b) prod release built with cargo: migrated, seeded, daemon, a page and a POST over curl"
 MIX_ENV=prod mix release --overwrite --quiet
 cmp -s "$(release_nif "$APP/_build/prod/rel/host_app")" "$(ls "$APP"/_build/prod/lib/openagents_policy/priv/native/$NIF*.so)" ||
   fail "the release's NIF differs from the one the build installed"

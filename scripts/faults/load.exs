@@ -68,6 +68,8 @@ defmodule Faults.Load do
 
     table = :ets.new(:faults, [:public, :set, write_concurrency: true, read_concurrency: true])
     {:ok, snapshot} = Truth.read(url)
+    # scripts/faults/run.sh dbdown waits for this line before it stops PostgreSQL.
+    IO.puts("load: database snapshot read")
     revoked_before = for {id, %{"revoked" => true}} <- snapshot.links, into: MapSet.new(), do: id
     # Attempts there before the run are on every page they may be on from
     # the start; one a POST created, from the moment its 201 was read.
@@ -513,7 +515,7 @@ defmodule Faults.Load do
     keys = fn map -> map |> Map.keys() |> Enum.sort() end
 
     at = fn family ->
-      SeedRules.fields(family, tier) |> Enum.map(&to_string/1) |> Enum.sort()
+      SeedRules.fields(family, SeedRules.name(tier)) |> Enum.map(&to_string/1) |> Enum.sort()
     end
 
     cond do
@@ -585,7 +587,7 @@ defmodule Faults.Load do
   end
 
   defp record_keys(acc, family, tier, record) do
-    want = SeedRules.fields(family, tier) |> Enum.map(&to_string/1) |> Enum.sort()
+    want = SeedRules.fields(family, SeedRules.name(tier)) |> Enum.map(&to_string/1) |> Enum.sort()
 
     if Enum.sort(Map.keys(record)) == want,
       do: count(acc, :records),

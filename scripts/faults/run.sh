@@ -256,6 +256,12 @@ mode_dbdown() {
   beam=$(pid)
   load --clients "$clients" --duration "$duration" --allow-503 >"$out" 2>&1 &
   local loader=$!
+  # The clients read the database's truth first; the outage starts $before
+  # seconds after they have (a loaded machine may take seconds to start them).
+  for _ in $(seq 1 600); do
+    grep -q "database snapshot read" "$out" 2>/dev/null && break
+    sleep 0.1
+  done
   sleep "$before"
   pg stop >/dev/null
   say "dbdown: PostgreSQL stopped under $clients clients; down for ${down}s"

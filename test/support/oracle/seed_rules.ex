@@ -219,8 +219,8 @@ defmodule OpenAgentsPolicy.SeedRules do
   def never(family), do: Map.fetch!(@schedule, family).never
   def renames(family), do: Map.fetch!(@schedule, family).renames
 
-  @doc "The fields of `family` a reader at `tier` sees, sorted; `[]` at dark."
-  def fields(family, tier) do
+  @doc "The fields of `family` a reader at `tier` (an atom) sees, sorted; `[]` at dark."
+  def fields(family, tier) when tier in @tiers do
     for({field, at} <- schedule()[family], @rank[at] <= @rank[tier], do: field) |> Enum.sort()
   end
 
