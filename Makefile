@@ -8,7 +8,7 @@ export LANG := C.UTF-8
 export LC_ALL := C.UTF-8
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: demo check tools rust-checks elixir-checks docs-checks parity bench bench-host fuzz memory
+.PHONY: demo check tools rust-checks elixir-checks docs-checks parity bench fuzz
 
 tools:
 	@scripts/ensure_tools.sh
@@ -47,19 +47,13 @@ docs-checks:
 parity: tools
 	mix run scripts/parity.exs
 
+# Seed vs library with Benchee (MIX_ENV=bench: compiled as a host compiles it).
 bench: tools
-	MIX_ENV=prod mix run bench/run.exs
+	MIX_ENV=bench mix run bench/run.exs
 
-# The example host's attempts page over HTTP, in a database of its own
-# (BENCH_DATABASE_URL; created, migrated and seeded on first use).
-BENCH_DATABASE_URL ?= postgres://postgres:postgres@localhost:5432/perf_host_bench
-bench-host: tools
-	cd examples/host_app && MIX_ENV=prod DATABASE_URL=$(BENCH_DATABASE_URL) \
-	  mix run --no-start ../../bench/host_requests.exs
 
+# A million calls held to the tests' oracle, with the VM's memory measured
+# flat across them; then the core's own fuzz test, longer.
 fuzz: tools
-	mix run scripts/fuzz.exs 1000000
+	MIX_ENV=prod mix run scripts/fuzz.exs 1000000
 	OPENAGENTS_FUZZ_CASES=200000 cargo test --release -p openagents_policy --test fuzz
-
-memory: tools
-	MIX_ENV=prod mix run scripts/memory.exs

@@ -55,14 +55,20 @@ defmodule OpenAgentsPolicy.MixProject do
     [
       {:jason, "~> 1.4", only: [:dev, :test]},
       {:stream_data, "~> 1.1", only: [:dev, :test]},
-      {:ex_doc, "~> 0.36", only: :dev, runtime: false}
+      {:ex_doc, "~> 0.36", only: :dev, runtime: false},
+      # `make bench` (MIX_ENV=bench: the library compiled as a host compiles it).
+      {:benchee, "~> 1.3", only: :bench, runtime: false}
     ]
   end
 
   # Offline builds: see lib/mix/vendor.exs (HEX_VENDOR_DIR).
   defp vendor(deps), do: OpenAgentsPolicy.Vendor.deps(deps)
 
-  defp elixirc_paths(:test), do: ["lib", "test/support"]
+  # dev/ holds the docs tooling (Report, Pictures and their Mix tasks): compiled
+  # for the library's own docs and tests, never in a host's build (a
+  # dependency compiles as :prod) nor in the package.
+  defp elixirc_paths(:test), do: ["lib", "dev", "test/support"]
+  defp elixirc_paths(:dev), do: ["lib", "dev"]
   defp elixirc_paths(_), do: ["lib"]
 
   # `mix docs` (the alias above first redraws guides/assets/*.svg from the core).
@@ -77,7 +83,9 @@ defmodule OpenAgentsPolicy.MixProject do
         "guides/releases.md": [title: "Releases and prebuilt libraries"],
         "guides/disclosure-model.md": [title: "The disclosure model"],
         "guides/delegation-targets.md": [title: "Delegation targets"],
-        "guides/rust.md": [title: "The Rust API"]
+        "guides/rust.md": [title: "The Rust API"],
+        "guides/performance.md": [title: "Performance"],
+        "guides/reliability.md": [title: "Reliability under faults"]
       ],
       groups_for_extras: [Guides: ~r{^guides/}],
       assets: %{"guides/assets" => "assets"},
@@ -91,8 +99,13 @@ defmodule OpenAgentsPolicy.MixProject do
           OpenAgents.Transparency.Ladder
         ],
         "Host boundary": [OpenAgentsPolicy.Host],
-        "Mix tasks": [Mix.Tasks.OpenagentsPolicy.Show, Mix.Tasks.OpenagentsPolicy.Pictures],
-        "Reports and pictures": [OpenAgentsPolicy.Report, OpenAgentsPolicy.Pictures]
+        # dev/: the library's own docs tooling, not in the package.
+        "Docs tooling (dev only)": [
+          Mix.Tasks.OpenagentsPolicy.Show,
+          Mix.Tasks.OpenagentsPolicy.Pictures,
+          OpenAgentsPolicy.Report,
+          OpenAgentsPolicy.Pictures
+        ]
       ]
     ]
   end

@@ -1,27 +1,21 @@
 # Worst cases: single calls of every NIF-backed function on the largest
-# inputs, against the issue's budget "no NIF call longer than 1 ms on any
+# inputs, against the budget "no NIF call longer than 1 ms on any
 # input", and what such calls do to the other processes of a scheduler.
 #
-#     MIX_BUILD_ROOT=/tmp/build_bench MIX_ENV=prod mix run bench/worst_case.exs
+#     MIX_ENV=bench mix run bench/worst_case.exs
 #
 # Inputs: a source map of 100_000 keys (plus the real columns), 10 MB
 # binaries, a 10 MB binary tier, a viewer map of 100_000 keys, a
 # 100_000-column list for classify/2.
 #
 # Each row runs in a fresh process that already holds its inputs; each of
-# BENCH_CALLS (default 25) single calls is timed with :timer.tc (µs, integer)
-# and with a nanosecond monotonic clock around the same call; a full GC and a
-# 1 ms sleep precede every call, so neither GC of the big inputs nor a
-# previous call shares the call's time slice. A system monitor
+# BENCH_CALLS (default 25) single calls is timed with a nanosecond monotonic
+# clock; a full GC and a 1 ms sleep precede every call, so neither GC of the
+# big inputs nor a previous call shares the call's time slice. A system monitor
 # ({:long_schedule, 1}) reports any time slice of the row's process longer
 # than 1 ms: that is the scheduler impact of a single call.
 #
-# BENCH_CALLS=25, WORST_PART=all|table|ticker, BENCH_TICKER_MS=400.
-#
-# Both the public functions (what a host calls) and the bare
-# OpenAgentsPolicy.Native entry points are timed: where a public guard
-# rejects an input before the NIF, the bare entry point shows what the NIF
-# itself would do with it.
+# BENCH_CALLS=25. The public functions are timed: what a host calls.
 root = Path.expand("..", __DIR__)
 Code.require_file(Path.join(root, "../shared/reference/load.exs"))
 Code.require_file(Path.join(__DIR__, "support/harness.exs"))
@@ -32,7 +26,6 @@ defmodule Bench.WorstCase do
   alias Bench.{Fixtures, Harness}
   alias OpenAgents.Delegations.Target
   alias OpenAgents.Transparency.{Ladder, WorkDisclosure}
-  alias OpenAgentsPolicy.Native
 
   @mb10 10_000_000
   @keys 100_000
@@ -103,23 +96,6 @@ defmodule Bench.WorstCase do
        &rescued(fn -> Target.seam(&1.big, &1.big, true) end)},
       {"Target.delegation_seam/1 (guard raises)", "10 MB binary",
        &rescued(fn -> Target.delegation_seam(&1.big) end)},
-      # ── Target, bare NIF entry points ──
-      {"Native.custody/1", "10 MB binary (unknown: refused)",
-       &rescued(fn -> Native.custody(&1.big) end)},
-      {"Native.runtime_class/1", "10 MB binary (unknown: refused)",
-       &rescued(fn -> Native.runtime_class(&1.big) end)},
-      {"Native.seam/3", "10 MB kind (unknown: refused)",
-       &rescued(fn -> Native.seam(&1.big, "active", true) end)},
-      {"Native.seam/3", "box, 10 MB lifecycle (refused)",
-       &rescued(fn -> Native.seam("box", &1.big, true) end)},
-      {"Native.seam_json/3", "10 MB kind (unknown: refused)",
-       &rescued(fn -> Native.seam_json(&1.big, "active", true) end)},
-      {"Native.delegation_seam/1", "10 MB binary (unknown: refused)",
-       &rescued(fn -> Native.delegation_seam(&1.big) end)},
-      {"Native.delegation_seam_json/1", "10 MB binary (unknown: refused)",
-       &rescued(fn -> Native.delegation_seam_json(&1.big) end)},
-      {"Native.computer_lifecycle/3", "10 MB status, 10 MB revoked_at",
-       &Native.computer_lifecycle(&1.big, &1.big, true)},
       # ── WorkDisclosure, public ──
       {"WorkDisclosure.project/3", "100k-key source, :glass",
        &WorkDisclosure.project(:attempt, &1.big_source, :glass)},
@@ -163,11 +139,6 @@ defmodule Bench.WorstCase do
           WorkDisclosure.schedule(), WorkDisclosure.families()}
        end},
       {"WorkDisclosure.schedule_json/0", "()", fn _ -> WorkDisclosure.schedule_json() end},
-      # ── WorkDisclosure, bare NIF entry points ──
-      {"Native.never/1", "10 MB binary (bad family)", &rescued(fn -> Native.never(&1.big) end)},
-      {"Native.link_for_attempt/4", "100k-key repo and authority, 10 MB ids",
-       &Native.link_for_attempt(&1.big_repo, "user", &1.big, &1.big_authority)},
-      {"Native.viewer/2", "member, 10 MB account id", &Native.viewer(:member, &1.big)},
       # ── Ladder, public ──
       {"Ladder.name/1", "10 MB binary", &Ladder.name(&1.big)},
       {"Ladder.rank/1", "10 MB binary", &Ladder.rank(&1.big)},
@@ -202,12 +173,9 @@ defmodule Bench.WorstCase do
 
     {pid, mref} =
       spawn_monitor(fn ->
-        # One untimed-for-the-max first call: the first use of a module loads
-        # its code (interactive mode), which is not the NIF's time.
-        :erlang.garbage_collect()
-        Process.sleep(1)
-        {first_us, _} = :timer.tc(fn -> fun.(inputs) end)
-        Process.sleep(1)
+        # One untimed first call: the first use of a module loads its code
+        # (interactive mode), which is not the NIF's time.
+        fun.(inputs)
 
         times =
           for _ <- 1..calls do
@@ -215,14 +183,14 @@ defmodule Bench.WorstCase do
             Process.sleep(1)
             w0 = :erlang.statistics(:scheduler_wall_time_all)
             t0 = :erlang.monotonic_time(:nanosecond)
-            {us, _result} = :timer.tc(fn -> fun.(inputs) end)
+            fun.(inputs)
             t1 = :erlang.monotonic_time(:nanosecond)
             w1 = :erlang.statistics(:scheduler_wall_time_all)
             Process.sleep(1)
-            {us, t1 - t0, normal_share(w0, w1)}
+            {t1 - t0, normal_share(w0, w1)}
           end
 
-        send(parent, {ref, {first_us, times}})
+        send(parent, {ref, times})
       end)
 
     times =
@@ -260,82 +228,10 @@ defmodule Bench.WorstCase do
     end
   end
 
-  # ── scheduler impact: a ticker on the same (only) scheduler ────────────
-
-  @doc """
-  With one scheduler online, a ticker process wakes every 1 ms and records
-  how late it woke, while a worker calls `fun` back to back for
-  `duration_ms`. Only wake-ups inside the worker's run are counted.
-  Returns `{calls, max_late_us, p99_late_us, wakeups}`.
-  """
-  def ticker(fun, inputs, duration_ms) do
-    online = :erlang.system_info(:schedulers_online)
-    :erlang.system_flag(:schedulers_online, 1)
-
-    try do
-      parent = self()
-      ticker = spawn(fn -> tick(System.monotonic_time(:microsecond), []) end)
-      Process.sleep(50)
-
-      {_worker, wref} =
-        spawn_monitor(fn ->
-          started = System.monotonic_time(:microsecond)
-          calls = spin(fun, inputs, System.monotonic_time(:millisecond) + duration_ms, 0)
-          send(parent, {:calls, calls, started, System.monotonic_time(:microsecond)})
-        end)
-
-      {calls, started, ended} =
-        receive do
-          {:calls, n, s, e} -> {n, s, e}
-        end
-
-      receive do
-        {:DOWN, ^wref, _, _, _} -> :ok
-      end
-
-      send(ticker, {:report, self()})
-
-      lates =
-        receive do
-          {:lates, l} -> for {at, late} <- l, at > started and at <= ended + 2_000, do: late
-        end
-
-      sorted = Enum.sort(lates, :desc)
-
-      case sorted do
-        [] -> {calls, ended - started, ended - started, 0}
-        _ -> {calls, hd(sorted), Enum.at(sorted, div(length(sorted), 100)), length(sorted)}
-      end
-    after
-      :erlang.system_flag(:schedulers_online, online)
-    end
-  end
-
-  defp spin(fun, inputs, deadline, n) do
-    if System.monotonic_time(:millisecond) >= deadline do
-      n
-    else
-      fun.(inputs)
-      spin(fun, inputs, deadline, n + 1)
-    end
-  end
-
-  # Each wake-up: {when, how late past the 1 ms asked for}, in µs.
-  defp tick(previous, lates) do
-    receive do
-      {:report, to} -> send(to, {:lates, lates})
-    after
-      1 ->
-        now = System.monotonic_time(:microsecond)
-        tick(now, [{now, max(now - previous - 1000, 0)} | lates])
-    end
-  end
-
   # ── main ───────────────────────────────────────────────────────────────
 
   def main do
     calls = Harness.env_int("BENCH_CALLS", 25)
-    Harness.wait_for_quiet()
 
     IO.puts("""
     openagents_policy worst cases: #{calls} single calls per row, max and median
@@ -343,10 +239,7 @@ defmodule Bench.WorstCase do
     #{Harness.revision()}
     """)
 
-    inputs = inputs()
-    part = System.get_env("WORST_PART", "all")
-    if part in ["all", "table"], do: single_calls(inputs, calls)
-    if part in ["all", "ticker"], do: scheduler_impact(inputs)
+    single_calls(inputs(), calls)
     IO.puts("load at end: #{Harness.loadavg()}")
   end
 
@@ -357,27 +250,21 @@ defmodule Bench.WorstCase do
     rows =
       for c <- cases() do
         {name, input} = {elem(c, 0), elem(c, 1)}
-        {{first_us, times}, longs} = time_case(c, inputs, calls)
-        us = Enum.map(times, &elem(&1, 0))
-        ns = Enum.map(times, &elem(&1, 1))
+        {times, longs} = time_case(c, inputs, calls)
+        ns = Enum.map(times, &elem(&1, 0))
         # Time on a normal scheduler: the call's time, by the share of it the
         # busiest normal scheduler was active.
-        normal_ns = Enum.map(times, fn {_, ns, share} -> ns * min(share, 1.0) end)
-        max_us = Enum.max(us)
+        normal_ns = Enum.map(times, fn {ns, share} -> ns * min(share, 1.0) end)
         max_long = longs |> Enum.map(&Keyword.get(&1, :timeout, 0)) |> Enum.max(fn -> 0 end)
-        IO.write(:stderr, "  #{name} #{input}: #{max_us} µs\n")
+        IO.write(:stderr, "  #{name} #{input}: #{us1(Enum.max(ns))} µs\n")
 
         %{
           name: name,
           input: input,
-          first_us: first_us,
-          calls: length(times),
-          max_us: max_us,
           max_ns: Enum.max(ns),
           median_ns: Harness.median(ns),
-          max_normal_ns: Enum.max(normal_ns),
           median_normal_ns: Harness.median(normal_ns),
-          normal_share: Harness.median(Enum.map(times, &elem(&1, 2))),
+          normal_share: Harness.median(Enum.map(times, &elem(&1, 1))),
           longs: length(longs),
           max_long: max_long,
           long_where: longs |> Enum.max_by(&Keyword.get(&1, :timeout, 0), fn -> nil end)
@@ -391,13 +278,9 @@ defmodule Bench.WorstCase do
         [
           r.name,
           r.input,
-          Integer.to_string(r.first_us),
-          Integer.to_string(r.calls),
-          Integer.to_string(r.max_us),
           us1(r.max_ns),
           us1(r.median_ns),
           "#{round(min(r.normal_share, 1.0) * 100)}%",
-          us1(r.max_normal_ns),
           us1(r.median_normal_ns),
           if(r.longs == 0, do: "0", else: "#{r.longs} (max #{r.max_long} ms)"),
           if(r.median_normal_ns > 1_000_000, do: "OVER 1 ms", else: "ok")
@@ -408,19 +291,15 @@ defmodule Bench.WorstCase do
       [
         "function",
         "input",
-        "1st call µs",
-        "calls",
-        "max µs (:timer.tc)",
-        "max µs (ns clock)",
+        "max µs",
         "median µs",
         "normal busy",
-        "max µs normal",
         "median µs normal",
         "slices > 1 ms",
         "budget"
       ],
       table,
-      [2, 3, 4, 5, 6, 7, 8, 9]
+      [2, 3, 4, 5]
     )
 
     IO.puts("""
@@ -433,10 +312,8 @@ defmodule Bench.WorstCase do
     time, while one late call is the OS descheduling the VM's thread on this
     shared machine, which is also what most long_schedule reports here are
     (scheduled in from the 1 ms sleep before the call, with nothing run).
-    "1st call" is one call before the timed ones (it may include loading the
-    module's code); max and median are over the timed calls after it. "slices
-    > 1 ms": long_schedule reports for the row's process (each call sits alone
-    in its time slice). The floor row is the cost of the timing itself.
+    "slices > 1 ms": long_schedule reports for the row's process (each call
+    sits alone in its time slice). The floor row is the cost of the timing.
     """)
 
     for r <- rows, r.long_where do
@@ -458,57 +335,6 @@ defmodule Bench.WorstCase do
               )
         )
     )
-  end
-
-  defp scheduler_impact(inputs) do
-    duration = Harness.env_int("BENCH_TICKER_MS", 400)
-
-    IO.puts("""
-
-    Scheduler impact (schedulers_online forced to 1 for these runs): a ticker
-    asks to wake every 1 ms while a worker calls the function back to back for
-    #{duration} ms; "late" is how long after its 1 ms the ticker actually ran
-    (a `receive after 1` may itself wake up to ~1 ms late: see the baseline).
-    NIF calls count as one reduction each, so a worker calling a slow NIF in a
-    loop keeps the scheduler far past the usual ~1 ms time slice.
-    """)
-
-    probes = [
-      {"baseline: Elixir busy loop (Enum.sum 1..200)", fn _ -> Enum.sum(1..200) end},
-      {"WorkDisclosure.project/3, 35-key source, :ledger",
-       &WorkDisclosure.project(:attempt, &1.source, :ledger)},
-      {"WorkDisclosure.project/3, 100k-key source, :glass",
-       &WorkDisclosure.project(:attempt, &1.big_source, :glass)},
-      {"WorkDisclosure.fields_at/2, 100k-key viewer",
-       &WorkDisclosure.fields_at(:work_job, &1.big_viewer)},
-      {"Target.box_lifecycle/1, 10 MB binary", &Target.box_lifecycle(&1.big_word)},
-      {"WorkDisclosure.classify/2, 100_000 known columns",
-       &WorkDisclosure.classify(:attempt, &1.known_columns)},
-      {"WorkDisclosure.classify/2, 10_000 distinct columns",
-       &WorkDisclosure.classify(:attempt, &1.columns_10k)}
-    ]
-
-    rows =
-      for {label, fun} <- probes do
-        {calls, max_late, p99, wakeups} = ticker(fun, inputs, duration)
-        IO.write(:stderr, "  ticker #{label}: max late #{max_late} µs\n")
-
-        [
-          label,
-          Integer.to_string(calls),
-          Integer.to_string(wakeups),
-          Integer.to_string(p99),
-          Integer.to_string(max_late)
-        ]
-      end
-
-    Harness.table(
-      ["worker calls", "calls", "ticker wake-ups", "p99 late µs", "max late µs"],
-      rows,
-      [1, 2, 3, 4]
-    )
-
-    IO.puts("(a ticker with 0 wake-ups never ran while the worker did: late by the whole run)")
   end
 
   defp us1(ns), do: :erlang.float_to_binary(ns / 1000, decimals: 1)

@@ -11,10 +11,15 @@
 # class, calls per second, and up to 20 disagreements; exits 1 if there was
 # any.
 #
-# Runs in any MIX_ENV. Under MIX_ENV=test the host stand-ins of test/support
-# are used; elsewhere the script configures its own (scripts/fuzz_gen.exs,
-# `OpenAgentsPolicy.Fuzz.Host`), since the library reads its host modules
-# from application config at call time.
+# The same run shows the VM's memory flat: measured after the first tenth of
+# the calls (allocators, code and atom table at their steady state) and at
+# the end, each after a full garbage collection: the OS's resident set
+# (VmRSS, which counts the NIF's Rust allocations too), :erlang.memory/1 and
+# the atom count. Exits 1 if the resident set grew by more than 16 MB or the
+# atom table grew at all.
+#
+# Runs in any MIX_ENV: outside MIX_ENV=test, scripts/fuzz_gen.exs loads the
+# host stand-ins of test/support/host.ex itself.
 
 Code.require_file("fuzz_gen.exs", __DIR__)
 
@@ -27,7 +32,6 @@ alias OpenAgentsPolicy.Fuzz
     [count, seed | _] -> {String.to_integer(count), String.to_integer(seed)}
   end
 
-users? = Fuzz.ensure_host()
 functions = Fuzz.functions()
 
 IO.puts(
@@ -37,14 +41,29 @@ IO.puts(
 every = max(div(count, 10), 1)
 started = System.monotonic_time()
 
+memory = fn ->
+  Enum.each(Process.list(), &:erlang.garbage_collect/1)
+
+  [rss] =
+    Regex.run(~r/VmRSS:\s+(\d+) kB/, File.read!("/proc/self/status"), capture: :all_but_first)
+
+  %{
+    rss_kb: String.to_integer(rss),
+    erlang: :erlang.memory(:total),
+    binary: :erlang.memory(:binary),
+    atoms: :erlang.system_info(:atom_count)
+  }
+end
+
 progress = fn i, acc ->
   seconds =
     System.convert_time_unit(System.monotonic_time() - started, :native, :millisecond) / 1000
 
+  if i == every, do: Process.put(:memory_before, memory.())
   IO.puts("  #{i} calls, #{acc.failure_count} disagreements, #{Float.round(seconds, 1)} s")
 end
 
-report = Fuzz.run(count, seed, users?: users?, keep: 20, progress: %{every: every, fun: progress})
+report = Fuzz.run(count, seed, keep: 20, progress: %{every: every, fun: progress})
 
 micros = System.convert_time_unit(System.monotonic_time() - started, :native, :microsecond)
 seconds = micros / 1_000_000
@@ -64,6 +83,30 @@ report.classes
   IO.puts("  #{String.pad_trailing(inspect(class), 28)} #{n}")
 end)
 
+before = Process.get(:memory_before) || memory.()
+final = memory.()
+IO.puts("\nmemory (after call #{every} -> after the last, each after a full GC):")
+
+for {key, label} <- [
+      rss_kb: "VmRSS kB",
+      erlang: ":erlang.memory total",
+      binary: "  binary",
+      atoms: "atom count"
+    ] do
+  IO.puts(
+    "  #{String.pad_trailing(label, 22)} #{before[key]} -> #{final[key]} (#{final[key] - before[key]})"
+  )
+end
+
+leaked =
+  cond do
+    final.rss_kb - before.rss_kb > 16 * 1024 -> "the resident set grew by more than 16 MB"
+    final.atoms != before.atoms -> "the atom table grew"
+    true -> nil
+  end
+
+if leaked, do: IO.puts("FAIL: #{leaked}")
+
 if report.failure_count > 0 do
   IO.puts("\ndisagreements by function, class and reason:")
 
@@ -78,5 +121,6 @@ if report.failure_count > 0 do
 
   IO.puts("\nfirst #{length(report.failures)} disagreements:\n")
   Enum.each(report.failures, &IO.puts("  " <> &1 <> "\n"))
-  System.halt(1)
 end
+
+if report.failure_count > 0 or leaked, do: System.halt(1)

@@ -1,34 +1,33 @@
 # The fuzzer shared by test/openagents_policy/fuzz_test.exs (a bounded run in
-# `mix test`) and scripts/fuzz.exs (a long run). Both load it with
-# `Code.require_file/1`, which loads a file once per VM.
+# `mix test`), test/openagents_policy/concurrency_test.exs and scripts/fuzz.exs
+# (a long run). Each loads it with `Code.require_file/1` (once per VM).
 #
 #   * `OpenAgentsPolicy.Fuzz.Gen`: a seeded generator of Erlang terms, biased
 #     towards the library's vocabularies and the host's shapes (nested maps,
-#     lists, improper lists, tuples, pids, refs, floats, atoms, 1 MB and
-#     non-UTF-8 binaries, sub-binaries, bitstrings, host structs, viewers,
-#     records, projection sources).
-#   * `OpenAgentsPolicy.Fuzz.Model`: the oracle. An executable reference of
-#     what the seeds (`Delegations.Target`, `Transparency.WorkDisclosure`) and
-#     the host's `Transparency` semantics (upstream.md) return or raise for an
-#     input: guards that reject raise `FunctionClauseError`, `Map.get/2` on a
-#     non-map raises `BadMapError`, dot access on a struct missing a key raises
-#     `KeyError`, host calls are made as the seed makes them.
+#     improper lists, pids, refs, floats, 1 MB and non-UTF-8 binaries,
+#     sub-binaries, host structs, viewers, records, projection sources).
 #   * `OpenAgentsPolicy.Fuzz`: the runner. Calls every public function of the
 #     three modules with generated arguments and holds each outcome to the
-#     model: the same value (`===`), or the same exception class. An exception
-#     raised by `OpenAgentsPolicy.Native` itself (a NIF `badarg`, a caught
-#     panic, `nif_not_loaded`) is always a failure.
+#     tests' oracle, `OpenAgentsPolicy.SeedRules` (test/support/oracle/seed_rules.ex):
+#     the same value (`===`), or the same exception class. An exception raised
+#     by `OpenAgentsPolicy.Native` itself (a NIF `badarg`, a caught panic,
+#     `nif_not_loaded`) is always a failure.
 #
-# Why the generator is not StreamData (the property tests are): the same
-# generator drives scripts/fuzz.exs and scripts/memory.exs, which run under
-# any MIX_ENV (`make memory` under prod), where the test-only StreamData
-# is absent and the library adds no dependency; a run is a plain function of
-# its seed, so a million calls, five thousand processes and a memory
-# measurement replay exactly; and its inputs include 1 MB binaries,
-# sub-binaries of them, 5 000-element column lists, pids and refs, which
-# shrinking would spend most of a failing run on. The oracle is shared: the
-# StreamData property of test/openagents_policy/fuzz_test.exs holds its own
-# generated calls to `Fuzz.check/1`, and shrinks what fails.
+# The generator is not StreamData because a run must be a plain function of
+# its seed under any MIX_ENV (the test-only StreamData is absent under prod),
+# and its inputs (1 MB binaries, 5 000-element lists, pids) would make
+# shrinking most of a failing run. The property of fuzz_test.exs generates
+# its calls with StreamData, holds them to `Fuzz.check/1`, and shrinks.
+
+# The oracle, the host's vocabularies and the host stand-ins (each defined
+# only where the VM has none), where test/support is not compiled.
+for {module, file} <- [
+      {OpenAgentsPolicy.Test.Upstream, "oracle/upstream.ex"},
+      {OpenAgentsPolicy.SeedRules, "oracle/seed_rules.ex"},
+      {OpenAgentsPolicy.Test.Assignment, "host.ex"}
+    ],
+    not Code.ensure_loaded?(module),
+    do: Code.require_file("../test/support/" <> file, __DIR__)
 
 defmodule OpenAgentsPolicy.Fuzz.Gen do
   @moduledoc false
@@ -46,18 +45,17 @@ defmodule OpenAgentsPolicy.Fuzz.Gen do
   @other_words ~w(attempt work_job evidence trace metadata content full user agent operator
                   member stranger anonymous GLASS Ledger BOX Active true false nil id tier
                   admin account_id)
-  @fields ~w(id target_kind state requester_kind admitted_at started_at finished_at branch
-             terminal_branch terminal_commit failure_reason kind status completed_at
-             tool_call_count continuation_count error_code budget report usage model_id family
-             result plane source recorded_at commit receipt_id environment schema_version
-             step_count digest byte_size)a
-  @columns ~w(conversation_id conversation_box_id machine_id repository_id issue_id run_id
-              work_job_id credential_delivery_status credential_delivery_reason
-              requesting_principal deadline_at transparency_tier artifact_link_id inserted_at
-              updated_at owner_visitor_id surface goal context_hint requesting_tool_step_ref
-              delegation authority_snapshot budget_snapshot instruction_digest
-              tool_catalog_digest memory_snapshot_ref owner_node generation report_message_id
-              commit_sha actor assignment_id user_id visibility document)a
+  # The seeds' schedule fields, and the host's other columns.
+  @fields OpenAgentsPolicy.SeedRules.schedule()
+          |> Map.values()
+          |> Enum.flat_map(&Map.keys/1)
+          |> Enum.uniq()
+  @columns Enum.uniq(
+             Enum.flat_map(
+               Map.keys(OpenAgentsPolicy.Test.Upstream.tables()),
+               &OpenAgentsPolicy.Test.Upstream.columns/1
+             )
+           ) -- @fields
   @junk_atoms [
     nil,
     true,
@@ -82,13 +80,9 @@ defmodule OpenAgentsPolicy.Fuzz.Gen do
     String.to_atom(String.duplicate("a", 255)),
     String.to_atom(String.duplicate("é", 255))
   ]
-  @machine_fields ~w(id user_id name tier platform agent_version roots token_digest
-                     token_expires_at status revoked_at last_seen_at last_probe inserted_at
-                     updated_at scoped_forge_credentials_enabled)a
-  @link_fields ~w(id account_id repository_id artifact_type artifact_ref tier consent
-                  authority_snapshot revoked_at revocation_tombstone inserted_at)a
-  @associations ~w(conversation conversation_box machine repository issue run work_job
-                   artifact_link)a
+  @machine_fields OpenAgentsPolicy.Test.Upstream.machine_fields()
+  @link_fields OpenAgentsPolicy.Test.Upstream.artifact_link_fields()
+  @associations OpenAgentsPolicy.Test.Upstream.attempt_associations()
   @families [:attempt, :work_job, :evidence, :trace]
 
   @words List.to_tuple(@tiers ++ @target_words ++ @substrate_words ++ @other_words)
@@ -215,6 +209,9 @@ defmodule OpenAgentsPolicy.Fuzz.Gen do
   end
 
   def atom, do: pick(@atoms)
+
+  @doc "Every vocabulary word the generator draws from."
+  def words, do: Tuple.to_list(@words)
 
   def random_binary do
     freq([
@@ -669,399 +666,26 @@ defmodule OpenAgentsPolicy.Fuzz.Gen do
   end
 end
 
-defmodule OpenAgentsPolicy.Fuzz.Model do
-  @moduledoc false
-  # The oracle: what the seeds' modules return or raise for an input, written
-  # from the seeds (000: Delegations.Target, 002: Transparency.WorkDisclosure)
-  # and from upstream.md for the host's `OpenAgents.Transparency` (which the
-  # seeds call) and for the library's own additions (`classify/2`, `Ladder`).
-  #
-  # Exceptions are not described but raised, by the same constructs the seeds
-  # use: a function head whose guard rejects raises FunctionClauseError,
-  # `Map.get/2` on a non-map raises BadMapError, dot access on a struct
-  # missing the key raises KeyError. The host (Accounts, Repositories,
-  # ArtifactLink, Repo) is called as the seed calls it, through the modules
-  # the library is configured with.
-  #
-  # Evaluation order the seeds do not fix: upstream.md describes the results
-  # of `Transparency`, not the order it asks the host. The model asks the
-  # host's `Accounts.admin?/1` about a user viewer up front, as the library
-  # does, so a host stand-in that raises for a malformed user raises in both.
-
-  @lifecycles ~w(cold queued starting active stopping failed destroyed)
-  @delegation_lifecycles ~w(queued starting active succeeded failed cancelled)
-  @kinds ~w(box computer)
-  @families [:attempt, :work_job, :evidence, :trace]
-  @tier_rank %{dark: 0, pulse: 1, ledger: 2, glass: 3}
-  @tier_names %{"dark" => :dark, "pulse" => :pulse, "ledger" => :ledger, "glass" => :glass}
-
-  # The schedule (002), as data: per family, the fields of each rung, the
-  # never list in the seed's order, and the fields read from another column.
-  @schedule %{
-    attempt: %{
-      pulse: ~w(id target_kind state requester_kind admitted_at started_at finished_at)a,
-      ledger: ~w(branch terminal_branch terminal_commit failure_reason)a,
-      glass: [],
-      never: ~w(conversation_id conversation_box_id machine_id run_id work_job_id deadline_at
-                credential_delivery_status credential_delivery_reason repository_id issue_id
-                transparency_tier artifact_link_id inserted_at updated_at)a,
-      renames: %{requester_kind: :requesting_principal}
-    },
-    work_job: %{
-      pulse: ~w(id kind status started_at completed_at)a,
-      ledger: ~w(tool_call_count continuation_count error_code budget)a,
-      glass: ~w(report usage model_id)a,
-      never: ~w(goal context_hint delegation authority_snapshot machine_id conversation_id
-                owner_visitor_id requesting_tool_step_ref instruction_digest
-                tool_catalog_digest memory_snapshot_ref report_message_id owner_node
-                generation surface inserted_at updated_at)a,
-      renames: %{budget: :budget_snapshot}
-    },
-    evidence: %{
-      pulse: ~w(id family result plane source recorded_at)a,
-      ledger: ~w(commit receipt_id environment)a,
-      glass: [],
-      never: ~w(actor assignment_id repository_id issue_id transparency_tier
-                artifact_link_id)a,
-      renames: %{commit: :commit_sha, recorded_at: :inserted_at}
-    },
-    trace: %{
-      pulse: ~w(id schema_version step_count recorded_at)a,
-      ledger: ~w(digest byte_size)a,
-      glass: [],
-      never: ~w(user_id visibility assignment_id)a,
-      renames: %{schema_version: :document, step_count: :document, recorded_at: :inserted_at}
-    }
-  }
-
-  defmodule Lenient do
-    @moduledoc false
-    # Raised by the model where the contract names no exception class but
-    # some exception is right: any of `allowed`, raised by Elixir code (never
-    # by the NIF), passes.
-    defexception [:allowed, :why]
-    @impl true
-    def message(%{allowed: allowed, why: why}), do: "#{why}: any of #{inspect(allowed)}"
-  end
-
-  defmodule Satisfies do
-    @moduledoc false
-    # Returned by the model where no single value is right (a JSON document
-    # whose spacing the seeds do not fix): the library's value must pass
-    # `check`.
-    defstruct [:check, :why]
-  end
-
-  @doc "Whether the model knows `module.fun/arity`."
-  def knows?(module, fun, arity), do: function_exported?(__MODULE__, name(module, fun), arity)
-
-  @doc "Applies the model's `module.fun` to `args`."
-  def call(module, fun, args), do: apply(__MODULE__, name(module, fun), args)
-
-  defp name(module, fun) do
-    prefix = module |> Module.split() |> List.last() |> Macro.underscore()
-    String.to_atom(prefix <> "__" <> Atom.to_string(fun))
-  end
-
-  defp host(key, default), do: Application.get_env(:openagents_policy, key, default)
-  defp accounts, do: host(:accounts, OpenAgents.Accounts)
-  defp repositories, do: host(:repositories, OpenAgents.Repositories)
-  defp artifact_link, do: host(:artifact_link, OpenAgents.Transparency.ArtifactLink)
-  defp repo, do: host(:repo, OpenAgents.Repo)
-
-  # ── Delegations.Target (seed 000) ───────────────────────────────────────
-
-  def target__lifecycles, do: @lifecycles
-  def target__delegation_lifecycles, do: @delegation_lifecycles
-  def target__custodies, do: ~w(openagents_managed customer_premises)
-  def target__kinds, do: @kinds
-
-  def target__custody("box"), do: "openagents_managed"
-  def target__custody("computer"), do: "customer_premises"
-
-  def target__runtime_class("box"), do: nil
-  def target__runtime_class("computer"), do: "connected"
-
-  @box %{
-    "queued" => "queued",
-    "init" => "starting",
-    "provisioning" => "starting",
-    "cloning" => "starting",
-    "provisioned" => "starting",
-    "ready" => "active",
-    "idle" => "active",
-    "running" => "active",
-    "archiving" => "stopping",
-    "archived" => "destroyed",
-    "error" => "failed"
-  }
-  @run %{
-    "admitted" => "queued",
-    "dispatched" => "starting",
-    "running" => "active",
-    "completed" => "succeeded",
-    "cancelled" => "cancelled"
-  }
-  @job %{
-    "queued" => "queued",
-    "running" => "active",
-    "completed" => "succeeded",
-    "cancelled" => "cancelled"
-  }
-
-  def target__box_lifecycle(state) when is_binary(state), do: Map.get(@box, state, "failed")
-  def target__run_lifecycle(state) when is_binary(state), do: Map.get(@run, state, "failed")
-  def target__job_lifecycle(status) when is_binary(status), do: Map.get(@job, status, "failed")
-
-  # The seed reads `machine.status` first and `machine.revoked_at` only when
-  # the status is not "revoked" (`or` short-circuits).
-  def target__computer_lifecycle(%{__struct__: OpenAgents.Machines.Machine} = machine, online?)
-      when is_boolean(online?) do
-    cond do
-      machine.status == "revoked" or not is_nil(machine.revoked_at) -> "destroyed"
-      machine.status == "active" and online? -> "active"
-      true -> "cold"
-    end
-  end
-
-  def target__seam(kind, lifecycle, authorized?)
-      when kind in @kinds and lifecycle in @lifecycles and is_boolean(authorized?) do
-    start? = lifecycle == "active" and authorized?
-
-    %{
-      "custody" => target__custody(kind),
-      "runtime_class" => target__runtime_class(kind),
-      "lifecycle" => lifecycle,
-      "capabilities" => if(start?, do: ["start"], else: []),
-      "unavailable_reason" =>
-        cond do
-          start? -> nil
-          lifecycle == "active" -> "not_authorized"
-          true -> lifecycle
-        end
-    }
-  end
-
-  def target__delegation_seam(lifecycle) when lifecycle in @delegation_lifecycles do
-    running? = lifecycle in ~w(queued starting active)
-    %{"lifecycle" => lifecycle, "capabilities" => if(running?, do: ["cancel"], else: [])}
-  end
-
-  # ── the host's Transparency (upstream.md), and the library's Ladder ─────
-
-  def ladder__tiers, do: [:dark, :pulse, :ledger, :glass]
-
-  def ladder__name(tier) when tier in [:dark, :pulse, :ledger, :glass], do: tier
-  def ladder__name(tier) when is_binary(tier), do: Map.get(@tier_names, tier, :dark)
-  def ladder__name(_), do: :dark
-
-  def ladder__rank(tier), do: Map.fetch!(@tier_rank, ladder__name(tier))
-
-  # `{own tier or nil, operator?, account or nil}`
-  defp read_viewer(viewer) do
-    user_admin? =
-      is_struct(viewer, OpenAgents.Accounts.User) and
-        if(accounts().admin?(viewer), do: true, else: false)
-
-    cond do
-      is_map(viewer) and Map.get(viewer, :admin) === true ->
-        {:glass, true, nil}
-
-      is_struct(viewer, OpenAgents.Accounts.User) ->
-        {if(user_admin?, do: :glass), user_admin?, Map.get(viewer, :id)}
-
-      is_map(viewer) and is_map_key(viewer, :tier) ->
-        {ladder__name(viewer.tier), false, Map.get(viewer, :account_id)}
-
-      is_map(viewer) ->
-        {nil, false, Map.get(viewer, :account_id)}
-
-      is_binary(viewer) or (is_atom(viewer) and viewer != nil) ->
-        {ladder__name(viewer), false, nil}
-
-      true ->
-        {nil, false, nil}
-    end
-  end
-
-  def ladder__viewer_tier(viewer), do: elem(read_viewer(viewer), 0)
-
-  def ladder__clamp(tier, viewer), do: clamp(ladder__name(tier), read_viewer(viewer))
-
-  defp clamp(tier, {nil, _, _}), do: tier
-  defp clamp(tier, {own, _, _}), do: Enum.min_by([tier, own], &@tier_rank[&1])
-
-  def ladder__effective_tier(subject, viewer), do: effective(subject, read_viewer(viewer))
-
-  defp effective(%{__struct__: OpenAgents.Transparency.ArtifactLink} = link, viewer) do
-    {_own, admin?, reader} = viewer
-    owner = Map.get(link, :account_id)
-
-    cond do
-      not (is_map_key(link, :revoked_at) and link.revoked_at == nil) -> :dark
-      admin? or (owner != nil and reader != nil and owner == reader) -> :glass
-      true -> clamp(ladder__name(Map.get(link, :tier)), viewer)
-    end
-  end
-
-  defp effective(tier, viewer), do: clamp(ladder__name(tier), viewer)
-
-  def ladder__allows?(subject, access, viewer) do
-    minimum = %{metadata: 1, content: 2, full: 3}
-
-    @tier_rank[ladder__effective_tier(subject, viewer)] >=
-      if(is_atom(access), do: Map.get(minimum, access, 0), else: 0)
-  end
-
-  # ── Transparency.WorkDisclosure (seed 002) ─────────────────────────────
-
-  def work_disclosure__families, do: @families
-
-  def work_disclosure__schedule do
-    Map.new(@schedule, fn {family, s} ->
-      {family,
-       Map.new(
-         Enum.map(s.pulse, &{&1, :pulse}) ++
-           Enum.map(s.ledger, &{&1, :ledger}) ++ Enum.map(s.glass, &{&1, :glass})
-       )}
-    end)
-  end
-
-  def work_disclosure__never(family) when family in @families, do: @schedule[family].never
-
-  def work_disclosure__source_columns(family) when family in @families do
-    s = @schedule[family]
-
-    (s.pulse ++ s.ledger ++ s.glass)
-    |> Enum.map(&Map.get(s.renames, &1, &1))
-    |> Enum.uniq()
-    |> Enum.sort()
-  end
-
-  def work_disclosure__tier_for(family, field) when family in @families,
-    do: Map.get(work_disclosure__schedule()[family], field)
-
-  # Each field asks `allows?(rung, capability(rung), tier)`: the rung clamped
-  # by the viewer must still reach the rung.
-  def work_disclosure__fields_at(family, tier) when family in @families do
-    viewer = read_viewer(tier)
-
-    work_disclosure__schedule()[family]
-    |> Enum.filter(fn {_field, at} -> @tier_rank[clamp(at, viewer)] >= @tier_rank[at] end)
-    |> Enum.map(&elem(&1, 0))
-    |> Enum.sort()
-  end
-
-  def work_disclosure__viewer(repository, user) do
-    user? = is_struct(user, OpenAgents.Accounts.User)
-
-    cond do
-      user? and accounts().admin?(user) -> %{account_id: user.id, tier: :glass, admin: true}
-      user? and repositories().member?(repository, user) -> %{account_id: user.id, tier: :ledger}
-      user? -> %{account_id: user.id, tier: :pulse}
-      true -> %{account_id: nil, tier: :pulse}
-    end
-  end
-
-  def work_disclosure__effective_tier(record, viewer) do
-    case Map.get(record, :artifact_link) do
-      %{__struct__: OpenAgents.Transparency.ArtifactLink} = link ->
-        ladder__effective_tier(link, viewer)
-
-      _absent ->
-        tier = Map.get(record, :transparency_tier)
-        operator? = is_map(viewer) and Map.get(viewer, :admin) === true
-        # asked up front, as the library does (see the module comment)
-        read = read_viewer(viewer)
-        if operator?, do: :glass, else: effective(tier, read)
-    end
-  end
-
-  def work_disclosure__link_for_attempt(repository, principal),
-    do: work_disclosure__link_for_attempt(repository, principal, %{})
-
-  def work_disclosure__link_for_attempt(
-        %{id: repository_id},
-        %{"type" => "user", "id" => account_id},
-        authority
-      )
-      when is_binary(account_id) do
-    link = artifact_link()
-
-    link.__struct__()
-    |> link.changeset(%{
-      account_id: account_id,
-      repository_id: repository_id,
-      artifact_type: "attempt",
-      artifact_ref: "id",
-      tier: "ledger",
-      consent: %{"granted_by" => "requesting_principal"},
-      authority_snapshot: authority
-    })
-    |> repo().insert()
-  end
-
-  def work_disclosure__link_for_attempt(_repository, _principal, _authority), do: :none
-
-  def work_disclosure__project(family, source, tier) when family in @families do
-    case work_disclosure__fields_at(family, tier) do
-      [] -> nil
-      fields -> Map.new(fields, fn field -> {field, Map.get(source, field)} end)
-    end
-  end
-
-  # Library only (no seed): the schedule as JSON. A UTF-8 document that
-  # names every family, every scheduled field with its tier and source
-  # column, and every never-listed column.
-  def work_disclosure__schedule_json do
-    %Satisfies{
-      why: "a JSON document naming every family, field, tier, column and never entry",
-      check: fn json ->
-        names =
-          Enum.flat_map(@schedule, fn {family, s} ->
-            [family | s.pulse ++ s.ledger ++ s.glass ++ s.never ++ Map.values(s.renames)]
-          end)
-
-        is_binary(json) and String.valid?(json) and String.starts_with?(json, "[") and
-          Enum.all?(names ++ [:pulse, :ledger, :glass], &String.contains?(json, ~s("#{&1}")))
-      end
-    }
-  end
-
-  # Library only (no seed): the host's one-line schema check. Its spec is a
-  # list of atoms; for anything else no class is named, so any exception the
-  # Elixir side raises will do, and the NIF's own badarg or panic will not.
-  def work_disclosure__classify(family, columns) when family in @families and is_list(columns) do
-    if proper_atom_list?(columns) do
-      sources = work_disclosure__source_columns(family)
-      never = @schedule[family].never
-
-      %{
-        unclassified: Enum.filter(columns, &(&1 not in sources and &1 not in never)),
-        doubly_classified: Enum.filter(columns, &(&1 in sources and &1 in never))
-      }
-    else
-      raise Lenient,
-        allowed: [FunctionClauseError, ArgumentError],
-        why: "columns is not a proper list of atoms"
-    end
-  end
-
-  defp proper_atom_list?([]), do: true
-  defp proper_atom_list?([h | t]) when is_atom(h), do: proper_atom_list?(t)
-  defp proper_atom_list?(_), do: false
-end
-
 defmodule OpenAgentsPolicy.Fuzz do
   @moduledoc false
 
-  alias OpenAgentsPolicy.Fuzz.{Gen, Model}
+  alias OpenAgentsPolicy.Fuzz.Gen
+  alias OpenAgentsPolicy.SeedRules
 
   @modules [
     OpenAgents.Delegations.Target,
     OpenAgents.Transparency.WorkDisclosure,
     OpenAgents.Transparency.Ladder
   ]
+
+  @doc "The oracle's counterpart of a module under test (`SeedRules` itself for `Target`)."
+  def model(OpenAgents.Delegations.Target), do: SeedRules
+
+  def model(module) do
+    model = Module.concat(SeedRules, module |> Module.split() |> List.last())
+    Code.ensure_loaded(model)
+    model
+  end
 
   @doc "The three modules under test."
   def modules, do: @modules
@@ -1125,8 +749,8 @@ defmodule OpenAgentsPolicy.Fuzz do
         match?({:raise, %ErlangError{}, _}, actual) ->
           "ErlangError"
 
-        Model.knows?(module, fun, length(args)) ->
-          expected = normalize(outcome(fn -> Model.call(module, fun, args) end))
+        function_exported?(model(module), fun, length(args)) ->
+          expected = normalize(outcome(fn -> apply(model(module), fun, args) end))
           compare(actual, expected, actual_effects, drain())
 
         true ->
@@ -1138,7 +762,7 @@ defmodule OpenAgentsPolicy.Fuzz do
 
   defp compare({:ok, value}, {:ok, value}, effects, effects), do: nil
 
-  defp compare({:ok, value}, {:ok, %Model.Satisfies{} = property}, _, _) do
+  defp compare({:ok, value}, {:ok, %SeedRules.Satisfies{} = property}, _, _) do
     if property.check.(value), do: nil, else: "expected #{property.why}"
   end
 
@@ -1148,7 +772,7 @@ defmodule OpenAgentsPolicy.Fuzz do
   defp compare({:raise, %{__struct__: same}, _}, {:raise, %{__struct__: same}, _}, _, _),
     do: nil
 
-  defp compare(actual, {:raise, %Model.Lenient{} = lenient, _}, _, _) do
+  defp compare(actual, {:raise, %SeedRules.Lenient{} = lenient, _}, _, _) do
     case actual do
       {:raise, %{__struct__: class}, _} ->
         if class in lenient.allowed, do: nil, else: "expected #{Exception.message(lenient)}"
@@ -1248,59 +872,4 @@ defmodule OpenAgentsPolicy.Fuzz do
   defp tag("returned " <> _), do: "returned, expected an exception"
   defp tag("host effects" <> _), do: "host effects differ from the seed's"
   defp tag(why), do: why
-
-  @doc """
-  Host stand-ins for a run outside `MIX_ENV=test` (scripts/fuzz.exs,
-  scripts/memory.exs), where test/support is not compiled. Configures the
-  library's host modules (see `OpenAgentsPolicy.Host`) only when the
-  defaults are absent; returns whether user viewers can be generated.
-  """
-  def ensure_host do
-    if Code.ensure_loaded?(OpenAgents.Accounts) do
-      true
-    else
-      OpenAgentsPolicy.Host.configure(
-        accounts: OpenAgentsPolicy.Fuzz.Host.Accounts,
-        repositories: OpenAgentsPolicy.Fuzz.Host.Repositories,
-        artifact_link: OpenAgentsPolicy.Fuzz.Host.Link,
-        repo: OpenAgentsPolicy.Fuzz.Host.Repo
-      )
-
-      true
-    end
-  end
-end
-
-defmodule OpenAgentsPolicy.Fuzz.Host do
-  @moduledoc false
-  # Script-only host stand-ins, shaped like test/support's (user structs
-  # are recognised by name, `%{__struct__: OpenAgents.Accounts.User}`, so no
-  # module of that name is needed).
-
-  defmodule Accounts do
-    @moduledoc false
-    def admin?(%{__struct__: OpenAgents.Accounts.User, admin: admin}), do: admin == true
-  end
-
-  defmodule Repositories do
-    @moduledoc false
-    def member?(%{id: repository_id}, %{__struct__: OpenAgents.Accounts.User, member_of: ids}),
-      do: repository_id in ids
-  end
-
-  defmodule Link do
-    @moduledoc false
-    defstruct ~w(id account_id repository_id artifact_type artifact_ref tier consent
-                 authority_snapshot revoked_at revocation_tombstone inserted_at)a
-
-    def changeset(link, attrs), do: {:changeset, link, attrs}
-  end
-
-  defmodule Repo do
-    @moduledoc false
-    def insert({:changeset, link, attrs}) do
-      send(self(), {:repo_insert, attrs})
-      {:ok, %{struct(link, attrs) | id: System.unique_integer([:positive])}}
-    end
-  end
 end

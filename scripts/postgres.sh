@@ -9,6 +9,11 @@
 #                                      localhost:PORT (default 5432); a no-op when it runs
 #   scripts/postgres.sh stop [PORT]    stop it (its data stays; remove the directory to reset)
 #   scripts/postgres.sh url [PORT]     print the DATABASE_URL
+#   scripts/postgres.sh stop-started   stop every server listed in $OPENAGENTS_PG_STARTED
+#
+# With OPENAGENTS_PG_STARTED naming a file, `start` appends the data directory
+# of a server it started there (not of one that was already running), so the
+# script that asked can stop exactly what it started, and nothing else.
 #
 # Account postgres/postgres. Tuned for tests (no fsync): keep nothing in it
 # you care about. PostgreSQL refuses to run as root, so as root the server
@@ -91,6 +96,7 @@ CONF
   as_server "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null ||
     { say "could not start; the end of $dir/server.log:"; tail -20 "$dir/server.log" >&2; exit 1; }
   say "running on localhost:$port ($dir)"
+  [[ -z ${OPENAGENTS_PG_STARTED:-} ]] || echo "$dir" >>"$OPENAGENTS_PG_STARTED"
   echo "$url"
 }
 
@@ -98,5 +104,12 @@ case $cmd in
   start) start ;;
   stop) if running; then as_server "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null; say "stopped"; fi ;;
   url) echo "$url" ;;
-  *) echo "usage: $0 start|stop|url [PORT]" >&2; exit 2 ;;
+  stop-started)
+    [[ -f ${OPENAGENTS_PG_STARTED:-} ]] || exit 0
+    sort -u "$OPENAGENTS_PG_STARTED" | while read -r started; do
+      as_server "$bin/pg_ctl" -D "$started/data" -m fast -w stop >/dev/null 2>&1 && say "stopped $started"
+    done
+    rm -f "$OPENAGENTS_PG_STARTED"
+    ;;
+  *) echo "usage: $0 start|stop|url [PORT] | stop-started" >&2; exit 2 ;;
 esac

@@ -1,6 +1,7 @@
 # Inputs shaped like the host app's (see ../shared/upstream.md): schema
 # columns, an attempt record with its associations, a work job, viewers.
 # Needs the reference stand-ins loaded first (ArtifactLink, Machine, User).
+Code.require_file("../../test/support/oracle/upstream.ex", __DIR__)
 
 defmodule Bench.Meta do
   @moduledoc false
@@ -18,41 +19,18 @@ defmodule Bench.Fixtures do
   @moduledoc false
   alias OpenAgents.Transparency.ArtifactLink
 
-  # forge_assignments, Ecto __schema__(:fields) order: 25 columns.
-  @attempt_columns ~w(id conversation_id conversation_box_id machine_id repository_id issue_id
-    run_id work_job_id target_kind credential_delivery_status credential_delivery_reason
-    requesting_principal branch state terminal_branch terminal_commit failure_reason deadline_at
-    admitted_at started_at finished_at transparency_tier artifact_link_id inserted_at updated_at)a
-
-  # The 8 belongs_to associations of an Assignment (one per *_id column).
-  @attempt_assocs ~w(conversation conversation_box machine repository issue run work_job artifact_link)a
-
-  # work_jobs: 29 columns.
-  @work_job_columns ~w(id conversation_id owner_visitor_id machine_id surface goal context_hint
-    requesting_tool_step_ref kind delegation authority_snapshot budget_snapshot status report
-    error_code model_id instruction_digest tool_catalog_digest memory_snapshot_ref tool_call_count
-    continuation_count usage owner_node generation report_message_id started_at completed_at
-    inserted_at updated_at)a
-
-  @evidence_columns ~w(id commit_sha family receipt_id plane environment result actor source
-    repository_id issue_id assignment_id transparency_tier artifact_link_id inserted_at)a
-
-  @trace_columns ~w(id user_id digest visibility document byte_size assignment_id inserted_at)a
-
-  def attempt_columns, do: @attempt_columns
-  def attempt_assocs, do: @attempt_assocs
-  def work_job_columns, do: @work_job_columns
-  def evidence_columns, do: @evidence_columns
-  def trace_columns, do: @trace_columns
+  # The host's tables and associations (test/support/oracle/upstream.ex).
+  @upstream OpenAgentsPolicy.Test.Upstream
+  @attempt_assocs @upstream.attempt_associations()
+  @evidence_columns @upstream.columns(:evidence)
+  @trace_columns @upstream.columns(:trace)
 
   @owner "acct-1"
-  def owner, do: @owner
 
   # ── viewers ────────────────────────────────────────────────────────────
 
   def member_viewer, do: %{account_id: "acct-2", tier: :ledger}
   def owner_viewer, do: %{account_id: @owner, tier: :ledger}
-  def stranger_viewer, do: %{account_id: "acct-3", tier: :pulse}
   def anonymous_viewer, do: %{account_id: nil, tier: :pulse}
   def operator_viewer, do: %{account_id: "acct-9", tier: :glass, admin: true}
 

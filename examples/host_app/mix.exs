@@ -26,7 +26,10 @@ defmodule HostApp.MixProject do
     ]
   end
 
-  defp elixirc_paths(:test), do: ["lib", "test/support"]
+  # The tests' oracle of the seeds' rules is the library's own, not a copy.
+  defp elixirc_paths(:test),
+    do: ["lib", "test/support", Path.expand("../../test/support/oracle", __DIR__)]
+
   defp elixirc_paths(_), do: ["lib"]
 
   # The library under test, from the repository this example lives in: its own

@@ -18,7 +18,7 @@
 #   * each attempt shown is at the tier upstream.md's rules give its reader
 #     (Faults.Truth, from the database), every attempt the reader may see is
 #     on the page, and each record's keys are exactly the schedule's fields
-#     at that tier (WorkDisclosure.fields_at/2);
+#     at that tier (the tests' oracle, SeedRules.fields/2);
 #   * statuses are the contract's (404 for a dark attempt, 401 anonymous...).
 #
 # Prints requests per second, p50/p99/max latency and every count; exits 1
@@ -30,8 +30,7 @@ defmodule Faults.Load do
   @moduledoc false
 
   alias Faults.{HTTP, Truth}
-  alias OpenAgents.Delegations.Target
-  alias OpenAgents.Transparency.WorkDisclosure
+  alias OpenAgentsPolicy.SeedRules
 
   @readers [nil, "stranger", "member", "owner", "operator"]
   @users ["stranger", "member", "owner"]
@@ -69,6 +68,8 @@ defmodule Faults.Load do
 
     table = :ets.new(:faults, [:public, :set, write_concurrency: true, read_concurrency: true])
     {:ok, snapshot} = Truth.read(url)
+    # scripts/faults/run.sh dbdown waits for this line before it stops PostgreSQL.
+    IO.puts("load: database snapshot read")
     revoked_before = for {id, %{"revoked" => true}} <- snapshot.links, into: MapSet.new(), do: id
     # Attempts there before the run are on every page they may be on from
     # the start; one a POST created, from the moment its 201 was read.
@@ -246,7 +247,7 @@ defmodule Faults.Load do
 
   defp request(_state, :create) do
     reader = Enum.random(@users)
-    kind = Enum.random(Target.kinds())
+    kind = Enum.random(SeedRules.kinds())
     body = Jason.encode!(%{issue_number: 1, target_kind: kind})
     {"POST", "/api/repositories/#{@slug}/attempts", reader, body, {:create, reader}}
   end
@@ -414,8 +415,9 @@ defmodule Faults.Load do
           seam = entry["seam"],
           owner? =
             Enum.any?(snapshot.targets, &(&1["kind"] == kind and &1["owner"] == reader["id"])),
-          seam != Target.seam(kind, seam["lifecycle"], owner?) or
-            (kind == "box" and seam["lifecycle"] != Target.box_lifecycle(entry["substrate_state"])),
+          seam != SeedRules.seam(kind, seam["lifecycle"], owner?) or
+            (kind == "box" and
+               seam["lifecycle"] != SeedRules.box_lifecycle(entry["substrate_state"])),
           do: entry
 
     cond do
@@ -442,7 +444,7 @@ defmodule Faults.Load do
         count(acc, :checked)
 
       {{_, tier}, 200, %{"data" => seam}} when tier != :dark ->
-        if seam == Target.delegation_seam(Target.job_lifecycle(attempt["job_status"])),
+        if seam == SeedRules.delegation_seam(SeedRules.job_lifecycle(attempt["job_status"])),
           do: count(acc, :checked),
           else: problem(acc, :wrong_tier, "delegation #{attempt["job"]}: #{inspect(seam)}")
 
@@ -513,7 +515,7 @@ defmodule Faults.Load do
     keys = fn map -> map |> Map.keys() |> Enum.sort() end
 
     at = fn family ->
-      WorkDisclosure.fields_at(family, tier) |> Enum.map(&to_string/1) |> Enum.sort()
+      SeedRules.fields(family, SeedRules.name(tier)) |> Enum.map(&to_string/1) |> Enum.sort()
     end
 
     cond do
@@ -585,7 +587,7 @@ defmodule Faults.Load do
   end
 
   defp record_keys(acc, family, tier, record) do
-    want = WorkDisclosure.fields_at(family, tier) |> Enum.map(&to_string/1) |> Enum.sort()
+    want = SeedRules.fields(family, SeedRules.name(tier)) |> Enum.map(&to_string/1) |> Enum.sort()
 
     if Enum.sort(Map.keys(record)) == want,
       do: count(acc, :records),

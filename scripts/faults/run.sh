@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Faults against the example host's production release (issue 11): load,
+# Faults against the example host's production release: load,
 # crash mid-write, the database going away, a panic in the core.
 #
 #   scripts/faults/run.sh load    [--clients 50] [--duration 60]   two identical runs, RSS
@@ -37,8 +37,11 @@ fail() {
   fi
   exit 1
 }
+# The PostgreSQL this run starts (not one already running) stops at exit.
+export OPENAGENTS_PG_STARTED="$WORK/pg_started"
 cleanup() {
   if [[ -n $BIN ]]; then "$BIN" stop >/dev/null 2>&1 || true; fi
+  "$ROOT/scripts/postgres.sh" stop-started || true
   if [[ -n ${FAULTS_KEEP:-} ]]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
@@ -253,6 +256,12 @@ mode_dbdown() {
   beam=$(pid)
   load --clients "$clients" --duration "$duration" --allow-503 >"$out" 2>&1 &
   local loader=$!
+  # The clients read the database's truth first; the outage starts $before
+  # seconds after they have (a loaded machine may take seconds to start them).
+  for _ in $(seq 1 600); do
+    grep -q "database snapshot read" "$out" 2>/dev/null && break
+    sleep 0.1
+  done
   sleep "$before"
   pg stop >/dev/null
   say "dbdown: PostgreSQL stopped under $clients clients; down for ${down}s"

@@ -3,17 +3,13 @@
 # The database says who the readers are (admin, member of acme-widgets) and
 # what each attempt and evidence row carries (its transparency_tier, its
 # link: account, tier, revoked or not); `Faults.Truth.expected/5` applies the
-# rules of upstream.md ("OpenAgents.Transparency: the semantics
-# WorkDisclosure relies on", the viewer/2 descriptors of "How the two
-# modules are called", and seed 002's effective_tier/2 for a record with no
-# link) to them: an oracle written from the contract, not a
-# call into the library under test. The tier order is the library's own
-# vocabulary (Ladder.tiers/0), and the fields of each tier the library's own
-# schedule (WorkDisclosure.fields_at/2): no list is written here.
+# tests' oracle of the seeds' rules (OpenAgentsPolicy.SeedRules, compiled
+# under MIX_ENV=test from test/support/oracle) to them, not the library
+# under test.
 defmodule Faults.Truth do
   @moduledoc false
 
-  alias OpenAgents.Transparency.Ladder
+  alias OpenAgentsPolicy.SeedRules
 
   @slug "acme-widgets"
 
@@ -67,31 +63,24 @@ defmodule Faults.Truth do
     }
   end
 
-  # ── upstream.md's rules ───────────────────────────────────────────────
+  # ── upstream.md's rules: the tests' oracle (test/support/oracle) ──────
 
-  @doc "A tier named by a word: one of the ladder's names, else dark."
-  def name(word) when is_binary(word),
-    do: Enum.find(Ladder.tiers(), :dark, &(Atom.to_string(&1) == word))
+  @doc "The tier `reader` (a users row, or nil) reads a record at, given its link (or `:none`)."
+  def tier(record_tier, link, reader) do
+    kind =
+      cond do
+        reader == nil -> :anonymous
+        reader["admin"] -> :operator
+        reader["member"] -> :member
+        true -> :stranger
+      end
 
-  def name(_), do: :dark
-
-  @doc "A tier's rank on the library's ladder (dark 0 .. glass 3)."
-  def rank(tier), do: Enum.find_index(Ladder.tiers(), &(&1 == tier))
-
-  defp lower(a, b), do: if(rank(a) <= rank(b), do: a, else: b)
-
-  @doc "The tier viewer/2 gives `reader` (a users row, or nil): operator glass, member ledger, else pulse."
-  def viewer_tier(nil), do: :pulse
-  def viewer_tier(%{"admin" => true}), do: :glass
-  def viewer_tier(%{"member" => true}), do: :ledger
-  def viewer_tier(_user), do: :pulse
+    SeedRules.effective_tier(kind, reader && reader["id"], link, record_tier)
+  end
 
   @doc "A live link's tier for `reader`: glass to its account and to operators, else clamped."
-  def live_tier(link, reader) do
-    if reader != nil and (reader["admin"] or reader["id"] == link["account"]),
-      do: :glass,
-      else: lower(name(link["tier"]), viewer_tier(reader))
-  end
+  def live_tier(link, reader),
+    do: tier(nil, %{account_id: link["account"], tier: link["tier"], revoked_at: nil}, reader)
 
   @doc """
   What `reader` may see of a record (an attempt or evidence row of the
@@ -105,14 +94,8 @@ defmodule Faults.Truth do
     link = record["link"] && snapshot.links[record["link"]]
 
     cond do
-      # No link (nil, or not loaded): the tier column, clamped; an operator
-      # reads glass (seed 002's effective_tier/2: an operator is raised
-      # either way, an owner only through a link).
-      (not preload? or link == nil) and reader != nil and reader["admin"] ->
-        {:exactly, :glass}
-
       not preload? or link == nil ->
-        {:exactly, lower(name(record["tier"]), viewer_tier(reader))}
+        {:exactly, tier(record["tier"], :none, reader)}
 
       MapSet.member?(revoked_before, link["id"]) ->
         {:exactly, :dark}

@@ -22,12 +22,13 @@ defmodule OpenAgentsPolicy.DocsTest do
 
     {:ok, modules} = :application.get_key(:openagents_policy, :modules)
 
-    # The library's own modules (test/support is compiled in too, under test).
-    lib = Path.join(@root, "lib")
+    # The library's own modules and its docs tooling (test/support is
+    # compiled in too, under test).
+    roots = [Path.join(@root, "lib"), Path.join(@root, "dev")]
 
     public =
       for module <- modules,
-          String.starts_with?(to_string(module.module_info(:compile)[:source]), lib),
+          String.starts_with?(to_string(module.module_info(:compile)[:source]), roots),
           {:docs_v1, _, _, _, doc, _, _} = Code.fetch_docs(module),
           doc != :hidden,
           do: module

@@ -1,5 +1,5 @@
 defmodule OpenAgentsPolicy.HostConfigTest do
-  # Issue 12, problem 5: the host configuration follows the application
+  # The host configuration follows the application
   # environment, and configure/1 cannot be undone by a racing reader.
   #
   # async: false: these tests change the application environment, which
@@ -60,10 +60,9 @@ defmodule OpenAgentsPolicy.HostConfigTest do
 
   # Readers call the library without pause while configure/1 switches
   # :accounts twice in a row, each round; once every reader has made calls
-  # since, the second switch must hold. (a14bde8 kept a cache that
-  # configure/1 erased and readers refilled: a reader refilling it after the
-  # first switch could write that back over the second, in 5 to 7 rounds of
-  # 200.)
+  # since, the second switch must hold. A cache that configure/1 erased and
+  # readers refilled would fail this: a reader refilling it after the first
+  # switch could write that back over the second.
   test "stress: configure/1 is never undone by a racing reader (#{@rounds} rounds, #{@readers} readers)" do
     readers = for _ <- 1..@readers, do: spawn_link(fn -> read() end)
 

@@ -1,5 +1,5 @@
 defmodule OpenAgentsPolicy.HostOverrideTest do
-  # Issue 12, problem 5: a test can use other host modules without leaking
+  # A test can use other host modules without leaking
   # them into its async neighbours. async: true on purpose: every other async
   # module of the suite (the concurrency and fuzz tests call the host through
   # the defaults) is a neighbour that must not see these overrides.

@@ -1,10 +1,9 @@
 defmodule OpenAgentsPolicy.NifBuildTest do
   # The NIF compiler (lib/mix/tasks/compile.openagents_policy_nif.exs) and the
   # loader, driven as a developer drives them: `mix compile` and `mix run` in
-  # a copy of this project, with real cargo builds. Each test holds one of the
-  # problems of issue 12 (numbered as there); each failed on the compiler and
-  # loader of a14bde8 (run with OPENAGENTS_BUILD_TEST_SOURCE pointing at an
-  # export of that revision).
+  # a copy of this project, with real cargo builds. Each test holds one
+  # promise of the compiler and the loader (OPENAGENTS_BUILD_TEST_SOURCE runs
+  # them against an export of another revision).
   #
   # async: true, as other modules go: its tests run one at a time, in one
   # copy (see ProjectCopy.fresh!/0), and touch nothing of this VM.
@@ -13,7 +12,7 @@ defmodule OpenAgentsPolicy.NifBuildTest do
   import OpenAgentsPolicy.Test.ProjectCopy
 
   @moduletag timeout: 900_000
-  # A hang is what problem 2 was: a compile that has not ended after this
+  # A hang is a failure too: a compile that has not ended after this
   # long counts as one (a clean compile of a copy takes seconds; cargo's part
   # is warm after the first run).
   @hang 240_000
@@ -33,7 +32,7 @@ defmodule OpenAgentsPolicy.NifBuildTest do
     answer(output)
   end
 
-  describe "1. cargo decides what is stale" do
+  describe "cargo decides what is stale" do
     test "an edit saved while cargo was building is built by the next compile" do
       dir = fresh!()
       assert ask!(dir) == "active"
@@ -61,7 +60,7 @@ defmodule OpenAgentsPolicy.NifBuildTest do
     end
   end
 
-  describe "2. a library that cannot load fails the build, fast and loud" do
+  describe "a library that cannot load fails the build, fast and loud" do
     setup do
       dir = fresh!()
       bad = Path.join(dir, "bad")
@@ -112,7 +111,7 @@ defmodule OpenAgentsPolicy.NifBuildTest do
     end
   end
 
-  describe "3. cargo's own settings say where it builds" do
+  describe "cargo's own settings say where it builds" do
     # Builds a fresh copy with `.cargo/config.toml` holding `config` (none if
     # nil) and `env`, CARGO_TARGET_DIR unset; checks that what was installed
     # is the library cargo built at `artifact` (under the target directory).
@@ -147,7 +146,7 @@ defmodule OpenAgentsPolicy.NifBuildTest do
     end
   end
 
-  describe "4. a prebuilt library is installed whenever its content differs" do
+  describe "a prebuilt library is installed whenever its content differs" do
     test "a replacement older than the installed library is installed, and only it ships" do
       dir = fresh!()
       prebuilt = Path.join(dir, "prebuilt/libopenagents_policy_nif.so")
@@ -181,7 +180,7 @@ defmodule OpenAgentsPolicy.NifBuildTest do
     end
   end
 
-  describe "6. cargo flags" do
+  describe "cargo flags" do
     test "--locked: a build never rewrites Cargo.lock" do
       dir = fresh!()
       lock = File.read!(Path.join(dir, "Cargo.lock"))
@@ -201,7 +200,7 @@ defmodule OpenAgentsPolicy.NifBuildTest do
     end
   end
 
-  describe "issue 8, part 5: a Rust edit served by a running VM" do
+  describe "a Rust edit served by a running VM" do
     # The VM under test: `mix run` in the copy, answering on stdout what it
     # is asked on stdin. `recompile()` is IEx's; Phoenix's code reloader runs
     # the same compilers when :openagents_policy is in `reloadable_apps` and

@@ -7,6 +7,7 @@ defmodule OpenAgents.Delegations.TargetTest do
   alias OpenAgents.Machines.Machine
   alias OpenAgents.Transparency.ArtifactLink
   alias OpenAgentsPolicy.Native
+  alias OpenAgentsPolicy.SeedRules
   alias OpenAgentsPolicy.Test.{Generators, Upstream}
 
   doctest OpenAgents.Delegations.Target
@@ -26,50 +27,13 @@ defmodule OpenAgents.Delegations.TargetTest do
   @machine_statuses Upstream.machine_statuses()
   @catalog Upstream.capacity_catalog()
 
-  # ── The seam's own vocabularies, in the seed's order (000) ──
-  @lifecycles ~w(cold queued starting active stopping failed destroyed)
-  @delegation_lifecycles ~w(queued starting active succeeded failed cancelled)
-  @custodies ~w(openagents_managed customer_premises)
-  @kinds ~w(box computer)
+  # ── The seed's vocabularies and rules: the tests' oracle (test/support) ──
+  @lifecycles SeedRules.lifecycles()
+  @delegation_lifecycles SeedRules.delegation_lifecycles()
+  @kinds SeedRules.kinds()
   # The seam document's keys, in the order the Rust core serializes them.
   @seam_keys ~w(custody runtime_class lifecycle capabilities unavailable_reason)
   @delegation_seam_keys ~w(lifecycle capabilities)
-
-  # ── The seed's projection tables, written out from 000 ──
-  @box_table %{
-    "queued" => "queued",
-    "init" => "starting",
-    "provisioning" => "starting",
-    "cloning" => "starting",
-    "provisioned" => "starting",
-    "ready" => "active",
-    "idle" => "active",
-    "running" => "active",
-    "archiving" => "stopping",
-    "archived" => "destroyed",
-    "error" => "failed"
-  }
-  @run_table %{
-    "admitted" => "queued",
-    "dispatched" => "starting",
-    "running" => "active",
-    "completed" => "succeeded",
-    "cancelled" => "cancelled",
-    "failed" => "failed",
-    "timed_out" => "failed",
-    "lost" => "failed"
-  }
-  @job_table %{
-    "queued" => "queued",
-    "running" => "active",
-    "completed" => "succeeded",
-    "cancelled" => "cancelled",
-    "failed" => "failed",
-    "interrupted" => "failed",
-    "budget_exhausted" => "failed"
-  }
-  @custody_of %{"box" => "openagents_managed", "computer" => "customer_premises"}
-  @runtime_class_of %{"box" => nil, "computer" => "connected"}
 
   # Terms that are not binaries, for the guards.
   @non_binaries [nil, :running, :box, true, 1, 1.5, ~c"running", ["running"], {"running"}, %{}]
@@ -92,7 +56,7 @@ defmodule OpenAgents.Delegations.TargetTest do
     end
 
     test "custody and kind vocabularies are the seed's" do
-      assert Target.custodies() == @custodies
+      assert Target.custodies() == SeedRules.custodies()
       assert Target.kinds() == @kinds
     end
 
@@ -106,7 +70,7 @@ defmodule OpenAgents.Delegations.TargetTest do
 
   describe "custody/1 and runtime_class/1" do
     test "custody is derived from the kind alone" do
-      for kind <- @kinds, do: assert(Target.custody(kind) == @custody_of[kind])
+      for kind <- @kinds, do: assert(Target.custody(kind) == SeedRules.custody(kind))
     end
 
     test "a Computer is `connected`; a Box claims no runtime class until evidence exists" do
@@ -124,13 +88,9 @@ defmodule OpenAgents.Delegations.TargetTest do
   describe "box_lifecycle/1" do
     test "projects every state exactly as the seed's table does" do
       for state <- [@fanout_queued | @box_states] do
-        assert Target.box_lifecycle(state) == Map.fetch!(@box_table, state),
+        assert Target.box_lifecycle(state) == SeedRules.box_lifecycle(state),
                "Box state #{inspect(state)}"
       end
-    end
-
-    test "the seed's table covers every ConversationBox state and the fan-out queue, and nothing else" do
-      assert Enum.sort(Map.keys(@box_table)) == Enum.sort([@fanout_queued | @box_states])
     end
 
     test "every Box state maps into the target lifecycle vocabulary" do
@@ -181,11 +141,9 @@ defmodule OpenAgents.Delegations.TargetTest do
   describe "run_lifecycle/1" do
     test "projects every run state exactly as the seed's table does" do
       for state <- @run_states do
-        assert Target.run_lifecycle(state) == Map.fetch!(@run_table, state),
+        assert Target.run_lifecycle(state) == SeedRules.run_lifecycle(state),
                "run state #{inspect(state)}"
       end
-
-      assert Enum.sort(Map.keys(@run_table)) == Enum.sort(@run_states)
     end
 
     test "every run state maps into the delegation lifecycle vocabulary" do
@@ -214,11 +172,9 @@ defmodule OpenAgents.Delegations.TargetTest do
   describe "job_lifecycle/1" do
     test "projects every job status exactly as the seed's table does" do
       for status <- @job_statuses do
-        assert Target.job_lifecycle(status) == Map.fetch!(@job_table, status),
+        assert Target.job_lifecycle(status) == SeedRules.job_lifecycle(status),
                "job status #{inspect(status)}"
       end
-
-      assert Enum.sort(Map.keys(@job_table)) == Enum.sort(@job_statuses)
     end
 
     test "every job status maps into the delegation lifecycle vocabulary" do
@@ -297,7 +253,12 @@ defmodule OpenAgents.Delegations.TargetTest do
           Target.computer_lifecycle(%Machine{status: status, revoked_at: revoked_at}, online?)
 
         assert lifecycle in @lifecycles
-        assert lifecycle == expected_computer(status, revoked_at, online?)
+
+        assert lifecycle ==
+                 SeedRules.computer_lifecycle(
+                   %Machine{status: status, revoked_at: revoked_at},
+                   online?
+                 )
       end
     end
 
@@ -361,7 +322,7 @@ defmodule OpenAgents.Delegations.TargetTest do
     test "every kind, lifecycle and authority gives the seed's document" do
       for {kind, lifecycle, authorized?} <- all_targets() do
         assert Target.seam(kind, lifecycle, authorized?) ==
-                 expected_seam(kind, lifecycle, authorized?),
+                 SeedRules.seam(kind, lifecycle, authorized?),
                "seam(#{inspect(kind)}, #{inspect(lifecycle)}, #{authorized?})"
       end
     end
@@ -562,9 +523,9 @@ defmodule OpenAgents.Delegations.TargetTest do
         assert box in @lifecycles
         assert run in @delegation_lifecycles
         assert job in @delegation_lifecycles
-        assert box == Map.get(@box_table, word, "failed")
-        assert run == Map.get(@run_table, word, "failed")
-        assert job == Map.get(@job_table, word, "failed")
+        assert box == SeedRules.box_lifecycle(word)
+        assert run == SeedRules.run_lifecycle(word)
+        assert job == SeedRules.job_lifecycle(word)
       end
     end
 
@@ -587,7 +548,7 @@ defmodule OpenAgents.Delegations.TargetTest do
             ) do
         if kind in @kinds and lifecycle in @lifecycles and is_boolean(authorized?) do
           assert Target.seam(kind, lifecycle, authorized?) ==
-                   expected_seam(kind, lifecycle, authorized?)
+                   SeedRules.seam(kind, lifecycle, authorized?)
         else
           assert_raise FunctionClauseError, fn -> Target.seam(kind, lifecycle, authorized?) end
         end
@@ -605,32 +566,11 @@ defmodule OpenAgents.Delegations.TargetTest do
         machine = %Machine{status: status, revoked_at: revoked_at, name: name}
 
         assert Target.computer_lifecycle(machine, online?) ==
-                 expected_computer(status, revoked_at, online?)
+                 SeedRules.computer_lifecycle(
+                   %Machine{status: status, revoked_at: revoked_at},
+                   online?
+                 )
       end
-    end
-  end
-
-  # The seed's rules, for comparing against generated input.
-  defp expected_seam(kind, lifecycle, authorized?) do
-    %{
-      "custody" => @custody_of[kind],
-      "runtime_class" => @runtime_class_of[kind],
-      "lifecycle" => lifecycle,
-      "capabilities" => if(lifecycle == "active" and authorized?, do: ["start"], else: []),
-      "unavailable_reason" =>
-        cond do
-          lifecycle != "active" -> lifecycle
-          authorized? -> nil
-          true -> "not_authorized"
-        end
-    }
-  end
-
-  defp expected_computer(status, revoked_at, online?) do
-    cond do
-      status == "revoked" or not is_nil(revoked_at) -> "destroyed"
-      status == "active" and online? -> "active"
-      true -> "cold"
     end
   end
 

@@ -4,6 +4,7 @@ defmodule OpenAgents.Transparency.LadderTest do
   alias OpenAgents.Accounts
   alias OpenAgents.Accounts.User
   alias OpenAgents.Transparency.{ArtifactLink, Ladder}
+  alias OpenAgentsPolicy.SeedRules.Ladder, as: Model
   alias OpenAgentsPolicy.Test.Upstream
 
   doctest OpenAgents.Transparency.Ladder
@@ -117,7 +118,7 @@ defmodule OpenAgents.Transparency.LadderTest do
 
     test "agrees with upstream's rules for every viewer shape" do
       for viewer <- @viewers,
-          do: assert(Ladder.viewer_tier(viewer) == expected_viewer_tier(viewer), inspect(viewer))
+          do: assert(Ladder.viewer_tier(viewer) == Model.viewer_tier(viewer), inspect(viewer))
     end
   end
 
@@ -144,7 +145,7 @@ defmodule OpenAgents.Transparency.LadderTest do
 
     test "agrees with upstream's rules for every tier and viewer" do
       for tier <- @tiers ++ @unknown_words, viewer <- @viewers do
-        assert Ladder.clamp(tier, viewer) == expected_clamp(expected_name(tier), viewer),
+        assert Ladder.clamp(tier, viewer) == Model.clamp(tier, viewer),
                "clamp(#{inspect(tier)}, #{inspect(viewer)})"
       end
     end
@@ -220,7 +221,7 @@ defmodule OpenAgents.Transparency.LadderTest do
 
     test "agrees with upstream's rules for every subject and viewer" do
       for subject <- subjects(), viewer <- @viewers do
-        assert Ladder.effective_tier(subject, viewer) == expected_effective(subject, viewer),
+        assert Ladder.effective_tier(subject, viewer) == Model.effective_tier(subject, viewer),
                "effective_tier(#{inspect(subject)}, #{inspect(viewer)})"
       end
     end
@@ -260,7 +261,7 @@ defmodule OpenAgents.Transparency.LadderTest do
           capability <- Map.keys(@minimums) ++ [:bogus],
           viewer <- @viewers do
         expected =
-          @ranks[expected_effective(subject, viewer)] >=
+          @ranks[Model.effective_tier(subject, viewer)] >=
             @ranks[Map.get(@minimums, capability, :dark)]
 
         assert Ladder.allows?(subject, capability, viewer) == expected,
@@ -268,52 +269,4 @@ defmodule OpenAgents.Transparency.LadderTest do
       end
     end
   end
-
-  # ── upstream.md's rules, written out as the host states them ──
-
-  defp expected_name(tier) when is_atom(tier), do: expected_name(Atom.to_string(tier))
-
-  defp expected_name(tier) when is_binary(tier),
-    do: Enum.find(@tiers, :dark, &(Atom.to_string(&1) == tier))
-
-  defp expected_name(_tier), do: :dark
-
-  defp expected_viewer_tier(%{admin: true}), do: :glass
-  defp expected_viewer_tier(%User{} = user), do: if(Accounts.admin?(user), do: :glass)
-  defp expected_viewer_tier(%{tier: tier}), do: expected_name(tier)
-  defp expected_viewer_tier(%{account_id: _}), do: nil
-  defp expected_viewer_tier(tier) when is_binary(tier), do: expected_name(tier)
-  defp expected_viewer_tier(tier) when is_atom(tier) and not is_nil(tier), do: expected_name(tier)
-  defp expected_viewer_tier(_viewer), do: nil
-
-  defp expected_clamp(tier, viewer) do
-    case expected_viewer_tier(viewer) do
-      nil -> tier
-      own -> Enum.min_by([tier, own], &@ranks[&1])
-    end
-  end
-
-  defp expected_effective(%ArtifactLink{revoked_at: nil} = link, viewer) do
-    if owner?(link, viewer) or admin?(viewer),
-      do: :glass,
-      else: expected_clamp(expected_name(link.tier), viewer)
-  end
-
-  defp expected_effective(%ArtifactLink{}, _viewer), do: :dark
-  defp expected_effective(tier, viewer), do: expected_clamp(expected_name(tier), viewer)
-
-  defp owner?(%ArtifactLink{account_id: owner}, viewer) do
-    reader =
-      case viewer do
-        %User{id: id} -> id
-        %{account_id: account_id} -> account_id
-        _ -> nil
-      end
-
-    not is_nil(owner) and not is_nil(reader) and owner == reader
-  end
-
-  defp admin?(%{admin: true}), do: true
-  defp admin?(%User{} = user), do: Accounts.admin?(user)
-  defp admin?(_viewer), do: false
 end

@@ -4,6 +4,7 @@ defmodule OpenAgents.Transparency.WorkDisclosureTest do
   alias Ecto.Association.NotLoaded
   alias OpenAgents.Accounts.User
   alias OpenAgents.Transparency.{ArtifactLink, WorkDisclosure}
+  alias OpenAgentsPolicy.SeedRules
   alias OpenAgentsPolicy.Test.{Assignment, Changeset, Evidence, Upstream, WorkJob}
 
   doctest OpenAgents.Transparency.WorkDisclosure
@@ -17,85 +18,16 @@ defmodule OpenAgents.Transparency.WorkDisclosureTest do
   @families [:attempt, :work_job, :evidence, :trace]
   @rungs [:pulse, :ledger, :glass]
 
-  @schedule %{
-    attempt: %{
-      id: :pulse,
-      target_kind: :pulse,
-      state: :pulse,
-      requester_kind: :pulse,
-      admitted_at: :pulse,
-      started_at: :pulse,
-      finished_at: :pulse,
-      branch: :ledger,
-      terminal_branch: :ledger,
-      terminal_commit: :ledger,
-      failure_reason: :ledger
-    },
-    work_job: %{
-      id: :pulse,
-      kind: :pulse,
-      status: :pulse,
-      started_at: :pulse,
-      completed_at: :pulse,
-      tool_call_count: :ledger,
-      continuation_count: :ledger,
-      error_code: :ledger,
-      budget: :ledger,
-      report: :glass,
-      usage: :glass,
-      model_id: :glass
-    },
-    evidence: %{
-      id: :pulse,
-      family: :pulse,
-      result: :pulse,
-      plane: :pulse,
-      source: :pulse,
-      recorded_at: :pulse,
-      commit: :ledger,
-      receipt_id: :ledger,
-      environment: :ledger
-    },
-    trace: %{
-      id: :pulse,
-      schema_version: :pulse,
-      step_count: :pulse,
-      recorded_at: :pulse,
-      digest: :ledger,
-      byte_size: :ledger
-    }
-  }
-
-  # In the seed's order.
-  @never %{
-    attempt: ~w(conversation_id conversation_box_id machine_id run_id work_job_id deadline_at
-                credential_delivery_status credential_delivery_reason repository_id issue_id
-                transparency_tier artifact_link_id inserted_at updated_at)a,
-    work_job: ~w(goal context_hint delegation authority_snapshot machine_id conversation_id
-                 owner_visitor_id requesting_tool_step_ref instruction_digest tool_catalog_digest
-                 memory_snapshot_ref report_message_id owner_node generation surface inserted_at
-                 updated_at)a,
-    evidence: ~w(actor assignment_id repository_id issue_id transparency_tier artifact_link_id)a,
-    trace: ~w(user_id visibility assignment_id)a
-  }
-
-  # Scheduled fields read from a column of another name.
-  @renames %{
-    attempt: %{requester_kind: :requesting_principal},
-    work_job: %{budget: :budget_snapshot},
-    evidence: %{commit: :commit_sha, recorded_at: :inserted_at},
-    trace: %{schema_version: :document, step_count: :document, recorded_at: :inserted_at}
-  }
+  # The seed's schedule, never lists and renamed columns: the tests' oracle.
+  @schedule SeedRules.schedule()
+  @never Map.new(@families, &{&1, SeedRules.never(&1)})
+  @renames Map.new(@families, &{&1, SeedRules.renames(&1)})
 
   @revoked_at ~U[2026-08-25 12:00:00Z]
   @not_families [:deployment, :changelog, :Attempt, "attempt", nil, 1, [:attempt]]
 
   # The fields of `family` a `rung` admits, from the seed's schedule, sorted.
-  defp rung_fields(_family, :dark), do: []
-
-  defp rung_fields(family, rung) do
-    Enum.sort(for {field, at} <- @schedule[family], @ranks[at] <= @ranks[rung], do: field)
-  end
+  defp rung_fields(family, rung), do: SeedRules.fields(family, rung)
 
   defp all_fields(family), do: @schedule[family] |> Map.keys() |> Enum.sort()
 

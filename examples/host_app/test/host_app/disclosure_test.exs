@@ -2,7 +2,8 @@ defmodule HostApp.DisclosureTest do
   @moduledoc "`HostApp.Disclosure` on records loaded from PostgreSQL, below the routes."
   use HostApp.DataCase, async: true
 
-  alias HostApp.{Disclosure, SeedRules}
+  alias HostApp.{Disclosure}
+  alias OpenAgentsPolicy.SeedRules
   alias OpenAgents.Forge.Assignment
 
   setup :seeded

@@ -2,7 +2,8 @@ defmodule HostApp.FleetTest do
   @moduledoc "The chat fleet panel on Boxes, Computers and jobs loaded from PostgreSQL."
   use HostApp.DataCase, async: true
 
-  alias HostApp.{Fixtures, Fleet, SeedRules}
+  alias HostApp.{Fixtures, Fleet}
+  alias OpenAgentsPolicy.SeedRules
 
   # Every job status, plus the in-flight cancel word the vocabulary lacks.
   @statuses SeedRules.job_statuses() ++ ["stopping"]

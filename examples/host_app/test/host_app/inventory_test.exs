@@ -6,7 +6,8 @@ defmodule HostApp.InventoryTest do
   """
   use HostApp.DataCase, async: true
 
-  alias HostApp.{Delegations, Fixtures, SeedRules}
+  alias HostApp.{Delegations, Fixtures}
+  alias OpenAgentsPolicy.SeedRules
   alias OpenAgents.Delegations.Target
 
   setup do

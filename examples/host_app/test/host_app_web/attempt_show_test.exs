@@ -2,7 +2,7 @@ defmodule HostAppWeb.AttemptShowTest do
   @moduledoc "GET /api/attempts/:id: the item plus its evidence and traces, each at its own tier."
   use HostAppWeb.ConnCase, async: true
 
-  alias HostApp.SeedRules
+  alias OpenAgentsPolicy.SeedRules
   alias OpenAgents.Traces.Trace
 
   setup :seeded

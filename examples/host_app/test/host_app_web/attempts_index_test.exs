@@ -2,7 +2,7 @@ defmodule HostAppWeb.AttemptsIndexTest do
   @moduledoc "GET /api/repositories/:slug/attempts on the seeded world, for the five readers."
   use HostAppWeb.ConnCase, async: true
 
-  alias HostApp.SeedRules
+  alias OpenAgentsPolicy.SeedRules
 
   setup :seeded
 

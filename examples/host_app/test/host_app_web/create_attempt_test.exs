@@ -55,7 +55,12 @@ defmodule HostAppWeb.CreateAttemptTest do
         %{"data" => items} = request_as(ctx.readers[reader], :get, path) |> json!(200)
 
         expected =
-          HostApp.SeedRules.effective_tier(reader, reader_id(ctx.readers, reader), link, "ledger")
+          OpenAgentsPolicy.SeedRules.effective_tier(
+            reader,
+            reader_id(ctx.readers, reader),
+            link,
+            "ledger"
+          )
 
         assert Enum.find(items, &(&1["attempt"]["id"] == id))["tier"] == Atom.to_string(expected)
       end

@@ -3,7 +3,7 @@ defmodule HostAppWeb.DelegationsTest do
   use HostAppWeb.ConnCase, async: true
 
   import Ecto.Query, only: [where: 2]
-  alias HostApp.SeedRules
+  alias OpenAgentsPolicy.SeedRules
   alias OpenAgents.Work.Job
 
   setup :seeded

@@ -2,7 +2,8 @@ defmodule HostAppWeb.TargetsTest do
   @moduledoc "GET /api/targets: each reader's inventory, from the seeded Box and Computer."
   use HostAppWeb.ConnCase, async: false
 
-  alias HostApp.{Presence, SeedRules}
+  alias HostApp.{Presence}
+  alias OpenAgentsPolicy.SeedRules
 
   setup :seeded
 

@@ -9,14 +9,15 @@ defmodule Mix.Tasks.OpenagentsPolicy.Show do
       mix openagents_policy.show --schedule  # the disclosure schedule
       mix openagents_policy.show --json      # the schedule as the core's JSON
 
-  `--readme` rewrites the schedule section of README.md from the code (the
-  test suite fails when the two drift).
+  `--write-schedule` rewrites the schedule table of
+  guides/disclosure-model.md from the code (the test suite fails when the
+  two drift).
   """
   use Mix.Task
 
   alias OpenAgentsPolicy.Report
 
-  @switches [seams: :boolean, schedule: :boolean, json: :boolean, readme: :boolean]
+  @switches [seams: :boolean, schedule: :boolean, json: :boolean, write_schedule: :boolean]
 
   @impl true
   def run(args) do
@@ -38,7 +39,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Show do
       )
     end
 
-    if opts[:readme], do: Report.write_readme!("README.md")
+    if opts[:write_schedule], do: Report.write_schedule!("guides/disclosure-model.md")
   end
 
   defp section(title, body), do: Mix.shell().info("## #{title}\n\n#{body}\n")

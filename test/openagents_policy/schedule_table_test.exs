@@ -1,17 +1,17 @@
-defmodule OpenAgentsPolicy.ReadmeTest do
+defmodule OpenAgentsPolicy.ScheduleTableTest do
   use ExUnit.Case, async: true
 
   alias OpenAgentsPolicy.Report
 
-  @readme Path.expand("../../README.md", __DIR__)
+  @guide Path.expand("../../guides/disclosure-model.md", __DIR__)
 
-  test "the README's disclosure schedule is the one the code decides" do
-    section = @readme |> File.read!() |> Report.readme_schedule()
+  test "the disclosure guide's schedule table is the one the code decides" do
+    section = @guide |> File.read!() |> Report.schedule_section()
 
-    assert section, "README.md lost its schedule markers"
+    assert section, "guides/disclosure-model.md lost its schedule markers"
 
     assert section == String.trim(Report.schedule_markdown()),
-           "README.md's schedule drifted from the code: run `mix openagents_policy.show --readme`"
+           "the guide's schedule drifted from the code: run `mix openagents_policy.show --write-schedule`"
   end
 
   test "the schedule table names every scheduled field with its tier and every never-listed column" do
