@@ -90,7 +90,7 @@ defmodule OpenAgentsPolicy.MixProject do
           OpenAgents.Transparency.WorkDisclosure,
           OpenAgents.Transparency.Ladder
         ],
-        "Host boundary": [OpenAgentsPolicy.Host],
+        "Host boundary": [OpenAgentsPolicy.Host, OpenAgentsPolicy.Scheduler],
         "Mix tasks": [Mix.Tasks.OpenagentsPolicy.Show, Mix.Tasks.OpenagentsPolicy.Pictures],
         "Reports and pictures": [OpenAgentsPolicy.Report, OpenAgentsPolicy.Pictures]
       ]

@@ -112,4 +112,20 @@ defmodule OpenAgentsPolicy.Native do
   def ladder_clamp(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
   def ladder_effective_tier(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
   def ladder_allows(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
+
+  # Dirty twins: the same NIFs, registered to run on a dirty CPU scheduler,
+  # for arguments holding a binary too large to read on a normal one
+  # (OpenAgentsPolicy.Scheduler decides).
+  def computer_lifecycle_dirty(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
+  def fields_at_dirty(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
+  def project_dirty(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
+  def effective_tier_dirty(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
+  def linked_tier_dirty(_a, _b, _c, _d, _e), do: :erlang.nif_error(:nif_not_loaded)
+  def attempt_link_dirty(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
+  def ladder_name_dirty(_a), do: :erlang.nif_error(:nif_not_loaded)
+  def ladder_rank_dirty(_a), do: :erlang.nif_error(:nif_not_loaded)
+  def ladder_viewer_tier_dirty(_a, _b), do: :erlang.nif_error(:nif_not_loaded)
+  def ladder_clamp_dirty(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
+  def ladder_effective_tier_dirty(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
+  def ladder_allows_dirty(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
 end

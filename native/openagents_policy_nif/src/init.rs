@@ -66,6 +66,23 @@ nifs! {
     ladder_clamp(tier, viewer, user_admin) => disclosure::ladder_clamp;
     ladder_effective_tier(subject, viewer, user_admin) => disclosure::ladder_effective_tier;
     ladder_allows(subject, access, viewer, user_admin) => disclosure::ladder_allows;
+
+    // Dirty twins: the same functions on a dirty CPU scheduler, for an
+    // argument holding a binary too large to read on a normal one. Reading a
+    // binary at a bit offset copies it before its size is known, so the
+    // Elixir side, where `byte_size/1` is free, chooses the twin.
+    computer_lifecycle_dirty(status, revoked_at, online), dirty_cpu => target::computer_lifecycle;
+    fields_at_dirty(family, tier, user_admin), dirty_cpu => disclosure::fields_at;
+    project_dirty(family, source, tier, user_admin), dirty_cpu => disclosure::project;
+    effective_tier_dirty(link, tier, viewer, user_admin), dirty_cpu => disclosure::effective_tier;
+    linked_tier_dirty(owner, tier, revoked_at, viewer, user_admin), dirty_cpu => disclosure::linked_tier;
+    attempt_link_dirty(repository, kind, id, authority), dirty_cpu => disclosure::attempt_link;
+    ladder_name_dirty(tier), dirty_cpu => disclosure::ladder_name;
+    ladder_rank_dirty(tier), dirty_cpu => disclosure::ladder_rank;
+    ladder_viewer_tier_dirty(viewer, user_admin), dirty_cpu => disclosure::ladder_viewer_tier;
+    ladder_clamp_dirty(tier, viewer, user_admin), dirty_cpu => disclosure::ladder_clamp;
+    ladder_effective_tier_dirty(subject, viewer, user_admin), dirty_cpu => disclosure::ladder_effective_tier;
+    ladder_allows_dirty(subject, access, viewer, user_admin), dirty_cpu => disclosure::ladder_allows;
 }
 
 unsafe extern "C" fn load(
