@@ -134,7 +134,7 @@ defmodule Bench.HostRequests do
   defp headers(reader), do: [{~c"authorization", ~c"Bearer #{reader}"}]
 
   def requests(port, slug, rounds) do
-    url = ~c"http://127.0.0.1:#{port}/api/repositories/#{slug}/attempts"
+    url = ~c"http://127.0.0.1:#{port}/api/repositories/#{slug}/attempts?limit=#{@attempts}"
 
     :ok =
       :httpc.set_options(
@@ -176,7 +176,7 @@ defmodule Bench.HostRequests do
     user = if reader != :anonymous, do: OpenAgents.Accounts.get_by_handle("#{reader}")
 
     records =
-      for assignment <- Attempts.list(repository, true) do
+      for assignment <- Attempts.batch(repository, nil, @attempts) do
         source =
           assignment
           |> Map.from_struct()
