@@ -111,9 +111,17 @@ check_release() {
     expect 200 "GET $path as ${reader:-anonymous}: $(values tier)"
     [[ $(values tier) == "$tiers" ]] || fail "${reader:-anonymous} read tiers '$(values tier)', expected '$tiers'"
   done
-  request GET "$path?preload=false" owner
-  expect 200 "GET $path?preload=false as owner: $(values tier)"
-  [[ $(values tier) == "pulse pulse pulse pulse" ]] || fail "NotLoaded page: $(values tier)"
+  # Pages: ?limit= bounds one, "next" is the cursor of the following one.
+  request GET "$path?limit=1" member
+  expect 200 "GET $path?limit=1 as member: $(values tier)"
+  local next
+  next=$(grep -o '"next":"[^"]*"' <<<"$BODY" | cut -d'"' -f4)
+  [[ $(values tier) == "ledger" && -n $next ]] || fail "first page of one: $BODY"
+  request GET "$path?limit=2&after=$next" member
+  expect 200 "GET $path?limit=2&after=<next> as member: $(values tier)"
+  [[ $(values tier) == "ledger pulse" && $BODY == *'"next":null'* ]] || fail "last page: $BODY"
+  request GET "$path?limit=201"
+  expect 400 "GET $path?limit=201"
 
   request GET "$path" operator
   local first
@@ -130,24 +138,30 @@ check_release() {
   expect 200 "GET /api/targets as owner: $(values lifecycle)"
   [[ $(values lifecycle) == "active cold" ]] || fail "owner's targets: $BODY"
 
+  # Only members and operators request work; the owner of two seeded
+  # attempts is not a member.
   request POST "$path" owner '{"issue_number": 1, "target_kind": "box"}'
-  expect 201 "POST $path as owner"
+  expect 403 "POST $path as owner (not a member)"
+  request POST "$path" member '{"issue_number": 1, "target_kind": "box"}'
+  expect 201 "POST $path as member"
   # The item's tier (glass: the requester owns the link) and the link's (ledger).
   [[ $(values tier | tr ' ' '\n' | sort | paste -sd' ' -) == "glass ledger" ]] || fail "new attempt: $BODY"
   local link
   link=$(grep -o '"link":{[^}]*}' <<<"$BODY" | grep -o '"id":"[^"]*"' | cut -d'"' -f4)
   [[ -n $link ]] || fail "no link in $BODY"
-  request POST "$path" owner '{not json'
+  request POST "$path" member '{not json'
   expect 400 "POST $path with a body that is not JSON"
-  request POST "$path" owner '{"issue_number": "x", "target_kind": 1}'
+  request POST "$path" member '{"issue_number": "x", "target_kind": 1}'
   expect 422 "POST $path with fields of the wrong type"
   request POST "$path" "" '{"issue_number": 1, "target_kind": "box"}'
   expect 401 "POST $path as anonymous"
 
   request POST "/api/links/$link/revoke" stranger
   expect 403 "POST /api/links/:id/revoke as stranger"
-  request POST "/api/links/$link/revoke" owner
-  expect 200 "POST /api/links/:id/revoke as owner"
+  request POST "/api/links/$link/revoke" member
+  expect 200 "POST /api/links/:id/revoke as member"
+  request POST "/api/links/$link/revoke" operator
+  expect 409 "POST /api/links/:id/revoke again, as operator"
   request GET "$path" operator
   expect 200 "GET $path as operator after the revoke: $(values tier)"
   [[ $(values tier) == "glass glass glass" ]] || fail "the revoked attempt is still listed: $BODY"
