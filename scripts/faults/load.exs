@@ -96,6 +96,9 @@ defmodule Faults.Load do
     }
 
     poller = spawn_link(fn -> poll(table, url) end)
+    # The database-down run waits for this line before it stops PostgreSQL:
+    # the first snapshot needs it up.
+    IO.puts("load: first snapshot read; #{clients} clients starting")
     started = now()
 
     results =

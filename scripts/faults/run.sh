@@ -253,6 +253,15 @@ mode_dbdown() {
   beam=$(pid)
   load --clients "$clients" --duration "$duration" --allow-503 >"$out" 2>&1 &
   local loader=$!
+  # The client reads its first snapshot from PostgreSQL before it starts:
+  # the countdown starts once it has (booting it may take longer than
+  # --before on a loaded machine).
+  for _ in $(seq 1 600); do
+    grep -q "clients starting" "$out" 2>/dev/null && break
+    kill -0 "$loader" 2>/dev/null || break
+    sleep 0.2
+  done
+  grep -q "clients starting" "$out" || { cat "$out"; fail "the load client did not start"; }
   sleep "$before"
   pg stop >/dev/null
   say "dbdown: PostgreSQL stopped under $clients clients; down for ${down}s"
