@@ -98,7 +98,7 @@ defmodule OpenAgentsPolicy.MixProject do
           OpenAgents.Transparency.WorkDisclosure,
           OpenAgents.Transparency.Ladder
         ],
-        "Host boundary": [OpenAgentsPolicy.Host],
+        "Host boundary": [OpenAgentsPolicy.Host, OpenAgentsPolicy.Scheduler],
         # dev/: the library's own docs tooling, not in the package.
         "Docs tooling (dev only)": [
           Mix.Tasks.OpenagentsPolicy.Show,

@@ -112,7 +112,9 @@ check_release() {
   expect 200 "GET $path as member: $(values tier)"
   [[ -n $(values tier) ]] || fail "the seeded page is empty: $BODY"
   request POST "$path" owner '{"issue_number": 1, "target_kind": "box"}'
-  expect 201 "POST $path as owner"
+  expect 403 "POST $path as owner (not a member)"
+  request POST "$path" member '{"issue_number": 1, "target_kind": "box"}'
+  expect 201 "POST $path as member"
 
   "$bin" stop >/dev/null
   DAEMON=""

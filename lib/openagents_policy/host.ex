@@ -12,8 +12,36 @@ defmodule OpenAgentsPolicy.Host do
   | `:repositories` | `OpenAgents.Repositories` | `member?/2` |
   | `:artifact_link` | `OpenAgents.Transparency.ArtifactLink` | `__struct__/0`, `changeset/2` |
   | `:repo` | `OpenAgents.Repo` | `insert/1` |
+  | `:user` | `OpenAgents.Accounts.User` | nothing: recognised by name |
 
       config :openagents_policy, repo: MyApp.Repo
+
+  `:artifact_link` and `:user` also name the two structs the library
+  recognises: a record's `:artifact_link` is a link when it is a struct of the
+  `:artifact_link` module, and a viewer is a user when it is a struct of the
+  `:user` module, for minting, effective tiers, projections, `viewer/2` and
+  the ladder alike. A struct of any other module (the default names included,
+  once a host names its own) is read as a plain map, as the seeds read a
+  struct that is not theirs.
+
+  ## A link that was not loaded
+
+  One setting is not a module: `:unloaded_link`, what `effective_tier/2`
+  does with a record whose `:artifact_link` is `%Ecto.Association.NotLoaded{}`
+  while its `artifact_link_id` is set, i.e. a record that has a link the
+  caller forgot to preload:
+
+  | value | what the record reads |
+  | --- | --- |
+  | `:tier_column` (default) | its tier column, as the seed does: a revoked link is not seen |
+  | `:dark` | `dark`, for every viewer |
+  | `:raise` | nothing: `ArgumentError`, saying to preload `:artifact_link` |
+
+  The default is the seed's behaviour, which parity requires. A host should
+  use `:raise` in dev and test and `:dark` in production. A record whose
+  `artifact_link_id` is `nil` (or absent) has no link to forget and reads its
+  tier column in every mode. The module is recognised by its name
+  (`Ecto.Association.NotLoaded`); the library does not depend on Ecto.
 
   ## Where the modules come from
 
@@ -39,19 +67,24 @@ defmodule OpenAgentsPolicy.Host do
   then its `$callers` in order), then the application environment, then the
   default.
 
-  Two structs are recognised by module name and never called:
-  `OpenAgents.Accounts.User` and `OpenAgents.Transparency.ArtifactLink`
-  (`user_struct/0` and `link_struct/0`). The host is asked only on the paths
-  that need it: a viewer that is a user, `viewer/2`, and minting a link.
+  The two structs are read the same way (`user_struct/0` and
+  `link_struct/0`), on the paths that meet a struct: a call whose viewer is
+  a struct, a record whose `:artifact_link` is one. The host is asked only on
+  the paths that need it: a viewer that is a user, `viewer/2`, and minting a
+  link.
   """
 
   @user OpenAgents.Accounts.User
   @link OpenAgents.Transparency.ArtifactLink
+  @not_loaded Ecto.Association.NotLoaded
+  @unloaded_modes [:tier_column, :dark, :raise]
   @defaults %{
     accounts: OpenAgents.Accounts,
     repositories: OpenAgents.Repositories,
     artifact_link: @link,
-    repo: OpenAgents.Repo
+    repo: OpenAgents.Repo,
+    user: @user,
+    unloaded_link: :tier_column
   }
   # Set, once and for good, when a process first overrides: until then no
   # call looks for overrides.
@@ -59,16 +92,39 @@ defmodule OpenAgentsPolicy.Host do
   # The process-dictionary key of a process's override.
   @override {__MODULE__, :override}
 
-  @typedoc "A host module's key: `:accounts`, `:repositories`, `:artifact_link` or `:repo`."
-  @type key :: :accounts | :repositories | :artifact_link | :repo
+  @typedoc """
+  A configuration key: a host module (`:accounts`, `:repositories`,
+  `:artifact_link`, `:repo`, `:user`) or the `:unloaded_link` setting.
+  """
+  @type key :: :accounts | :repositories | :artifact_link | :repo | :user | :unloaded_link
 
-  @doc "The host's user struct module, recognised by name."
+  @typedoc "What a record with a link that was not loaded reads: see the moduledoc."
+  @type unloaded_mode :: :tier_column | :dark | :raise
+
+  @doc "The host's user struct module (`:user`), recognised by name; read on every call."
   @spec user_struct() :: module()
-  def user_struct, do: @user
+  def user_struct, do: module(:user)
 
-  @doc "The host's artifact link struct module, recognised by name."
+  @doc "The host's artifact link struct module (`:artifact_link`), recognised by name; read on every call."
   @spec link_struct() :: module()
-  def link_struct, do: @link
+  def link_struct, do: module(:artifact_link)
+
+  @doc """
+  What a record whose link was not loaded reads (`:unloaded_link`): one of
+  `:tier_column`, `:dark`, `:raise`. Any other configured value raises
+  `ArgumentError`, rather than pick one of the three for the host.
+  """
+  @spec unloaded_link() :: unloaded_mode()
+  def unloaded_link do
+    case module(:unloaded_link) do
+      mode when mode in @unloaded_modes -> mode
+      other -> raise ArgumentError, unloaded_message(other)
+    end
+  end
+
+  @doc "The module of the struct that stands for an association that was not loaded."
+  @spec not_loaded() :: module()
+  def not_loaded, do: @not_loaded
 
   @doc """
   The one fact about a viewer the Rust core cannot compute itself: whether the
@@ -76,8 +132,52 @@ defmodule OpenAgentsPolicy.Host do
   the host is asked only about users.
   """
   @spec user_admin(term()) :: boolean() | nil
-  def user_admin(%{__struct__: @user} = user), do: admin?(user)
+  def user_admin(%{__struct__: module} = user) do
+    if module == user_struct(), do: admin?(user), else: nil
+  end
+
   def user_admin(_viewer), do: nil
+
+  @doc """
+  A viewer as the Rust core reads it, and the host's `admin?/1` answer for
+  it: `{viewer, user_admin}`.
+
+  The core knows the structs by their default names. A struct of the
+  configured `:user` module is handed over under the default name; a struct
+  of the default name that is not the configured module is handed over
+  without its `__struct__` key, i.e. as the plain map the core reads any
+  other struct as. Anything that is not a struct is handed over as it is,
+  without reading the configuration.
+  """
+  @spec viewer_term(term()) :: {term(), boolean() | nil}
+  def viewer_term(%{__struct__: module} = viewer) do
+    case user_struct() do
+      ^module when module == @user -> {viewer, admin?(viewer)}
+      ^module -> {%{viewer | __struct__: @user}, admin?(viewer)}
+      _other when module == @user -> {Map.delete(viewer, :__struct__), nil}
+      _other -> {viewer, nil}
+    end
+  end
+
+  def viewer_term(viewer), do: {viewer, nil}
+
+  @doc """
+  A ladder subject (a link, or anything that names a tier) as the Rust core
+  reads it: a struct of the configured `:artifact_link` module under the
+  default name, a struct of the default name that is not the configured
+  module as a plain map, anything else as it is.
+  """
+  @spec subject_term(term()) :: term()
+  def subject_term(%{__struct__: module} = subject) do
+    case link_struct() do
+      ^module when module == @link -> subject
+      ^module -> %{subject | __struct__: @link}
+      _other when module == @link -> Map.delete(subject, :__struct__)
+      _other -> subject
+    end
+  end
+
+  def subject_term(subject), do: subject
 
   @doc "The host's `Accounts.admin?/1`, as a boolean (its answer is read as truthy)."
   @spec admin?(term()) :: boolean()
@@ -110,11 +210,12 @@ defmodule OpenAgentsPolicy.Host do
   @doc """
   Points the library at other host modules, for the whole system, from the
   next call: each of `modules`' keys (`:accounts`, `:repositories`,
-  `:artifact_link`, `:repo`) is written to the application environment, as
-  `Application.put_env/3` would; a key given `nil` goes back to its default.
-  Returns the configuration before the change (overrides aside), which
-  `configure/1` takes back to restore it. An unknown key raises
-  `ArgumentError` before anything is written.
+  `:artifact_link`, `:repo`, `:user`, and the `:unloaded_link` setting) is
+  written to the application environment, as `Application.put_env/3` would;
+  a key given `nil` goes back to its default. Returns the configuration
+  before the change (overrides aside), which `configure/1` takes back to
+  restore it. An unknown key, or an `:unloaded_link` that is not one of its
+  three values, raises `ArgumentError` before anything is written.
 
   Each key takes effect on its own: a call that reads two keys while both
   are being changed may see one old and one new. In tests, prefer
@@ -143,7 +244,8 @@ defmodule OpenAgentsPolicy.Host do
   name it in their `$callers` (the `Task`s it starts), and nowhere else:
   what a test that runs `async: true` needs. Keys not given keep whatever
   they were; a key given `nil` drops its override. The override ends with
-  the process or with `clear_override/0`. An unknown key raises
+  the process or with `clear_override/0`. An unknown key, or an
+  `:unloaded_link` that is not one of its three values, raises
   `ArgumentError`.
 
       setup do
@@ -176,7 +278,7 @@ defmodule OpenAgentsPolicy.Host do
     :ok
   end
 
-  @doc "The host modules the calling process uses, by key (overrides included)."
+  @doc "The host modules (and `:unloaded_link`) the calling process uses, by key (overrides included)."
   @spec modules() :: %{key() => module()}
   def modules, do: Map.new(@defaults, fn {key, _default} -> {key, module(key)} end)
 
@@ -188,10 +290,25 @@ defmodule OpenAgentsPolicy.Host do
 
   defp check_keys!(modules) do
     case Enum.find(modules, fn {key, _module} -> not Map.has_key?(@defaults, key) end) do
-      nil -> :ok
+      nil -> check_unloaded!(modules)
       {key, _module} -> raise ArgumentError, "unknown host module key #{inspect(key)}"
     end
   end
+
+  defp check_unloaded!(modules) do
+    case Enum.find(modules, fn {key, _} -> key == :unloaded_link end) do
+      {_key, mode} when mode != nil and mode not in @unloaded_modes ->
+        raise ArgumentError, unloaded_message(mode)
+
+      _valid_or_absent ->
+        :ok
+    end
+  end
+
+  defp unloaded_message(mode),
+    do:
+      "config :openagents_policy, unloaded_link: expected one of " <>
+        "#{inspect(@unloaded_modes)}, got #{inspect(mode)}"
 
   # One clause per key, its default a literal: the lookup is the override
   # check and an application-environment read.

@@ -149,5 +149,17 @@ defmodule OpenAgentsPolicy.Native do
   def ladder_effective_tier_normal(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
   def ladder_effective_tier_dirty(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
   def ladder_allows_normal(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
+
+  # Dirty twins of the calls that read a binary argument: the same NIF on a
+  # dirty CPU scheduler, for an argument holding a binary too large to read on
+  # a normal one (OpenAgentsPolicy.Scheduler decides, before the call).
+  def computer_lifecycle_dirty(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
+  def fields_at_dirty(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
+  def project_dirty(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
+  def link_for_attempt_dirty(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
+  def ladder_name_dirty(_a), do: :erlang.nif_error(:nif_not_loaded)
+  def ladder_rank_dirty(_a), do: :erlang.nif_error(:nif_not_loaded)
+  def ladder_viewer_tier_dirty(_a, _b), do: :erlang.nif_error(:nif_not_loaded)
+  def ladder_clamp_dirty(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
   def ladder_allows_dirty(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
 end

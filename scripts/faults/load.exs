@@ -5,10 +5,12 @@
 #
 # N clients (default 50), each on its own keep-alive connection, for a fixed
 # time (default 60 s), mix the five readers (anonymous, stranger, member,
-# owner, operator) over every route: attempts pages (with and without the
-# link preloaded), single attempts, inventories, delegations, POSTs of new
-# attempts and revokes of the links those POSTs minted (by their account or
-# an operator, and refused to a stranger). Every answer is checked:
+# owner, operator) over every route: attempts pages (of the default size or
+# 200, from the first or after a cursor), single attempts, inventories,
+# delegations, POSTs of new attempts (by a member or an operator, and
+# refused to anyone else) and revokes of the links those POSTs minted (by
+# their account or an operator, and refused to anyone else). Every answer
+# is checked:
 #
 #   * no status of 500 or above (with --allow-503: a 503 whose body is a
 #     JSON error is counted apart, as the database-down run expects);
@@ -16,9 +18,11 @@
 #     holds it) or the core's panic_probe message;
 #   * every body is whole JSON (a page cut short fails to decode);
 #   * each attempt shown is at the tier upstream.md's rules give its reader
-#     (Faults.Truth, from the database), every attempt the reader may see is
-#     on the page, and each record's keys are exactly the schedule's fields
-#     at that tier (the tests' oracle, SeedRules.fields/2);
+#     (Faults.Truth, from the database), every attempt the reader may see
+#     between the page's cursor and its last item (or the end, on the last
+#     page) is on it, oldest first, no page is longer than its limit, "next"
+#     is its last item's id when there is one, and each record's keys are
+#     exactly the schedule's fields at that tier (the tests' oracle, SeedRules.fields/2);
 #   * statuses are the contract's (404 for a dark attempt, 401 anonymous...).
 #
 # Prints requests per second, p50/p99/max latency and every count; exits 1
@@ -34,13 +38,15 @@ defmodule Faults.Load do
 
   @readers [nil, "stranger", "member", "owner", "operator"]
   @users ["stranger", "member", "owner"]
+  # Who may request work on the repository, and who may not.
+  @creators ["member", "operator"]
+  @refused_creators ["stranger", "owner"]
   @slug "acme-widgets"
   @markers ["SECRET", "PANIC-PROBE-FIRED"]
 
   # How often each kind of request is made, out of 100.
   @mix [
-    page: 30,
-    page_unloaded: 10,
+    page: 40,
     attempt: 26,
     targets: 12,
     delegation: 12,
@@ -74,7 +80,14 @@ defmodule Faults.Load do
     # Attempts there before the run are on every page they may be on from
     # the start; one a POST created, from the moment its 201 was read.
     created = for id <- Map.keys(snapshot.attempts), do: {{:created, id}, 0}
-    :ets.insert(table, [{:snapshot, snapshot}, {:revoked_before, revoked_before} | created])
+    # Page cursors: attempts with no link, which no revoke can make dark.
+    cursors = for {id, %{"link" => nil}} <- snapshot.attempts, do: id
+
+    :ets.insert(table, [
+      {:snapshot, snapshot},
+      {:revoked_before, revoked_before},
+      {:cursors, cursors} | created
+    ])
 
     state = %{
       port: port,
@@ -84,6 +97,9 @@ defmodule Faults.Load do
     }
 
     poller = spawn_link(fn -> poll(table, url) end)
+    # The database-down run waits for this line before it stops PostgreSQL:
+    # the first snapshot needs it up.
+    IO.puts("load: first snapshot read; #{clients} clients starting")
     started = now()
 
     results =
@@ -208,16 +224,20 @@ defmodule Faults.Load do
 
   defp snapshot(state), do: :ets.lookup_element(state.table, :snapshot, 2)
 
-  defp request(_state, :page) do
+  # A page of the default size or of 200, from the first attempt or after
+  # one of the cursors.
+  defp request(state, :page) do
     reader = Enum.random(@readers)
-    {"GET", "/api/repositories/#{@slug}/attempts", reader, nil, {:page, reader, true}}
-  end
+    limit = Enum.random([nil, 200])
+    cursor = Enum.random([nil | :ets.lookup_element(state.table, :cursors, 2)])
 
-  defp request(_state, :page_unloaded) do
-    reader = Enum.random(@readers)
+    query =
+      [limit && "limit=#{limit}", cursor && "after=#{cursor}"]
+      |> Enum.reject(&is_nil/1)
+      |> Enum.join("&")
 
-    {"GET", "/api/repositories/#{@slug}/attempts?preload=false", reader, nil,
-     {:page, reader, false}}
+    path = "/api/repositories/#{@slug}/attempts" <> if(query == "", do: "", else: "?" <> query)
+    {"GET", path, reader, nil, {:page, reader, {limit || 50, cursor}}}
   end
 
   defp request(state, :attempt) do
@@ -245,11 +265,13 @@ defmodule Faults.Load do
     {"GET", "/api/delegations/#{attempt["job"]}", reader, nil, {:delegation, reader, attempt}}
   end
 
+  # Mostly by those who may; now and then by a user who may not (403).
   defp request(_state, :create) do
-    reader = Enum.random(@users)
+    reader = Enum.random(@creators ++ @creators ++ @refused_creators)
     kind = Enum.random(SeedRules.kinds())
     body = Jason.encode!(%{issue_number: 1, target_kind: kind})
-    {"POST", "/api/repositories/#{@slug}/attempts", reader, body, {:create, reader}}
+    check = if reader in @creators, do: {:create, reader}, else: {:refused, 403}
+    {"POST", "/api/repositories/#{@slug}/attempts", reader, body, check}
   end
 
   defp request(state, :revoke) do
@@ -324,10 +346,25 @@ defmodule Faults.Load do
     {snapshot(state), :ets.lookup_element(table, :revoked_before, 2), revoke_of}
   end
 
-  defp answer(state, {:page, handle, preload?}, 200, %{"data" => items}, times, acc) do
+  defp answer(state, {:page, handle, {limit, cursor}}, 200, %{"data" => items} = body, times, acc) do
     truth = truth(state)
     {snapshot, _, _} = truth
     reader = reader(state, handle)
+    preload? = true
+    next = body["next"]
+    last = List.last(items)
+
+    acc =
+      cond do
+        length(items) > limit ->
+          problem(acc, :fields, "a page of #{length(items)} items, limit #{limit}")
+
+        next != nil and (length(items) != limit or next != get_in(last, ["attempt", "id"])) ->
+          problem(acc, :fields, "next #{inspect(next)} is not the last of a full page")
+
+        true ->
+          acc
+      end
 
     {acc, shown} =
       Enum.reduce(items, {acc, MapSet.new()}, fn item, {acc, shown} ->
@@ -339,7 +376,7 @@ defmodule Faults.Load do
             nil ->
               %{
                 acc
-                | deferred: [{:page, handle, preload?, times, id, item["tier"]} | acc.deferred]
+                | deferred: [{:page, handle, true, times, id, item["tier"]} | acc.deferred]
               }
 
             record ->
@@ -350,11 +387,26 @@ defmodule Faults.Load do
       end)
 
     {sent, _} = times
+    # The page covers the attempts after its cursor up to its last item
+    # known to the snapshot (to the end, on the last page); in that span
+    # every attempt the reader may see must be on it.
+    from = cursor && key(snapshot.attempts[cursor])
+    known = for item <- items, r = snapshot.attempts[item["attempt"]["id"]], do: key(r)
+    upto = if next == nil, do: nil, else: Enum.max(known, fn -> nil end)
+
+    order = Enum.filter(known, & &1)
+
+    acc =
+      if order == Enum.sort(order),
+        do: acc,
+        else: problem(acc, :wrong_tier, "page for #{handle || "anonymous"} not oldest first")
 
     missing =
       for {id, record} <- snapshot.attempts,
           not MapSet.member?(shown, id),
           created_before?(state, id, sent),
+          from == nil or key(record) > from,
+          (next == nil and upto == nil) or (upto != nil and key(record) <= upto),
           {:exactly, tier} <- [Truth.expected(record, reader, preload?, truth, times)],
           tier != :dark,
           do: id
@@ -496,6 +548,9 @@ defmodule Faults.Load do
         :status,
         "#{inspect(check)}: #{status} #{inspect(body) |> String.slice(0, 200)}"
       )
+
+  # An attempt's place in the list: oldest first, then by id.
+  defp key(%{"at" => at, "id" => id}), do: {at, id}
 
   defp created_before?(state, id, sent) do
     case :ets.lookup(state.table, {:created, id}) do

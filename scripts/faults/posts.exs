@@ -32,7 +32,8 @@ post = fn post, socket, n ->
       end
 
     true ->
-      handle = Enum.random(~w(owner member stranger))
+      # Those who may request work: a member, an operator.
+      handle = Enum.random(~w(member operator))
       body = ~s({"issue_number": 1, "target_kind": "#{Enum.random(~w(box computer))}"})
 
       case Faults.HTTP.request(

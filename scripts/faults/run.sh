@@ -256,12 +256,15 @@ mode_dbdown() {
   beam=$(pid)
   load --clients "$clients" --duration "$duration" --allow-503 >"$out" 2>&1 &
   local loader=$!
-  # The clients read the database's truth first; the outage starts $before
-  # seconds after they have (a loaded machine may take seconds to start them).
+  # The client reads its first snapshot from PostgreSQL before it starts:
+  # the countdown starts once it has (booting it may take longer than
+  # --before on a loaded machine).
   for _ in $(seq 1 600); do
-    grep -q "database snapshot read" "$out" 2>/dev/null && break
-    sleep 0.1
+    grep -q "clients starting" "$out" 2>/dev/null && break
+    kill -0 "$loader" 2>/dev/null || break
+    sleep 0.2
   done
+  grep -q "clients starting" "$out" || { cat "$out"; fail "the load client did not start"; }
   sleep "$before"
   pg stop >/dev/null
   say "dbdown: PostgreSQL stopped under $clients clients; down for ${down}s"
@@ -328,7 +331,7 @@ mode_panic() {
   # operator, who is raised to glass over any tier column.
   start
   body=$(curl -s -H 'authorization: Bearer owner' "$page")
-  [[ $body == '{"data":[]}' ]] || fail "the shipped release's probe page for a reader: $body"
+  [[ $body == '{"data":[],"next":null}' ]] || fail "the shipped release's probe page for a reader: $body"
   say "panic: the shipped release answers the probe repository's page for a reader (owner): $body"
   code=$(curl -s -o "$WORK/panic-body" -w '%{http_code}' -H 'authorization: Bearer owner' "$show")
   [[ $code == 404 ]] || fail "the shipped release's probe attempt for a reader: $code $(cat "$WORK/panic-body")"

@@ -21,6 +21,7 @@ defmodule Faults.Truth do
         and r.slug = '#{@slug}'))), '[]') from users u),
     'attempts', (select coalesce(json_agg(json_build_object('id', a.id,
         'tier', a.transparency_tier, 'link', a.artifact_link_id, 'job', a.work_job_id,
+        'at', to_char(a.inserted_at, 'YYYY-MM-DD"T"HH24:MI:SS.US'),
         'job_status', j.status)), '[]')
       from forge_assignments a join repositories r on r.id = a.repository_id
       left join work_jobs j on j.id = a.work_job_id where r.slug = '#{@slug}'),

@@ -20,6 +20,8 @@ config :logger, :console, format: "$time $metadata[$level] $message\n", metadata
 
 # The host modules the library calls are its defaults (OpenAgents.Accounts,
 # OpenAgents.Repositories, OpenAgents.Transparency.ArtifactLink,
-# OpenAgents.Repo): nothing is configured for :openagents_policy.
+# OpenAgents.Repo, OpenAgents.Accounts.User). The one setting configured for
+# :openagents_policy is unloaded_link, per environment: :raise in dev and
+# test, :dark in prod.
 
 import_config "#{config_env()}.exs"

@@ -22,3 +22,7 @@ config :host_app, HostAppWeb.Endpoint,
 config :logger, :console, format: "[$level] $message\n"
 config :phoenix, :stacktrace_depth, 20
 config :phoenix, :plug_init_mode, :runtime
+
+# A record whose link was not preloaded raises, naming the preload it needs
+# (OpenAgentsPolicy.Host, "A link that was not loaded").
+config :openagents_policy, unloaded_link: :raise

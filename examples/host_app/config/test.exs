@@ -24,3 +24,7 @@ config :host_app, HostAppWeb.Endpoint,
 
 config :logger, level: :warning
 config :phoenix, :plug_init_mode, :runtime
+
+# A record whose link was not preloaded raises: a route that forgot the
+# preload fails its tests instead of reading the tier column.
+config :openagents_policy, unloaded_link: :raise

@@ -191,8 +191,11 @@ defmodule OpenAgents.Delegations.Target do
       do: unquote(Native.computer_lifecycle(status, nil, online?))
   end
 
-  defp machine_lifecycle(status, revoked_at, online?),
-    do: Native.computer_lifecycle(status, revoked_at, online?)
+  defp machine_lifecycle(status, revoked_at, online?) do
+    if OpenAgentsPolicy.Scheduler.dirty?(status),
+      do: Native.computer_lifecycle_dirty(status, revoked_at, online?),
+      else: Native.computer_lifecycle(status, revoked_at, online?)
+  end
 
   @doc """
   The delegation lifecycle of one Box run.

@@ -11,15 +11,18 @@ defmodule OpenAgents.Transparency.Ladder do
 
     * **Naming a tier.** An atom by its name, a binary directly. Anything
       unknown (`nil`, `:bogus`, `"GLASS"`, a number, a map) names `dark`.
-    * **A viewer's own tier.** `%{admin: true}` is `glass`; an
-      `%OpenAgents.Accounts.User{}` is `glass` when the host's
+    * **A viewer's own tier.** `%{admin: true}` is `glass` (a user struct
+      with an `admin: true` field included: the seeds' `Transparency` matches
+      that map first); a user (a struct of the host's `:user` module,
+      `OpenAgents.Accounts.User` by default) is `glass` when the host's
       `Accounts.admin?/1` says so and has no tier otherwise; a map with
       `:tier` names that tier (so `%{tier: nil}` is `dark`); a map with
       `:account_id` and no `:tier` has none; a binary or a non-nil atom names
       a tier; anything else, `nil` included, has none.
     * **Clamp.** A viewer with no tier leaves a tier as it is; otherwise the
       lower rank wins.
-    * **Effective tier.** A live `%ArtifactLink{revoked_at: nil}` is `glass`
+    * **Effective tier.** A live link (a struct of the host's
+      `:artifact_link` module) with `revoked_at: nil` is `glass`
       for its owner (a viewer's `:account_id`, or a user's `id`, equal to the
       link's non-nil `account_id`) and for an operator, and the link's tier
       clamped for everyone else. A revoked link is `dark` for everyone,
@@ -32,7 +35,7 @@ defmodule OpenAgents.Transparency.Ladder do
   host keeps `Transparency.revoke/3` and its persistence.
   """
 
-  alias OpenAgentsPolicy.{Host, Native}
+  alias OpenAgentsPolicy.{Host, Native, Scheduler}
 
   # Read from the Rust core as this module compiles; a rebuilt library
   # recompiles it.
@@ -60,7 +63,9 @@ defmodule OpenAgents.Transparency.Ladder do
       :dark
   """
   @spec name(term()) :: tier()
-  def name(tier), do: Native.ladder_name(tier)
+  def name(tier) do
+    if Scheduler.dirty?(tier), do: Native.ladder_name_dirty(tier), else: Native.ladder_name(tier)
+  end
 
   @doc """
   The rank of the tier a term names: dark 0, pulse 1, ledger 2, glass 3.
@@ -69,7 +74,9 @@ defmodule OpenAgents.Transparency.Ladder do
       3
   """
   @spec rank(term()) :: 0..3
-  def rank(tier), do: Native.ladder_rank(tier)
+  def rank(tier) do
+    if Scheduler.dirty?(tier), do: Native.ladder_rank_dirty(tier), else: Native.ladder_rank(tier)
+  end
 
   @doc """
   A viewer's own tier, or `nil` when it has none (and so clamps nothing).
@@ -80,7 +87,13 @@ defmodule OpenAgents.Transparency.Ladder do
       nil
   """
   @spec viewer_tier(term()) :: tier() | nil
-  def viewer_tier(viewer), do: Native.ladder_viewer_tier(viewer, Host.user_admin(viewer))
+  def viewer_tier(viewer) do
+    {viewer, user_admin} = Host.viewer_term(viewer)
+
+    if Scheduler.dirty?(viewer),
+      do: Native.ladder_viewer_tier_dirty(viewer, user_admin),
+      else: Native.ladder_viewer_tier(viewer, user_admin)
+  end
 
   @doc """
   The tier `tier` names, clamped by `viewer`.
@@ -91,7 +104,13 @@ defmodule OpenAgents.Transparency.Ladder do
       :glass
   """
   @spec clamp(term(), term()) :: tier()
-  def clamp(tier, viewer), do: Native.ladder_clamp(tier, viewer, Host.user_admin(viewer))
+  def clamp(tier, viewer) do
+    {viewer, user_admin} = Host.viewer_term(viewer)
+
+    if Scheduler.dirty?(tier) or Scheduler.dirty?(viewer),
+      do: Native.ladder_clamp_dirty(tier, viewer, user_admin),
+      else: Native.ladder_clamp(tier, viewer, user_admin)
+  end
 
   @doc """
   The tier `viewer` reads `subject` at; `subject` is an `ArtifactLink` struct
@@ -101,8 +120,14 @@ defmodule OpenAgents.Transparency.Ladder do
       :pulse
   """
   @spec effective_tier(term(), term()) :: tier()
-  def effective_tier(subject, viewer),
-    do: Native.ladder_effective_tier(subject, viewer, Host.user_admin(viewer))
+  def effective_tier(subject, viewer) do
+    subject = Host.subject_term(subject)
+    {viewer, user_admin} = Host.viewer_term(viewer)
+
+    if Scheduler.dirty?(subject) or Scheduler.dirty?(viewer),
+      do: Native.ladder_effective_tier_dirty(subject, viewer, user_admin),
+      else: Native.ladder_effective_tier(subject, viewer, user_admin)
+  end
 
   @doc """
   Whether `viewer` may exercise `access` on `subject`.
@@ -113,6 +138,12 @@ defmodule OpenAgents.Transparency.Ladder do
       false
   """
   @spec allows?(term(), term(), term()) :: boolean()
-  def allows?(subject, access, viewer),
-    do: Native.ladder_allows(subject, access, viewer, Host.user_admin(viewer))
+  def allows?(subject, access, viewer) do
+    subject = Host.subject_term(subject)
+    {viewer, user_admin} = Host.viewer_term(viewer)
+
+    if Scheduler.dirty?(subject) or Scheduler.dirty?(viewer),
+      do: Native.ladder_allows_dirty(subject, access, viewer, user_admin),
+      else: Native.ladder_allows(subject, access, viewer, user_admin)
+  end
 end

@@ -62,14 +62,13 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   Which modules those are is configurable; see `OpenAgentsPolicy.Host`.
   """
 
-  alias OpenAgentsPolicy.{Host, Native}
+  alias OpenAgentsPolicy.{Host, Native, Scheduler}
 
   # Read from the Rust core as this module compiles; a rebuilt library
   # recompiles it.
   @external_resource Native.library_file()
   @families Native.families()
-  @user Host.user_struct()
-  @link Host.link_struct()
+  @not_loaded Host.not_loaded()
   @schedule Native.schedule()
   @relationships Native.relationships()
   # The tier words a caller names directly: each tier as an atom and as a
@@ -166,8 +165,13 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       do: unquote(Native.fields_at(family, tier, nil))
   end
 
-  def fields_at(family, tier) when family in @families,
-    do: Native.fields_at(family, tier, Host.user_admin(tier))
+  def fields_at(family, tier) when family in @families do
+    {tier, user_admin} = Host.viewer_term(tier)
+
+    if Scheduler.dirty?(tier),
+      do: Native.fields_at_dirty(family, tier, user_admin),
+      else: Native.fields_at(family, tier, user_admin)
+  end
 
   @doc """
   The viewer descriptor for `repository` and `user`: the account to compare
@@ -186,8 +190,11 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
           required(:tier) => tier(),
           optional(:admin) => true
         }
-  def viewer(repository, %{__struct__: @user} = user),
-    do: descriptor(Host.relationship(repository, user), user.id)
+  def viewer(repository, %{__struct__: module} = user) do
+    if module == Host.user_struct(),
+      do: descriptor(Host.relationship(repository, user), user.id),
+      else: descriptor(:anonymous, nil)
+  end
 
   def viewer(_repository, _not_a_user), do: descriptor(:anonymous, nil)
 
@@ -213,11 +220,18 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @doc """
   The effective tier of one record for one viewer.
 
-  A record whose `:artifact_link` is a loaded `ArtifactLink` resolves through
-  it: revoked is `dark` for everyone, its owner and an operator are `glass`.
-  Any other record (no link, `nil`, an association not loaded) resolves
-  through its `:transparency_tier`: an operator descriptor (`admin: true`) is
-  `glass`, and nobody else is raised.
+  A record whose `:artifact_link` is a loaded link (a struct of the host's
+  `:artifact_link` module) resolves through it: revoked is `dark` for
+  everyone, its owner and an operator are `glass`. Any other record (no link,
+  `nil`) resolves through its `:transparency_tier`: an operator descriptor
+  (`admin: true`) is `glass`, and nobody else is raised.
+
+  A record whose link exists but was not loaded (`:artifact_link` is
+  `%Ecto.Association.NotLoaded{}` while `artifact_link_id` is set) reads what
+  `config :openagents_policy, unloaded_link:` says (see
+  `OpenAgentsPolicy.Host`): its tier column (`:tier_column`, the default and
+  the seed's behaviour), `dark` (`:dark`), or an `ArgumentError` saying to
+  preload the link (`:raise`).
 
       iex> OpenAgents.Transparency.WorkDisclosure.effective_tier(%{transparency_tier: "ledger"}, %{tier: :pulse})
       :pulse
@@ -228,26 +242,77 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   def effective_tier(record, viewer) when is_map(record) do
     # The record's fields are read here, where the compiled match knows their
     # keys (on a host's 35-key record that is most of the call): a loaded
-    # link's owner, tier and revocation, else the tier column. A map that
-    # claims the link struct without its fields goes to the core whole.
+    # link's owner, tier and revocation, else the tier column.
     case record do
-      %{
-        artifact_link: %{__struct__: @link, account_id: owner, tier: tier, revoked_at: revoked_at}
-      } ->
-        Native.linked_tier(owner, tier, revoked_at, viewer, Host.user_admin(viewer))
-
-      %{artifact_link: %{__struct__: @link} = link} ->
-        Native.effective_tier(link, nil, viewer, Host.user_admin(viewer))
-
-      %{transparency_tier: tier} ->
-        Native.effective_tier(nil, tier, viewer, Host.user_admin(viewer))
-
-      %{} ->
-        Native.effective_tier(nil, nil, viewer, Host.user_admin(viewer))
+      %{artifact_link: %{__struct__: @not_loaded}} -> unloaded_tier(record, viewer)
+      %{artifact_link: %{__struct__: module} = link} -> struct_tier(module, link, record, viewer)
+      %{transparency_tier: tier} -> column_tier(tier, viewer)
+      %{} -> column_tier(nil, viewer)
     end
   end
 
   def effective_tier(record, _viewer), do: raise(BadMapError, term: record)
+
+  # A struct in the link's place is the link when it is of the configured
+  # module; a map that claims it without its fields goes to the core whole.
+  defp struct_tier(module, link, record, viewer) do
+    if module == Host.link_struct() do
+      {viewer, user_admin} = Host.viewer_term(viewer)
+
+      case link do
+        %{account_id: owner, tier: tier, revoked_at: revoked_at} ->
+          if Scheduler.dirty?(owner) or Scheduler.dirty?(tier) or Scheduler.dirty?(revoked_at) or
+               Scheduler.dirty?(viewer),
+             do: Native.linked_tier_dirty(owner, tier, revoked_at, viewer, user_admin),
+             else: Native.linked_tier(owner, tier, revoked_at, viewer, user_admin)
+
+        _lacking_fields ->
+          link = Host.subject_term(link)
+
+          if Scheduler.dirty?(link) or Scheduler.dirty?(viewer),
+            do: Native.effective_tier_dirty(link, nil, viewer, user_admin),
+            else: Native.effective_tier(link, nil, viewer, user_admin)
+      end
+    else
+      column_tier(Map.get(record, :transparency_tier), viewer)
+    end
+  end
+
+  # A link that exists (its id is set) but was not loaded: what the host
+  # configured. With no id there is no link to have forgotten.
+  defp unloaded_tier(record, viewer) do
+    case Map.get(record, :artifact_link_id) do
+      nil ->
+        column_tier(Map.get(record, :transparency_tier), viewer)
+
+      _id ->
+        case Host.unloaded_link() do
+          :tier_column -> column_tier(Map.get(record, :transparency_tier), viewer)
+          :dark -> :dark
+          :raise -> raise ArgumentError, unloaded_message(record)
+        end
+    end
+  end
+
+  defp unloaded_message(record) do
+    "effective_tier/2 was given a record whose :artifact_link was not loaded while its " <>
+      "artifact_link_id is set#{describe(record)}: preload :artifact_link (for example " <>
+      "Repo.preload(records, :artifact_link)) so that a revoked link reads dark " <>
+      "(config :openagents_policy, unloaded_link: :raise)"
+  end
+
+  defp describe(%{__struct__: module}), do: " (a #{inspect(module)})"
+  defp describe(_record), do: ""
+
+  # The tier column (or whatever stands in it), for the core to name and clamp.
+  defp column_tier(tier, viewer) do
+    tier = Host.subject_term(tier)
+    {viewer, user_admin} = Host.viewer_term(viewer)
+
+    if Scheduler.dirty?(tier) or Scheduler.dirty?(viewer),
+      do: Native.effective_tier_dirty(nil, tier, viewer, user_admin),
+      else: Native.effective_tier(nil, tier, viewer, user_admin)
+  end
 
   @doc """
   Mints the consent-bearing link for one attempt through the host's repo, or
@@ -275,7 +340,12 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
         _ -> nil
       end
 
-    case Native.link_for_attempt(repository, kind, id, authority) do
+    minted =
+      if Scheduler.dirty?(kind),
+        do: Native.link_for_attempt_dirty(repository, kind, id, authority),
+        else: Native.link_for_attempt(repository, kind, id, authority)
+
+    case minted do
       {:ok, attrs} -> Host.insert_link(attrs)
       {:error, _no_owner} -> :none
     end
@@ -318,8 +388,13 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
     end
   end
 
-  def project(family, source, tier) when family in @families and is_map(source),
-    do: Native.project(family, source, tier, Host.user_admin(tier))
+  def project(family, source, tier) when family in @families and is_map(source) do
+    {tier, user_admin} = Host.viewer_term(tier)
+
+    if Scheduler.dirty?(tier),
+      do: Native.project_dirty(family, source, tier, user_admin),
+      else: Native.project(family, source, tier, user_admin)
+  end
 
   def project(family, source, tier) when family in @families do
     case fields_at(family, tier) do

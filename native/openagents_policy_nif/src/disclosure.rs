@@ -78,23 +78,23 @@ fn tier_for(family: FamilyWord, field: Term) -> Option<Atom> {
         .map(|field| words.field_tiers[at][field])
 }
 
-#[rustler::nif]
-fn fields_at<'a>(family: FamilyWord, tier: Term<'a>, user_admin: Term<'a>) -> Vec<Atom> {
-    let names = &words().fields[family_index(family.0)];
-    family
-        .0
-        .fields_at(&decode::viewer(tier, user_admin))
-        .positions()
-        .map(|at| names[at])
-        .collect()
+on_either_scheduler! {
+    fn fields_at / fields_at_dirty    <'a>(family: FamilyWord, tier: Term<'a>, user_admin: Term<'a>) -> Vec<Atom> {
+        let names = &words().fields[family_index(family.0)];
+        family
+            .0
+            .fields_at(&decode::viewer(tier, user_admin))
+            .positions()
+            .map(|at| names[at])
+            .collect()
+    }
 }
 
 /// The projection of `source`: each admitted field taken by its name, `nil`
 /// when absent; `nil` itself when nothing is admitted, without reading the
 /// source. Looks up at most one key per scheduled field, whatever the size of
 /// the source.
-#[rustler::nif]
-fn project<'a>(
+fn project_on<'a>(
     env: Env<'a>,
     family: FamilyWord,
     source: Term<'a>,
@@ -118,6 +118,28 @@ fn project<'a>(
         })
         .unzip();
     Term::map_from_term_arrays(env, &keys, &values)
+}
+
+#[rustler::nif]
+fn project<'a>(
+    env: Env<'a>,
+    family: FamilyWord,
+    source: Term<'a>,
+    tier: Term<'a>,
+    user_admin: Term<'a>,
+) -> NifResult<Term<'a>> {
+    project_on(env, family, source, tier, user_admin)
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn project_dirty<'a>(
+    env: Env<'a>,
+    family: FamilyWord,
+    source: Term<'a>,
+    tier: Term<'a>,
+    user_admin: Term<'a>,
+) -> NifResult<Term<'a>> {
+    project_on(env, family, source, tier, user_admin)
 }
 
 /// The core's tier for `record` and the viewer, or `None` when that meant
@@ -210,8 +232,7 @@ fn relationships() -> &'static [Atom] {
 /// `{:error, why}` when the attempt gets no link, `why` being the core's
 /// sentence for it. `kind` and `id` are the principal's `"type"` and `"id"`
 /// as the Elixir side read them (`nil` when absent); only binaries count.
-#[rustler::nif]
-fn link_for_attempt<'a>(
+fn link_for_attempt_on<'a>(
     env: Env<'a>,
     repository: Term<'a>,
     kind: Term<'a>,
@@ -251,6 +272,28 @@ fn link_for_attempt<'a>(
         }
         Err(why) => Ok((atom::error(), why.message()).encode(env)),
     }
+}
+
+#[rustler::nif]
+fn link_for_attempt<'a>(
+    env: Env<'a>,
+    repository: Term<'a>,
+    kind: Term<'a>,
+    id: Term<'a>,
+    authority: Term<'a>,
+) -> NifResult<Term<'a>> {
+    link_for_attempt_on(env, repository, kind, id, authority)
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn link_for_attempt_dirty<'a>(
+    env: Env<'a>,
+    repository: Term<'a>,
+    kind: Term<'a>,
+    id: Term<'a>,
+    authority: Term<'a>,
+) -> NifResult<Term<'a>> {
+    link_for_attempt_on(env, repository, kind, id, authority)
 }
 
 /// `{unclassified, doubly_classified}`: the positions, in the given list of
@@ -307,24 +350,28 @@ fn field_columns(family: FamilyWord) -> Vec<(Atom, Atom)> {
 
 // ── the ladder (`OpenAgents.Transparency.Ladder`) ───────────────────────
 
-#[rustler::nif]
-fn ladder_name(tier: TierWord) -> Atom {
-    tier_atom(tier.0.named())
+on_either_scheduler! {
+    fn ladder_name / ladder_name_dirty    (tier: TierWord) -> Atom {
+        tier_atom(tier.0.named())
+    }
 }
 
-#[rustler::nif]
-fn ladder_rank(tier: TierWord) -> u8 {
-    tier.0.named().rank()
+on_either_scheduler! {
+    fn ladder_rank / ladder_rank_dirty    (tier: TierWord) -> u8 {
+        tier.0.named().rank()
+    }
 }
 
-#[rustler::nif]
-fn ladder_viewer_tier<'a>(viewer: Term<'a>, user_admin: Term<'a>) -> Option<Atom> {
-    decode::viewer(viewer, user_admin).tier().map(tier_atom)
+on_either_scheduler! {
+    fn ladder_viewer_tier / ladder_viewer_tier_dirty    <'a>(viewer: Term<'a>, user_admin: Term<'a>) -> Option<Atom> {
+        decode::viewer(viewer, user_admin).tier().map(tier_atom)
+    }
 }
 
-#[rustler::nif]
-fn ladder_clamp<'a>(tier: TierWord, viewer: Term<'a>, user_admin: Term<'a>) -> Atom {
-    tier_atom(decode::viewer(viewer, user_admin).clamp(tier.0.named()))
+on_either_scheduler! {
+    fn ladder_clamp / ladder_clamp_dirty    <'a>(tier: TierWord, viewer: Term<'a>, user_admin: Term<'a>) -> Atom {
+        tier_atom(decode::viewer(viewer, user_admin).clamp(tier.0.named()))
+    }
 }
 
 fn ladder_effective_tier<'a>(

@@ -25,6 +25,24 @@
 //! private data; its atoms are made on first use), so upgrading is loading.
 //! The VM unloads the old library once the old code is purged.
 
+/// `on_either_scheduler! { fn name / name_dirty(args) -> T { body } }`: the
+/// NIF `name` on a normal scheduler and its twin `name_dirty`, the same
+/// function on a dirty CPU scheduler. Reading a binary argument can copy it
+/// before its size is known (one that starts part-way through a byte), so
+/// `OpenAgentsPolicy.Scheduler` sends a call whose arguments hold a large
+/// binary to the twin without the normal NIF reading it at all.
+macro_rules! on_either_scheduler {
+    ($(#[$attr:meta])* fn $name:ident / $dirty:ident $($signature_and_body:tt)*) => {
+        $(#[$attr])*
+        #[rustler::nif]
+        fn $name $($signature_and_body)*
+
+        $(#[$attr])*
+        #[rustler::nif(schedule = "DirtyCpu")]
+        fn $dirty $($signature_and_body)*
+    };
+}
+
 mod decode;
 mod disclosure;
 mod target;

@@ -77,20 +77,21 @@ fn job_lifecycle(status: Binary) -> &'static str {
     target::job_lifecycle(status.as_slice()).as_str()
 }
 
-/// `status` is any term (only a binary can be a known status); `revoked_at`
-/// counts as set when it is anything but `nil`.
-#[rustler::nif]
-fn computer_lifecycle(status: Term, revoked_at: Term, online: bool) -> &'static str {
-    let status = Binary::from_term(status).map_or(Reading::Unrecognized, |word| {
-        target::read_machine_status(word.as_slice())
-    });
-    MachineObservation {
-        status,
-        revoked: !is_nil(revoked_at),
-        online,
+on_either_scheduler! {
+    /// `status` is any term (only a binary can be a known status); `revoked_at`
+    /// counts as set when it is anything but `nil`.
+    fn computer_lifecycle / computer_lifecycle_dirty    (status: Term, revoked_at: Term, online: bool) -> &'static str {
+        let status = Binary::from_term(status).map_or(Reading::Unrecognized, |word| {
+            target::read_machine_status(word.as_slice())
+        });
+        MachineObservation {
+            status,
+            revoked: !is_nil(revoked_at),
+            online,
+        }
+        .lifecycle()
+        .as_str()
     }
-    .lifecycle()
-    .as_str()
 }
 
 /// The seam of the arguments, or the refusal of the first word that is not

@@ -2,10 +2,13 @@ defmodule HostApp.Attempts do
   @moduledoc """
   Attempts as the API reads and writes them.
 
-  Reading: every attempt of a repository, oldest first, with its work job
-  and (unless told not to) its `:artifact_link` preloaded, so the ladder can
-  read the link; not preloaded, the association stays
-  `%Ecto.Association.NotLoaded{}` and the tier column decides.
+  Reading: a repository's attempts, oldest first, a batch at a time after a
+  cursor, each with its work job and its `:artifact_link` preloaded. Every
+  read that feeds a reader preloads the link: without it the ladder cannot
+  see a revocation (the library's `unloaded_link` setting, `:raise` in dev
+  and test and `:dark` in prod here, catches a read that forgets). A trace is
+  read as the columns its projection needs and the two facts read from its
+  document, never the document itself.
 
   Writing (`create/4`): the host calls `link_for_attempt/3` once per new
   attempt, inside the transaction that persists it. A user's attempt gets the
@@ -13,6 +16,8 @@ defmodule HostApp.Attempts do
   `ArtifactLink.changeset/2` and `Repo.insert/1`); the attempt is inserted
   pointing at it; the link is then bound to the attempt's id. Whatever fails,
   nothing is kept, and the failing changeset is returned as it came.
+  Revoking stamps a live link once: the update is guarded by `revoked_at IS
+  NULL`, so of two concurrent revokes one wins and the other is told so.
   """
   import Ecto.Query
 
@@ -23,16 +28,44 @@ defmodule HostApp.Attempts do
   alias OpenAgents.Traces.Trace
   alias OpenAgents.Transparency.{ArtifactLink, WorkDisclosure}
 
-  @doc "Every attempt of `repository`, oldest first; `preload_link?: false` leaves the link not loaded."
-  @spec list(Repository.t(), boolean()) :: [Assignment.t()]
-  def list(%Repository{id: id}, preload_link? \\ true) do
+  @typedoc "Where a batch starts: after this attempt (its `inserted_at` and id), or from the first."
+  @type cursor :: Assignment.t() | nil
+
+  @doc """
+  At most `count` attempts of `repository`, oldest first (by `inserted_at`,
+  then id), after `cursor` (an attempt of the same repository) or from the
+  first, each with its work job and link preloaded.
+  """
+  @spec batch(Repository.t(), cursor(), pos_integer()) :: [Assignment.t()]
+  def batch(%Repository{id: id}, cursor, count) do
     from(a in Assignment,
       where: a.repository_id == ^id,
       order_by: [asc: a.inserted_at, asc: a.id],
-      preload: [:work_job]
+      limit: ^count,
+      preload: [:work_job, :artifact_link]
     )
+    |> after_cursor(cursor)
     |> Repo.all()
-    |> preload_link(preload_link?)
+  end
+
+  defp after_cursor(query, nil), do: query
+
+  defp after_cursor(query, %Assignment{inserted_at: at, id: id}),
+    do: where(query, [a], a.inserted_at > ^at or (a.inserted_at == ^at and a.id > ^id))
+
+  @doc """
+  One attempt of `repository` with its work job and link preloaded, or `nil`
+  (also for an id that is not a UUID, or an attempt of another repository).
+  """
+  @spec get_in_repository(Repository.t(), String.t()) :: Assignment.t() | nil
+  def get_in_repository(%Repository{id: repository_id}, id) do
+    with {:ok, uuid} <- Ecto.UUID.cast(id),
+         %Assignment{} = assignment <-
+           Repo.get_by(Assignment, id: uuid, repository_id: repository_id) do
+      Repo.preload(assignment, [:work_job, :artifact_link])
+    else
+      _ -> nil
+    end
   end
 
   @doc "One attempt with its repository, work job, link, evidence (with links) and traces, or `nil`."
@@ -57,16 +90,38 @@ defmodule HostApp.Attempts do
     )
   end
 
-  @doc "The traces of an attempt, oldest first."
-  @spec traces(Assignment.t()) :: [Trace.t()]
-  def traces(%Assignment{id: id}) do
+  @doc """
+  The traces of an attempt that its uploader did not keep private, oldest
+  first, as the source of their projection: the columns it reads, and the
+  document's schema version and step count (read by PostgreSQL; the document
+  is not loaded).
+  """
+  @spec trace_sources(Assignment.t()) :: [map()]
+  def trace_sources(%Assignment{id: id}) do
     Repo.all(
-      from t in Trace, where: t.assignment_id == ^id, order_by: [asc: t.inserted_at, asc: t.id]
+      from t in Trace,
+        where: t.assignment_id == ^id and t.visibility != "private",
+        order_by: [asc: t.inserted_at, asc: t.id],
+        select: %{
+          id: t.id,
+          digest: t.digest,
+          byte_size: t.byte_size,
+          recorded_at: t.inserted_at,
+          schema_version: fragment("?->'schema_version'", t.document),
+          step_count:
+            fragment(
+              "CASE WHEN jsonb_typeof(?->'steps') = 'array' THEN jsonb_array_length(?->'steps') END",
+              t.document,
+              t.document
+            )
+        }
     )
   end
 
-  defp preload_link(assignments, true), do: Repo.preload(assignments, :artifact_link)
-  defp preload_link(assignments, false), do: assignments
+  @doc "The issue of `repository` numbered `number`, or `nil`."
+  @spec issue(Repository.t(), integer()) :: Issue.t() | nil
+  def issue(%Repository{id: id}, number),
+    do: Repo.one(from i in Issue, where: i.repository_id == ^id and i.number == ^number)
 
   @doc """
   Requests an attempt at issue `issue_number` of `repository` for `user`, on
@@ -99,12 +154,7 @@ defmodule HostApp.Attempts do
   end
 
   defp insert(repository, principal, link, attrs) do
-    issue_id =
-      Repo.one(
-        from i in Issue,
-          where: i.repository_id == ^repository.id and i.number == ^attrs.issue_number,
-          select: i.id
-      )
+    issue_id = with %Issue{id: id} <- issue(repository, attrs.issue_number), do: id
 
     %Assignment{}
     |> Assignment.changeset(%{
@@ -117,6 +167,12 @@ defmodule HostApp.Attempts do
       transparency_tier: "ledger",
       artifact_link_id: link && link.id
     })
+    |> then(fn changeset ->
+      # Said of the field the request named, not of the column behind it.
+      if issue_id,
+        do: changeset,
+        else: Ecto.Changeset.add_error(changeset, :issue_number, "does not exist")
+    end)
     |> Repo.insert()
   end
 
@@ -127,17 +183,37 @@ defmodule HostApp.Attempts do
 
   @doc """
   Revokes the link with id `link_id` for `user`: allowed to the link's
-  account and to an operator. Revoking a revoked link changes nothing.
+  account and to an operator. A link already revoked is not stamped again:
+  `{:error, :already_revoked}`, and its first `revoked_at` and tombstone
+  stay.
   """
   @spec revoke_link(String.t(), User.t()) ::
-          {:ok, ArtifactLink.t()} | {:error, :not_found | :forbidden | Ecto.Changeset.t()}
+          {:ok, ArtifactLink.t()} | {:error, :not_found | :forbidden | :already_revoked}
   def revoke_link(link_id, %User{} = user) do
     with {:ok, uuid} <- cast_id(link_id),
          %ArtifactLink{} = link <- Repo.get(ArtifactLink, uuid) || {:error, :not_found},
          :ok <- may_revoke(link, user) do
-      if link.revoked_at,
-        do: {:ok, link},
-        else: link |> ArtifactLink.revoke_changeset(%{"revoked_by" => user.id}) |> Repo.update()
+      stamp(link.id, %{"revoked_by" => user.id})
+    end
+  end
+
+  @doc """
+  Stamps `revoked_at` (now) and `tombstone` on the link `link_id` if it is
+  live, in one guarded `UPDATE ... WHERE revoked_at IS NULL`: of concurrent
+  stamps exactly one writes, and the others get `{:error, :already_revoked}`.
+  """
+  @spec stamp(Ecto.UUID.t(), map()) :: {:ok, ArtifactLink.t()} | {:error, :already_revoked}
+  def stamp(link_id, tombstone) when is_map(tombstone) do
+    now = DateTime.utc_now() |> DateTime.truncate(:second)
+
+    query =
+      from l in ArtifactLink,
+        where: l.id == ^link_id and is_nil(l.revoked_at),
+        select: l
+
+    case Repo.update_all(query, set: [revoked_at: now, revocation_tombstone: tombstone]) do
+      {1, [link]} -> {:ok, link}
+      {0, []} -> {:error, :already_revoked}
     end
   end
 

@@ -6,7 +6,8 @@ defmodule HostApp.Disclosure do
 
   - the viewer is described once per request with `viewer/2`;
   - per attempt, `effective_tier/2` on the `%Assignment{}` itself (its
-    `:artifact_link` preloaded, `nil`, or not loaded), then
+    `:artifact_link` preloaded: every read of `HostApp.Attempts` that feeds a
+    reader preloads it), then
     `project(:attempt, ...)` of `Map.from_struct/1` plus `:requester_kind`,
     then with the same tier `project(:work_job, ...)` of the job plus
     `:budget` (the bounds of its budget snapshot);
@@ -14,15 +15,14 @@ defmodule HostApp.Disclosure do
     with `commit` read from `commit_sha` and `recorded_at` from `inserted_at`;
   - per trace, the tier of the attempt it belongs to (a trace has no tier
     column nor link of its own), and nothing when the uploader kept it
-    `private`; `schema_version` and `step_count` are read from the document,
-    which is never published.
+    `private`; `schema_version` and `step_count` are read from the document
+    by the database, and the document is neither loaded nor published.
 
   A record whose tier is `dark` (a revoked link) is left out rather than
   shown as an empty shell: every function here returns `nil` or `[]` for it.
   Nothing here knows a field, a tier or a rule: the library answers.
   """
   alias OpenAgents.Forge.{Assignment, IssueEvidence}
-  alias OpenAgents.Traces.Trace
   alias OpenAgents.Transparency.WorkDisclosure
   alias OpenAgents.Work.Job
 
@@ -70,19 +70,14 @@ defmodule HostApp.Disclosure do
         do: projected
   end
 
-  @doc "The traces of an attempt seen at `tier` (its attempt's), private ones left out."
-  @spec traces([Trace.t()], atom()) :: [map()]
-  def traces(traces, tier) do
-    for %Trace{visibility: visibility} = trace <- traces,
-        visibility != "private",
-        source =
-          trace
-          |> Map.from_struct()
-          |> Map.merge(%{
-            schema_version: Trace.schema_version(trace),
-            step_count: Trace.step_count(trace),
-            recorded_at: trace.inserted_at
-          }),
+  @doc """
+  The traces of an attempt seen at `tier` (its attempt's): each source as
+  `HostApp.Attempts.trace_sources/1` reads it (private ones already left
+  out, `schema_version` and `step_count` already read from the document).
+  """
+  @spec traces([map()], atom()) :: [map()]
+  def traces(sources, tier) do
+    for source <- sources,
         projected = WorkDisclosure.project(:trace, source, tier),
         projected != nil,
         do: projected

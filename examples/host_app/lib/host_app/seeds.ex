@@ -64,7 +64,7 @@ defmodule HostApp.Seeds do
             {"owner", false},
             {"stranger", false}
           ],
-          do: Repo.insert!(%User{handle: handle, admin: admin})
+          do: Repo.insert!(%User{handle: handle, operator: admin})
 
     Repo.insert!(%Membership{repository_id: repository.id, user_id: member.id})
 

@@ -14,7 +14,7 @@ defmodule OpenAgents.Accounts do
   """
   @spec admin?(User.t() | term()) :: boolean()
   def admin?(%User{id: id}) when is_binary(id),
-    do: Repo.exists?(from u in User, where: u.id == ^id and u.admin)
+    do: Repo.exists?(from u in User, where: u.id == ^id and u.operator)
 
   def admin?(_user), do: false
 

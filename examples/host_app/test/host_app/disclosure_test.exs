@@ -21,24 +21,96 @@ defmodule HostApp.DisclosureTest do
              %{account_id: r.operator.id, tier: :glass, admin: true}
 
     # Asked of the database, not of the struct: a demotion counts at once.
-    Repo.update!(Ecto.Changeset.change(r.operator, admin: false))
+    Repo.update!(Ecto.Changeset.change(r.operator, operator: false))
     assert Disclosure.viewer(repository, r.operator) == %{account_id: r.operator.id, tier: :pulse}
   end
 
-  test "an attempt loaded without its link is NotLoaded, and its tier column decides", ctx do
-    for %{id: id, transparency_tier: column} <- ctx.attempts do
-      attempt = Repo.get!(Assignment, id) |> Repo.preload(:work_job)
-      assert %Ecto.Association.NotLoaded{} = attempt.artifact_link
+  # No route reads an attempt without its link: these call the library
+  # directly, on attempts loaded from the database without the preload.
+  describe "an attempt loaded without its link (NotLoaded, artifact_link_id set or nil)" do
+    defp unloaded(ctx) do
+      for %{id: id} <- ctx.attempts do
+        attempt = Repo.get!(Assignment, id) |> Repo.preload(:work_job)
+        assert %Ecto.Association.NotLoaded{} = attempt.artifact_link
+        attempt
+      end
+    end
 
-      for reader <- [:anonymous, :member, :owner] do
+    defp tier_or_raise(attempt, viewer) do
+      Disclosure.item(attempt, viewer)
+    rescue
+      error in ArgumentError -> {:raised, error.message}
+    end
+
+    test "this host's setting (:raise): a linked attempt raises, naming the preload", ctx do
+      for attempt <- unloaded(ctx), reader <- readers() do
+        viewer = Disclosure.viewer(ctx.world.repository, ctx.readers[reader])
+
+        case attempt.artifact_link_id do
+          nil ->
+            expected =
+              SeedRules.effective_tier(
+                reader,
+                reader_id(ctx.readers, reader),
+                :none,
+                attempt.transparency_tier
+              )
+
+            assert Disclosure.item(attempt, viewer).tier == expected
+
+          _linked ->
+            assert {:raised, message} = tier_or_raise(attempt, viewer)
+            assert message =~ "preload :artifact_link"
+        end
+      end
+    end
+
+    test ":tier_column (the seed's, the library's default): the tier column decides", ctx do
+      OpenAgentsPolicy.Host.override(unloaded_link: :tier_column)
+
+      for attempt <- unloaded(ctx), reader <- readers() do
         viewer = Disclosure.viewer(ctx.world.repository, ctx.readers[reader])
 
         expected =
-          SeedRules.effective_tier(reader, reader_id(ctx.readers, reader), :not_loaded, column)
+          SeedRules.effective_tier(
+            reader,
+            reader_id(ctx.readers, reader),
+            :not_loaded,
+            attempt.transparency_tier
+          )
 
         assert Disclosure.item(attempt, viewer).tier == expected
       end
     end
+
+    test ":dark (this host's prod): a linked attempt is left out for every reader", ctx do
+      OpenAgentsPolicy.Host.override(unloaded_link: :dark)
+
+      for attempt <- unloaded(ctx), reader <- readers() do
+        viewer = Disclosure.viewer(ctx.world.repository, ctx.readers[reader])
+        item = Disclosure.item(attempt, viewer)
+
+        if attempt.artifact_link_id,
+          do: assert(item == nil),
+          else: assert(item.tier != :dark)
+      end
+    end
+  end
+
+  test "a user struct carries no `admin` field: a stale copy cannot read as an operator", ctx do
+    %{readers: r, world: %{repository: repository}} = ctx
+    refute Map.has_key?(r.operator, :admin)
+    [linked | _] = ctx.attempts
+
+    # Demoted in the database; the struct loaded before the demotion is
+    # handed to the library as the viewer itself.
+    Repo.update!(Ecto.Changeset.change(r.operator, operator: false))
+    assert OpenAgents.Transparency.WorkDisclosure.effective_tier(linked, r.operator) == :ledger
+    assert Disclosure.viewer(repository, r.operator).tier == :pulse
+
+    # What the library does with a map that says admin: true (the seeds'
+    # rule, kept for parity): glass, whatever the host's admin?/1 says.
+    assert OpenAgents.Transparency.WorkDisclosure.effective_tier(linked, %{admin: true}) == :glass
   end
 
   test "an attempt with no work job projects the attempt alone", ctx do

@@ -49,12 +49,15 @@ defmodule HostApp.SchemaTest do
     assert %Ecto.Association.NotLoaded{} = assignment.artifact_link
   end
 
-  test "the library calls the host's own modules, at their default names: nothing is configured" do
+  test "the library calls the host's own modules, at their default names; unloaded links raise" do
     assert OpenAgentsPolicy.Host.modules() == %{
              accounts: OpenAgents.Accounts,
              repositories: OpenAgents.Repositories,
              artifact_link: OpenAgents.Transparency.ArtifactLink,
-             repo: OpenAgents.Repo
+             repo: OpenAgents.Repo,
+             user: OpenAgents.Accounts.User,
+             # The one setting: config/test.exs sets it, as config/dev.exs does.
+             unloaded_link: :raise
            }
 
     assert OpenAgents.Repo.__adapter__() == Ecto.Adapters.Postgres

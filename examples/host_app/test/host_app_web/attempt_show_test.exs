@@ -96,4 +96,41 @@ defmodule HostAppWeb.AttemptShowTest do
       for id <- hidden_ids(ctx.world, ctx.attempts), do: refute(conn.resp_body =~ id)
     end
   end
+
+  test "show reads only the trace columns it projects: never the document, never the uploader",
+       ctx do
+    [linked | _] = ctx.attempts
+    handler = "trace-columns-#{inspect(self())}"
+    parent = self()
+
+    :telemetry.attach(
+      handler,
+      [:open_agents, :repo, :query],
+      fn _event, _measures, %{query: sql}, _ -> send(parent, {:sql, sql}) end,
+      nil
+    )
+
+    try do
+      json!(request_as(ctx.readers.operator, :get, "/api/attempts/#{linked.id}"), 200)
+    after
+      :telemetry.detach(handler)
+    end
+
+    traces_sql =
+      Stream.repeatedly(fn ->
+        receive do
+          {:sql, sql} -> sql
+        after
+          0 -> nil
+        end
+      end)
+      |> Enum.take_while(& &1)
+      |> Enum.filter(&(&1 =~ ~s(FROM "traces")))
+
+    assert [sql] = traces_sql
+    # The document only as the two facts PostgreSQL reads out of it.
+    refute sql =~ ~r/"document"(?!\s*->)/
+    refute sql =~ "user_id"
+    assert sql =~ ~s("document"->'schema_version')
+  end
 end

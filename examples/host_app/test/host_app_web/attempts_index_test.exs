@@ -76,45 +76,152 @@ defmodule HostAppWeb.AttemptsIndexTest do
     end
   end
 
-  test "?preload=false: the link is not loaded and the tier column decides", ctx do
-    for reader <- readers() do
-      items = page(ctx, reader, "?preload=false")
-      expected = expected(ctx, reader, false)
+  test "no route decides without the link: ?preload=false is gone, the revoked attempt absent",
+       ctx do
+    [_, revoked | _] = ctx.attempts
+
+    for reader <- readers(), query <- ["", "?preload=false", "?preload=maybe"] do
+      items = page(ctx, reader, query)
 
       assert Enum.map(items, &{&1["attempt"]["id"], &1["tier"]}) ==
-               Enum.map(expected, fn {a, tier} -> {a.id, Atom.to_string(tier)} end)
+               Enum.map(expected(ctx, reader, true), fn {a, tier} ->
+                 {a.id, Atom.to_string(tier)}
+               end)
+
+      refute revoked.id in Enum.map(items, & &1["attempt"]["id"])
+      refute revoked.work_job.id in Enum.map(items, & &1["work_job"]["id"])
     end
-
-    # The owner's live link no longer raises it; the revoked attempt shows at
-    # its column (ledger) clamped, since nothing read the link.
-    assert Enum.map(page(ctx, :owner, "?preload=false"), & &1["tier"]) ==
-             ~w(pulse pulse pulse pulse)
-
-    assert Enum.map(page(ctx, :member, "?preload=false"), & &1["tier"]) ==
-             ~w(pulse ledger ledger pulse)
   end
 
   test "no never-listed value is in any response's bytes, under any name", ctx do
     hidden = hidden_ids(ctx.world, ctx.attempts)
 
-    for reader <- readers(), query <- ["", "?preload=false"] do
-      conn = request_as(ctx.readers[reader], :get, @path <> query)
+    for reader <- readers() do
+      conn = request_as(ctx.readers[reader], :get, @path)
       json!(conn, 200)
       for id <- hidden, do: refute(conn.resp_body =~ id, "#{reader} saw #{id}")
       refute conn.resp_body =~ "owner-laptop"
     end
   end
 
-  test "a repository nobody has is 404; a bad ?preload is 400; an unknown handle is 401", ctx do
+  test "a repository nobody has is 404; a bad ?limit or ?after is 400; an unknown handle 401",
+       ctx do
     assert %{"errors" => %{"detail" => "Not Found"}} =
              request_as(nil, :get, "/api/repositories/nope/attempts") |> json!(404)
 
-    assert %{"errors" => _} = request_as(nil, :get, @path <> "?preload=maybe") |> json!(400)
+    for limit <- ["0", "201", "-1", "x", "1.5", "", "50 "] do
+      assert %{"errors" => %{"limit" => [_]}} =
+               request_as(nil, :get, @path <> "?limit=" <> URI.encode_www_form(limit))
+               |> json!(400)
+    end
 
     ghost = %{ctx.readers.stranger | handle: "ghost"}
 
     assert %{"errors" => %{"detail" => "Unauthorized"}} =
              request_as(ghost, :get, @path) |> json!(401)
+  end
+
+  describe "pages" do
+    # `count` more attempts by the member on issue 1, oldest first.
+    defp more(ctx, count) do
+      for _ <- 1..count//1 do
+        {:ok, attempt} =
+          HostApp.Attempts.create(ctx.world.repository, ctx.readers.member, %{
+            issue_number: 1,
+            target_kind: "box"
+          })
+
+        attempt.id
+      end
+    end
+
+    defp body(ctx, reader, query),
+      do: ctx.readers[reader] |> request_as(:get, @path <> query) |> json!(200)
+
+    # Every page of `reader`'s list, following "next", at `limit`.
+    defp walk(ctx, reader, limit, after_id \\ nil, acc \\ []) do
+      query = "?limit=#{limit}" <> if(after_id, do: "&after=#{after_id}", else: "")
+      %{"data" => items, "next" => next} = body(ctx, reader, query)
+      assert length(items) <= limit
+      if next, do: assert(length(items) == limit and next == List.last(items)["attempt"]["id"])
+      acc = acc ++ [items]
+      if next, do: walk(ctx, reader, limit, next, acc), else: acc
+    end
+
+    test "a page holds 50 by default, next is the cursor of the following page", ctx do
+      created = more(ctx, 52)
+
+      for reader <- readers() do
+        whole = Enum.map(expected(ctx, reader, true), fn {a, _} -> a.id end) ++ created
+        %{"data" => first, "next" => next} = body(ctx, reader, "")
+        assert length(first) == 50
+        assert Enum.map(first, & &1["attempt"]["id"]) == Enum.take(whole, 50)
+        assert next == Enum.at(whole, 49)
+
+        %{"data" => rest, "next" => nil} = body(ctx, reader, "?after=#{next}")
+        assert Enum.map(rest, & &1["attempt"]["id"]) == Enum.drop(whole, 50)
+      end
+    end
+
+    test "walking every page at any limit gives the whole list once, oldest first", ctx do
+      created = more(ctx, 7)
+
+      for reader <- readers(), limit <- [1, 2, 3, 10, 200] do
+        whole = Enum.map(expected(ctx, reader, true), fn {a, _} -> a.id end) ++ created
+        pages = walk(ctx, reader, limit)
+        assert pages |> List.flatten() |> Enum.map(& &1["attempt"]["id"]) == whole
+        # Dark attempts cost reads, never an empty page: only the last may be short.
+        assert Enum.all?(Enum.drop(pages, -1), &(length(&1) == limit))
+      end
+    end
+
+    test "200 is the most a page holds", ctx do
+      more(ctx, 201)
+      %{"data" => items, "next" => next} = body(ctx, :member, "?limit=200")
+      assert length(items) == 200
+      assert next == List.last(items)["attempt"]["id"]
+
+      assert %{"errors" => %{"limit" => _}} =
+               request_as(nil, :get, @path <> "?limit=201") |> json!(400)
+    end
+
+    test "a cursor the reader may not see, of another repository, or of nothing is 400", ctx do
+      [_, revoked | _] = ctx.attempts
+
+      other = Repo.insert!(%OpenAgents.Repositories.Repository{slug: "other", name: "Other"})
+
+      issue =
+        Repo.insert!(%OpenAgents.Forge.Issue{repository_id: other.id, number: 1, title: "x"})
+
+      Repo.insert!(%OpenAgents.Repositories.Membership{
+        repository_id: other.id,
+        user_id: ctx.readers.member.id
+      })
+
+      {:ok, foreign} =
+        HostApp.Attempts.create(other, ctx.readers.member, %{
+          issue_number: issue.number,
+          target_kind: "box"
+        })
+
+      for reader <- readers(),
+          cursor <- [
+            revoked.id,
+            foreign.id,
+            Ecto.UUID.generate(),
+            "nope",
+            "",
+            String.duplicate("9", 5000)
+          ] do
+        assert %{"errors" => %{"after" => [_]}} =
+                 request_as(
+                   ctx.readers[reader],
+                   :get,
+                   @path <> "?after=" <> URI.encode_www_form(cursor)
+                 )
+                 |> json!(400)
+      end
+    end
   end
 
   test "attempts are listed oldest first, across issues", ctx do

@@ -47,6 +47,41 @@ defmodule HostAppWeb.DelegationsTest do
     end
   end
 
+  test "a job several attempts serve is decided by the oldest of them, every time", ctx do
+    [live, revoked | _] = ctx.attempts
+    # Both attempts now serve the revoked attempt's job; the live one is
+    # newer, so the revoked (oldest) one decides: 404 for every reader, on
+    # every one of many reads, whatever order the database returns rows in.
+    older = DateTime.add(live.inserted_at, -3600, :second)
+
+    Repo.update_all(where(OpenAgents.Forge.Assignment, id: ^revoked.id),
+      set: [inserted_at: older]
+    )
+
+    Repo.update_all(where(OpenAgents.Forge.Assignment, id: ^live.id),
+      set: [work_job_id: revoked.work_job_id]
+    )
+
+    for reader <- readers(), _ <- 1..5 do
+      assert json!(
+               request_as(ctx.readers[reader], :get, "/api/delegations/#{revoked.work_job_id}"),
+               404
+             )
+    end
+
+    # The live attempt made the oldest: the job is its, and shown.
+    Repo.update_all(where(OpenAgents.Forge.Assignment, id: ^live.id),
+      set: [inserted_at: DateTime.add(older, -3600, :second)]
+    )
+
+    for reader <- readers() do
+      assert json!(
+               request_as(ctx.readers[reader], :get, "/api/delegations/#{revoked.work_job_id}"),
+               200
+             )
+    end
+  end
+
   test "a malformed or unknown id is 404" do
     for id <- ["x", Ecto.UUID.generate()],
         do: json!(request_as(nil, :get, "/api/delegations/#{id}"), 404)

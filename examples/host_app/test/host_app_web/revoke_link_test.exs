@@ -38,9 +38,28 @@ defmodule HostAppWeb.RevokeLinkTest do
         assert json!(request_as(ctx.readers[r], :get, "/api/attempts/#{ctx.attempt.id}"), 404)
       end
 
-      # Revoking again changes nothing.
-      assert %{"data" => %{"revoked_at" => ^revoked_at}} = revoke(ctx, @reader) |> json!(200)
+      # Revoking again is 409, and the first stamp stays.
+      tombstone = Repo.get!(ArtifactLink, id).revocation_tombstone
+      assert tombstone == %{"revoked_by" => ctx.readers[@reader].id}
+
+      for again <- [:owner, :operator] do
+        assert revoke(ctx, again) |> json!(409) == %{"errors" => %{"detail" => "Conflict"}}
+      end
+
+      assert %{revocation_tombstone: ^tombstone} = Repo.get!(ArtifactLink, id)
+      assert DateTime.to_iso8601(Repo.get!(ArtifactLink, id).revoked_at) == revoked_at
     end
+  end
+
+  test "two stamps of one live link: the guarded update lets exactly one write", ctx do
+    assert {:ok, first} = HostApp.Attempts.stamp(ctx.link.id, %{"revoked_by" => "first"})
+
+    assert {:error, :already_revoked} =
+             HostApp.Attempts.stamp(ctx.link.id, %{"revoked_by" => "second"})
+
+    link = Repo.get!(ArtifactLink, ctx.link.id)
+    assert link.revocation_tombstone == %{"revoked_by" => "first"}
+    assert link.revoked_at == first.revoked_at
   end
 
   test "an unknown or malformed link id is 404", ctx do

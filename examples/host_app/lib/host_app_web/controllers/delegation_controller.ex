@@ -2,8 +2,10 @@ defmodule HostAppWeb.DelegationController do
   @moduledoc """
   `GET /api/delegations/:id`: `{"data": delegation_seam(job_lifecycle(status))}`
   for the work job with that id. A job is shown to whoever may see the
-  attempt it serves (not dark to them); a job that serves no attempt, to the
-  owner of its machine and to operators. Anything else, a malformed id
+  attempt it serves (not dark to them; the oldest, by `inserted_at` then id,
+  when several serve it, so the answer never depends on the database's
+  order); a job that serves no attempt, to the owner of its machine and to
+  operators. Anything else, a malformed id
   included, is 404, as for a job that does not exist.
   """
   use HostAppWeb, :controller
@@ -34,6 +36,7 @@ defmodule HostAppWeb.DelegationController do
         from a in Assignment,
           where: a.work_job_id == ^job.id,
           preload: [:repository, :artifact_link],
+          order_by: [asc: a.inserted_at, asc: a.id],
           limit: 1
       )
 

@@ -1,0 +1,50 @@
+defmodule OpenAgentsPolicy.Scheduler do
+  @moduledoc """
+  Which scheduler a NIF call runs on: a normal one, or, for an argument
+  holding a large binary, a dirty CPU one.
+
+  Why the Elixir side decides: a NIF reads a binary through
+  `enif_inspect_binary`, which copies a binary that starts part-way through a
+  byte (a sub-binary taken at a bit offset) before the NIF can learn its
+  size: 100 MB held a normal scheduler for over 100 ms, inside the VM, before
+  any of the library's own size guards could run. `byte_size/1` here costs
+  the same for every binary, so a call whose arguments hold a binary larger
+  than `max_bytes/0` is sent to the NIF's dirty twin (the same function,
+  registered to run on a dirty CPU scheduler) without being read at all.
+
+  What is measured: a binary argument, and the values a NIF reads out of a
+  map argument (`:tier`, `:account_id`, `:id`, `:revoked_at`, `:status`; a
+  viewer, a link, a user). Deliberately not: any other value of a map, which
+  no NIF reads as a binary (a projection's source values are handed back as
+  they are, never inspected).
+  """
+
+  @max_bytes 65_536
+
+  @doc """
+  The largest binary (in bytes) an argument may hold and still be read on a
+  normal scheduler: 64 KiB, which even at a bit offset is copied well inside
+  the slice a NIF may hold one.
+  """
+  @spec max_bytes() :: pos_integer()
+  def max_bytes, do: @max_bytes
+
+  @doc """
+  Whether `term` holds a binary too large for a normal scheduler: itself, or
+  one of the values a NIF reads out of a map.
+
+      iex> OpenAgentsPolicy.Scheduler.dirty?(:binary.copy("x", 65_537))
+      true
+      iex> OpenAgentsPolicy.Scheduler.dirty?(%{account_id: "acct-1", tier: :ledger})
+      false
+  """
+  @spec dirty?(term()) :: boolean()
+  def dirty?(term) when is_binary(term), do: byte_size(term) > @max_bytes
+
+  for key <- [:tier, :account_id, :id, :revoked_at, :status] do
+    def dirty?(%{unquote(key) => value}) when is_binary(value) and byte_size(value) > @max_bytes,
+      do: true
+  end
+
+  def dirty?(_term), do: false
+end

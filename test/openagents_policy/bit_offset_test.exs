@@ -1,0 +1,121 @@
+defmodule OpenAgentsPolicy.BitOffsetTest do
+  # A binary that starts part-way through a byte is copied by the VM when a
+  # NIF reads it, before the NIF knows its size. Every call whose arguments
+  # hold a binary larger than `Scheduler.max_bytes/0` goes to the NIF's
+  # dirty twin, and answers exactly what it answers for the same bytes
+  # aligned. The calls are traced: which entry point ran is observed, not
+  # timed.
+  use ExUnit.Case, async: false
+
+  alias OpenAgents.Delegations.Target
+  alias OpenAgents.Transparency.{ArtifactLink, Ladder, WorkDisclosure}
+  alias OpenAgentsPolicy.{Native, Scheduler}
+
+  doctest OpenAgentsPolicy.Scheduler
+
+  # `bytes` bytes at a bit offset of 1, and the same bytes aligned.
+  defp shifted(bytes, fill) do
+    <<_::1, shifted::binary-size(bytes), _::7>> =
+      <<0::1, :binary.copy(fill, bytes)::binary, 0::7>>
+
+    {shifted, :binary.copy(shifted)}
+  end
+
+  # `fun`'s answer and the Native entry points it called, run in a process of
+  # its own (a process is not its own tracer).
+  defp traced(fun) do
+    parent = self()
+
+    pid =
+      spawn_link(fn ->
+        receive do
+          :go -> send(parent, {:answer, self(), fun.()})
+        end
+      end)
+
+    :erlang.trace_pattern({Native, :_, :_}, true, [:global])
+    :erlang.trace(pid, true, [:call])
+    send(pid, :go)
+    assert_receive {:answer, ^pid, answer}, 60_000
+    ref = :erlang.trace_delivered(pid)
+    assert_receive {:trace_delivered, ^pid, ^ref}
+    :erlang.trace_pattern({Native, :_, :_}, false, [:global])
+    {answer, called(pid, [])}
+  end
+
+  defp called(pid, acc) do
+    receive do
+      {:trace, ^pid, :call, {Native, name, _args}} -> called(pid, [name | acc])
+    after
+      0 -> Enum.reverse(acc)
+    end
+  end
+
+  defp calls(big) do
+    link = %ArtifactLink{account_id: "acct-1", tier: "ledger", revoked_at: nil}
+
+    [
+      fields_at: fn -> WorkDisclosure.fields_at(:attempt, big) end,
+      project: fn -> WorkDisclosure.project(:trace, %{id: 1}, big) end,
+      effective_tier: fn ->
+        WorkDisclosure.effective_tier(%{transparency_tier: big}, %{tier: :glass})
+      end,
+      effective_tier: fn -> WorkDisclosure.effective_tier(%{artifact_link: nil}, big) end,
+      linked_tier: fn ->
+        WorkDisclosure.effective_tier(%{artifact_link: %{link | account_id: big}}, %{
+          account_id: big
+        })
+      end,
+      linked_tier: fn ->
+        WorkDisclosure.effective_tier(%{artifact_link: link}, %{account_id: big, tier: :pulse})
+      end,
+      attempt_link: fn ->
+        WorkDisclosure.link_for_attempt(%{id: "r"}, %{"type" => big, "id" => "acct-1"})
+      end,
+      computer_lifecycle: fn ->
+        Target.computer_lifecycle(%OpenAgents.Machines.Machine{status: big}, true)
+      end,
+      ladder_name: fn -> Ladder.name(big) end,
+      ladder_rank: fn -> Ladder.rank(big) end,
+      ladder_viewer_tier: fn -> Ladder.viewer_tier(%{tier: big}) end,
+      ladder_clamp: fn -> Ladder.clamp(big, %{tier: :ledger}) end,
+      ladder_effective_tier: fn -> Ladder.effective_tier(big, %{account_id: big}) end,
+      ladder_allows: fn -> Ladder.allows?(%{link | tier: big}, :metadata, nil) end
+    ]
+  end
+
+  test "a large binary at a bit offset goes to the dirty twin, with the aligned bytes' answer" do
+    {shifted, aligned} = shifted(Scheduler.max_bytes() + 1, "g")
+    assert Scheduler.dirty?(shifted)
+
+    for {{entry, call}, {_, aligned_call}} <- Enum.zip(calls(shifted), calls(aligned)) do
+      {answer, called} = traced(call)
+      dirty = String.to_atom("#{entry}_dirty")
+      assert dirty in called, "#{entry}: #{inspect(called)}"
+      refute entry in called, "#{entry}: #{inspect(called)}"
+      assert answer == aligned_call.()
+    end
+  end
+
+  test "a binary up to the limit stays on the normal scheduler" do
+    {shifted, _aligned} = shifted(Scheduler.max_bytes(), "g")
+    refute Scheduler.dirty?(shifted)
+
+    for {entry, call} <- calls(shifted) do
+      {_answer, called} = traced(call)
+      refute Enum.any?(called, &String.ends_with?(Atom.to_string(&1), "_dirty")), "#{entry}"
+    end
+  end
+
+  test "a large tier word names dark wherever it is read, as a short unknown word does" do
+    {shifted, _} = shifted(4 * Scheduler.max_bytes(), "l")
+
+    assert WorkDisclosure.fields_at(:evidence, shifted) ==
+             WorkDisclosure.fields_at(:evidence, "l")
+
+    assert Ladder.name(shifted) == :dark
+
+    assert WorkDisclosure.effective_tier(%{transparency_tier: shifted}, %{tier: :glass}) ==
+             WorkDisclosure.effective_tier(%{transparency_tier: "l"}, %{tier: :glass})
+  end
+end
