@@ -69,7 +69,7 @@ defmodule OpenAgentsPolicy.BitOffsetTest do
       linked_tier: fn ->
         WorkDisclosure.effective_tier(%{artifact_link: link}, %{account_id: big, tier: :pulse})
       end,
-      attempt_link: fn ->
+      link_for_attempt: fn ->
         WorkDisclosure.link_for_attempt(%{id: "r"}, %{"type" => big, "id" => "acct-1"})
       end,
       computer_lifecycle: fn ->
