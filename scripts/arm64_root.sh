@@ -20,6 +20,14 @@ if [ -x "$ROOT/usr/bin/erl" ] && [ -f "$ROOT/.complete" ]; then
   echo "$ROOT"; exit 0
 fi
 
+# One maker at a time: a second run waits for the first and takes its root.
+mkdir -p "$(dirname "$ROOT")"
+exec 9>"$ROOT.lock"
+flock 9
+if [ -x "$ROOT/usr/bin/erl" ] && [ -f "$ROOT/.complete" ]; then
+  echo "$ROOT"; exit 0
+fi
+
 missing=()
 command -v debootstrap >/dev/null || missing+=(debootstrap)
 [ -x /usr/bin/qemu-aarch64-static ] || missing+=(qemu-user-static)

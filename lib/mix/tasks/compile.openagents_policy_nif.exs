@@ -683,6 +683,19 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyNif do
     end
   end
 
+  # Cargo names the units of a workspace by paths relative to its root, so
+  # two checkouts sharing a target directory share every unit, fingerprints
+  # included: a checkout's build can link the other's core crate. Cargo
+  # mixes this variable into every unit's metadata hash (Rust's own build
+  # uses it to keep channels apart), so each checkout gets units of its own.
+  defp checkout_env(nil), do: []
+
+  defp checkout_env(mark),
+    do: [
+      {~c"__CARGO_DEFAULT_LIB_METADATA",
+       ~c"openagents-" ++ String.to_charlist(Base.encode16(mark, case: :lower))}
+    ]
+
   # The GNU build-id note: namesz 4, descsz 16, type 3, "GNU\0", the mark.
   defp marked?(artifact, mark) do
     note = <<4::native-32, 16::native-32, 3::native-32, "GNU", 0, mark::binary>>
@@ -705,7 +718,8 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyNif do
         :stderr_to_stdout,
         {:line, 65_536},
         args: args,
-        cd: root
+        cd: root,
+        env: checkout_env(mark)
       ])
 
     {status, artifacts} = collect(port, "", [])
@@ -847,8 +861,11 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyNif do
   # A BEAM module named OpenAgentsPolicy.Native, with a stub for every NIF
   # that lib/openagents_policy/native.ex declares (`def f(...), do:
   # :erlang.nif_error(...)`): the VM refuses a library with a function its
-  # module lacks, so the check sees what the real load will see.
-  defp stub_module(root) do
+  # module lacks, so the check sees what the real load will see. Public for
+  # scripts/precompiled_check.sh, which loads artifacts in a VM of another
+  # architecture with it.
+  @doc false
+  def stub_module(root) do
     source = File.read!(Path.join(root, "lib/openagents_policy/native.ex"))
     {_ast, stubs} = source |> Code.string_to_quoted!() |> Macro.prewalk([], &stub/2)
 
