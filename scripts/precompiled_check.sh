@@ -76,7 +76,7 @@ erl -noshell -eval "
   {ok, _} = application:ensure_all_started(inets),
   {ok, _} = inets:start(httpd, [{port, $PORT}, {bind_address, {127,0,0,1}},
     {server_name, \"localhost\"}, {server_root, \"$WORK/www\"}, {document_root, \"$WORK/www\"}]),
-  receive stop -> ok end." &
+  receive stop -> ok end." >/dev/null 2>&1 &
 SERVER=$!
 for _ in $(seq 50); do
   erl -noshell -eval "{ok, _} = application:ensure_all_started(inets),

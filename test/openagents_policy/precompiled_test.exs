@@ -73,9 +73,11 @@ defmodule OpenAgentsPolicy.PrecompiledTest do
     }
   end
 
-  # The files `package/0` lists, expanded as Hex expands them.
+  # The files `package/0` lists, expanded as Hex expands them. The checksum
+  # file is among them (a checkout has none: setup writes the copy's).
   defp copy_package!(package) do
     source = Path.dirname(Mix.Project.project_file())
+    assert @checksum_file in Mix.Project.config()[:package][:files]
 
     files =
       for entry <- Mix.Project.config()[:package][:files],
