@@ -130,7 +130,18 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyNif do
 
   defp manifest, do: Path.join(Mix.Project.manifest_path(), "compile.#{@crate}")
 
-  defp sha256(data), do: :crypto.hash(:sha256, data) |> Base.encode16(case: :lower)
+  defp sha256(data) do
+    ensure_otp_apps([:crypto])
+    :crypto.hash(:sha256, data) |> Base.encode16(case: :lower)
+  end
+
+  # Mix 1.15 and later keep OTP applications that are no dependency of the
+  # project off the code path while compiling a dependency; these come back
+  # on it here (1.14 never takes them off).
+  defp ensure_otp_apps(apps) do
+    if function_exported?(Mix, :ensure_application!, 1),
+      do: Enum.each(apps, &apply(Mix, :ensure_application!, [&1]))
+  end
 
   # Installed means: the file is there and holds these bytes.
   defp installed?(installed, digest) do
@@ -543,6 +554,7 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyNif do
 
   defp download!(url, file, expected) do
     Mix.shell().info("Downloading #{url}")
+    ensure_otp_apps([:inets, :ssl, :public_key, :crypto, :asn1])
     {:ok, _} = Application.ensure_all_started(:inets)
     uri = URI.parse(url)
 
@@ -666,6 +678,7 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyNif do
   defp checkout_mark(root) do
     if match?({:unix, :linux}, :os.type()) do
       real = root |> Path.expand() |> real_path()
+      ensure_otp_apps([:crypto])
       :crypto.hash(:sha256, real) |> binary_part(0, 16)
     end
   end
