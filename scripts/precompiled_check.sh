@@ -131,7 +131,7 @@ host() { # host ENV... -- CMD...: runs CMD in the host with no Rust, from this c
   while [[ $1 != -- ]]; do env+=("$1"); shift; done
   shift
   (cd "$HOST" && env -u OPENAGENTS_POLICY_NIF_PATH -u OPENAGENTS_POLICY_BUILD \
-    -u RUSTLER_PRECOMPILED_FORCE_BUILD_ALL -u CARGO_TARGET_DIR \
+    -u RUSTLER_PRECOMPILED_FORCE_BUILD_ALL -u CARGO_TARGET_DIR -u MIX_BUILD_ROOT -u MIX_BUILD_PATH \
     PATH="$BIN" MIX_ENV=test OPENAGENTS_POLICY_NIF_BASE_URL="http://127.0.0.1:$PORT/dist" \
     RUSTLER_PRECOMPILED_GLOBAL_CACHE_PATH="$WORK/cache" "${env[@]}" "$@")
 }
