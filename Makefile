@@ -8,7 +8,8 @@ export LANG := C.UTF-8
 export LC_ALL := C.UTF-8
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: demo check tools rust-checks elixir-checks docs-checks parity bench fuzz
+.PHONY: demo check tools rust-checks elixir-checks docs-checks parity bench fuzz \
+	precompiled precompiled-check
 
 tools:
 	@scripts/ensure_tools.sh
@@ -23,6 +24,7 @@ demo: tools
 check: tools rust-checks elixir-checks docs-checks
 	scripts/dialyzer.sh
 	scripts/release_check.sh
+	@$(MAKE) --no-print-directory precompiled-check
 	scripts/faults/panic.sh
 	scripts/faults/run.sh short
 	@echo "make check: every check passed"
@@ -42,6 +44,21 @@ elixir-checks:
 docs-checks:
 	RUSTDOCFLAGS="-D warnings" cargo doc -p openagents_policy --no-deps
 	MIX_ENV=dev mix docs --warnings-as-errors
+
+# The precompiled NIFs of every published target, into dist/ (several
+# minutes: four cross builds), and their proof. make check runs the proof
+# when dist/ is there (CI builds it first and sets PRECOMPILED_REQUIRED=1).
+precompiled:
+	scripts/precompiled_build.sh
+
+precompiled-check:
+	@if [ -f dist/checksum-Elixir.OpenAgentsPolicy.Native.exs ]; then \
+	  scripts/precompiled_check.sh; \
+	elif [ "$${PRECOMPILED_REQUIRED:-0}" = 1 ]; then \
+	  echo "precompiled check: no dist/ (make precompiled)" >&2; exit 1; \
+	else \
+	  echo "precompiled check skipped: no dist/ (run make precompiled first)"; \
+	fi
 
 # Needs ../shared/reference (the seeds), which a user of the library does not have.
 parity: tools

@@ -2,25 +2,37 @@
 # mix.exs loads rather than a module of the library (.exs: not compiled twice).
 # Compiling it would cost every Mix command (a host's too) about a third of a
 # second, so its compiled modules are kept under _build/nif_compiler, named by
-# the script's digest, and loaded from there while the script is unchanged.
+# the script's digest, the OTP release and the Elixir version (a build tree
+# may be shared by two toolchains), and loaded from there while all three are
+# unchanged. A cache file that cannot be read or loaded is compiled again.
 unless Code.ensure_loaded?(Mix.Tasks.Compile.OpenagentsPolicyNif) do
   script = Path.join(__DIR__, "lib/mix/tasks/compile.openagents_policy_nif.exs")
   source = File.read!(script)
   digest = Base.encode16(:erlang.md5(source), case: :lower)
-  cached = Path.join([__DIR__, "_build", "nif_compiler", digest <> ".etf"])
+  key = "#{digest}-otp#{System.otp_release()}-elixir#{System.version()}"
+  cached = Path.join([__DIR__, "_build", "nif_compiler", key <> ".etf"])
 
-  case File.read(cached) do
-    {:ok, etf} ->
-      for {module, beam} <- :erlang.binary_to_term(etf),
-          do: {:module, ^module} = :code.load_binary(module, to_charlist(script), beam)
+  loaded? =
+    try do
+      modules = cached |> File.read!() |> :erlang.binary_to_term([:safe])
 
-    {:error, _} ->
-      modules = Code.compile_string(source, script)
-      # A read-only checkout just compiles it again next time.
-      with :ok <- File.mkdir_p(Path.dirname(cached)),
-           :ok <- File.write(cached <> ".tmp", :erlang.term_to_binary(modules)) do
-        File.rename(cached <> ".tmp", cached)
-      end
+      Enum.all?(modules, fn {module, beam} ->
+        match?({:module, ^module}, :code.load_binary(module, to_charlist(script), beam))
+      end)
+    rescue
+      _ -> false
+    end
+
+  unless loaded? do
+    modules = Code.compile_string(source, script)
+    # Written under a name of this process's, then renamed: a concurrent Mix
+    # never reads half a file. A read-only checkout just compiles it again.
+    tmp = "#{cached}.#{System.pid()}.tmp"
+
+    with :ok <- File.mkdir_p(Path.dirname(cached)),
+         :ok <- File.write(tmp, :erlang.term_to_binary(modules)) do
+      File.rename(tmp, cached)
+    end
   end
 end
 
@@ -42,6 +54,11 @@ defmodule OpenAgentsPolicy.MixProject do
       deps: vendor(deps()),
       description: "OpenAgents delegation and disclosure policy, implemented in Rust as a NIF.",
       package: package(),
+      # Where the compiler fetches the precompiled NIFs that the checksum file
+      # lists (see guides/releases.md); OPENAGENTS_POLICY_NIF_BASE_URL or
+      # `config :openagents_policy, nif_base_url: ...` override it.
+      nif_base_url:
+        "https://github.com/OpenAgentsInc/openagents_policy/releases/download/v#{@version}",
       docs: docs(),
       aliases: [docs: ["openagents_policy.pictures", "docs"]]
     ]
@@ -113,9 +130,11 @@ defmodule OpenAgentsPolicy.MixProject do
   defp package do
     [
       licenses: ["MIT"],
-      # Everything a dependent needs to build the NIF from source.
-      files:
-        ~w(lib native/*/src native/*/Cargo.toml Cargo.toml Cargo.lock mix.exs .formatter.exs),
+      # Everything a dependent needs on both paths: the checksum file for the
+      # precompiled one (written by `make precompiled`, copied in when a
+      # version is cut), the crates for a source build.
+      files: ~w(lib native/*/src native/*/Cargo.toml Cargo.toml Cargo.lock mix.exs
+           .formatter.exs checksum-Elixir.OpenAgentsPolicy.Native.exs),
       links: %{}
     ]
   end

@@ -273,4 +273,103 @@ defmodule OpenAgentsPolicy.NifBuildTest do
       assert answer == "active"
     end
   end
+
+  describe "issue 16: the build path's faults" do
+    # Each test failed on the compiler of 4accd0c (before the lock, the
+    # keyed compiler cache, content-checked installs and checkout marks).
+
+    test "two compiles of one checkout at once both succeed, and one of their libraries is installed" do
+      dir = fresh!()
+      good = File.read!(running_library())
+      prebuilt = Path.join(dir, "prebuilt")
+      File.mkdir_p!(prebuilt)
+
+      # Each round, two compiles of the NIF at once, each with a library of
+      # its own (bytes after the end of an ELF file are ignored by the
+      # loader), so both have something to install.
+      for round <- 1..4 do
+        libraries =
+          for side <- ~w(a b) do
+            file = Path.join(prebuilt, "#{round}#{side}.so")
+            File.write!(file, good <> "round #{round} side #{side}")
+            file
+          end
+
+        results =
+          libraries
+          |> Enum.map(fn library ->
+            Task.async(fn ->
+              mix(dir, ["compile.openagents_policy_nif"], [
+                {"OPENAGENTS_POLICY_NIF_PATH", library}
+              ])
+            end)
+          end)
+          |> Task.await_many(:infinity)
+
+        for {status, output} <- results,
+            do: assert(status == 0, "round #{round}: a compile failed:\n#{output}")
+
+        installed = File.read!(installed!(dir))
+        assert installed in Enum.map(libraries, &File.read!/1), "round #{round}"
+      end
+    end
+
+    test "the compiler cache is keyed by OTP and Elixir, and a damaged one is compiled again" do
+      dir = fresh!()
+      env = [{"OPENAGENTS_POLICY_NIF_PATH", running_library()}]
+      compile!(dir, env)
+
+      assert [cache] = Path.wildcard(Path.join(dir, "_build/nif_compiler/*.etf"))
+      assert Path.basename(cache) =~ "otp#{System.otp_release()}"
+      assert Path.basename(cache) =~ "elixir#{System.version()}"
+
+      # Cut short, then a term that is not a module: each is compiled again.
+      etf = File.read!(cache)
+      File.write!(cache, binary_part(etf, 0, div(byte_size(etf), 2)))
+      compile!(dir, env)
+      File.write!(cache, :erlang.term_to_binary([{Mix.Tasks.Compile.OpenagentsPolicyNif, "no"}]))
+      compile!(dir, env)
+      assert File.read!(cache) == etf
+    end
+
+    test "an installed library damaged on disk is replaced" do
+      dir = fresh!()
+      env = [{"OPENAGENTS_POLICY_NIF_PATH", running_library()}]
+      compile!(dir, env)
+      library = installed!(dir)
+      good = File.read!(library)
+
+      # The same name and size, other bytes.
+      File.write!(library, :binary.copy(<<0>>, byte_size(good)))
+      compile!(dir, env)
+      assert File.read!(installed!(dir)) == good
+      assert ask!(dir, env) == "active"
+    end
+
+    test "another checkout's library, in a shared target directory, is never installed" do
+      dir = fresh!()
+      assert ask!(dir) == "active"
+
+      # A second checkout of the project at another path, with the edit;
+      # both build into the same CARGO_TARGET_DIR (target_dir/0).
+      other = Path.join(Path.dirname(dir), "other-checkout")
+      File.rm_rf!(other)
+      File.mkdir_p!(other)
+
+      files =
+        for f <- ~w(mix.exs .formatter.exs Cargo.toml Cargo.lock lib native),
+            do: Path.join(dir, f)
+
+      {_, 0} = System.cmd("cp", ["-a" | files] ++ [other])
+
+      {_, 0} =
+        System.cmd("find", [Path.join(other, "native"), "-type", "f", "-exec", "touch", "{}", "+"])
+
+      edit_decision!(other, :stopping)
+      assert ask!(other) == "stopping"
+
+      assert ask!(dir) == "active"
+      assert ask!(other) == "stopping"
+    end
+  end
 end

@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# Proves the precompiled path as a host meets it, with the artifacts of dist/
+# (make precompiled; built first when dist/ is missing):
+#   (a) each artifact: its ELF machine, `nif_init` exported, the highest
+#       GLIBC_ version it needs (at most 2.28 for gnu, none for musl, whose
+#       library must link musl's libc.so);
+#   (b) dist/ served over HTTP from 127.0.0.1 (OTP's own httpd), a copy of the
+#       package (only the files package/0 lists, with dist/'s checksum file)
+#       and examples/host_app laid in it, compiled from a clean _build with no
+#       cargo, rustc or C compiler on PATH; the time of the library's cold
+#       compile is printed; then the host's suite runs against that library;
+#   (c) each refusal (a digest that differs, an artifact the checksum file
+#       does not list, a tampered cache and download, a 404, an unknown
+#       target): the compile fails naming the file and the way out, and
+#       priv/native is left empty;
+#   (d) with PRECOMPILED_ARM64=1 (root only): the aarch64-gnu artifact loaded
+#       by a real arm64 Erlang (a Debian arm64 root under qemu-user, made once
+#       by scripts/arm64_root.sh and kept under /tmp), every NIF's answers
+#       compared with the x86_64-gnu artifact's, line by line.
+# DATABASE_URL names the PostgreSQL server for the host's suite (unset:
+# scripts/postgres.sh starts one). PRECOMPILED_CHECK_PORT: the HTTP port
+# (default 4793).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+DIST="$ROOT/dist"
+CHECKSUMS=checksum-Elixir.OpenAgentsPolicy.Native.exs
+PORT=${PRECOMPILED_CHECK_PORT:-4793}
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/precompiled_check.XXXXXX")"
+SERVER=""
+cleanup() {
+  if [[ -n $SERVER ]]; then kill "$SERVER" 2>/dev/null || true; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'printf "\nFAIL: line %s: %s\n" "$LINENO" "$BASH_COMMAND" >&2' ERR
+fail() { echo "FAIL: $*" >&2; exit 1; }
+START=$SECONDS
+
+[[ -f $DIST/$CHECKSUMS ]] || scripts/precompiled_build.sh
+VERSION="$(sed -nE 's/^ *@version "([^"]+)".*/\1/p' mix.exs)"
+lib_of() { echo "libopenagents_policy_nif-v$VERSION-nif-2.15-$1.so"; }
+
+echo "== (a) the artifacts"
+mkdir -p "$WORK/lib"
+for tar in "$DIST"/*.tar.gz; do
+  name="$(basename "$tar" .tar.gz)"
+  triple="${name#*-nif-2.15-}"
+  triple="${triple%.so}"
+  [[ "$(tar -tzf "$tar")" == "$name" ]] || fail "$tar must hold the one file $name"
+  tar -xzf "$tar" -C "$WORK/lib"
+  so="$WORK/lib/$name"
+  case "$triple" in x86_64-*) machine="X86-64" ;; aarch64-*) machine="AArch64" ;; *) fail "unknown triple $triple" ;; esac
+  readelf -h "$so" | grep -q "Machine: *.*$machine" || fail "$name is not an $machine library"
+  objdump -T "$so" | grep -qE '\bnif_init$' || fail "$name does not export nif_init"
+  glibc="$(objdump -T "$so" | grep -oE 'GLIBC_[0-9.]+' | sort -Vu | tail -1 || true)"
+  case "$triple" in
+    *-musl)
+      [[ -z $glibc ]] || fail "$name is a glibc library under a musl name ($glibc)"
+      readelf -d "$so" | grep -q 'Shared library: \[libc.so\]' || fail "$name does not link musl's libc.so" ;;
+    *-gnu)
+      [[ "$(printf '%s\n2.28\n' "${glibc#GLIBC_}" | sort -V | tail -1)" == 2.28 ]] || fail "$name needs $glibc" ;;
+  esac
+  printf '  %-45s %7d bytes (.tar.gz %6d), needs %s\n' "$triple" "$(stat -c %s "$so")" "$(stat -c %s "$tar")" "${glibc:-no glibc}"
+done
+
+echo "== (b) a host with no Rust, from artifacts served on 127.0.0.1:$PORT"
+# The server's root: dist/ as it is, and a tampered copy of it.
+mkdir -p "$WORK/www/tampered"
+ln -s "$DIST" "$WORK/www/dist"
+for tar in "$DIST"/*.tar.gz; do
+  { cat "$tar"; printf 'tampered'; } >"$WORK/www/tampered/$(basename "$tar")"
+done
+erl -noshell -eval "
+  {ok, _} = application:ensure_all_started(inets),
+  {ok, _} = inets:start(httpd, [{port, $PORT}, {bind_address, {127,0,0,1}},
+    {server_name, \"localhost\"}, {server_root, \"$WORK/www\"}, {document_root, \"$WORK/www\"}]),
+  receive stop -> ok end." >/dev/null 2>&1 &
+SERVER=$!
+for _ in $(seq 50); do
+  erl -noshell -eval "{ok, _} = application:ensure_all_started(inets),
+    case httpc:request(\"http://127.0.0.1:$PORT/dist/$CHECKSUMS\") of
+      {ok, {{_, 200, _}, _, _}} -> halt(0); _ -> halt(1) end." 2>/dev/null && break
+  sleep 0.2
+done
+
+# The package as Hex unpacks it: package/0's files, the checksum file among them.
+PKG="$WORK/package"
+mkdir -p "$PKG"
+files="$(MIX_ENV=test mix run --no-compile --no-start --no-deps-check \
+  -e 'IO.puts(Enum.join(Mix.Project.config()[:package][:files], "\n"))')"
+cp "$DIST/$CHECKSUMS" "$WORK/$CHECKSUMS"
+while read -r entry; do
+  for path in $entry; do
+    if [[ $path == "$CHECKSUMS" ]]; then cp "$WORK/$CHECKSUMS" "$PKG/"; continue; fi
+    [[ -e $path ]] || continue
+    mkdir -p "$PKG/$(dirname "$path")"
+    cp -a "$path" "$PKG/$(dirname "$path")/"
+  done
+done <<<"$files"
+[[ -f $PKG/$CHECKSUMS ]] || fail "package/0's files do not list $CHECKSUMS"
+rm -rf "$PKG"/native/*/target
+# The example host, at the path it has in the repository, so its path
+# dependency ("../..") is the package copy.
+mkdir -p "$PKG/examples"
+cp -a examples/host_app "$PKG/examples/"
+rm -rf "$PKG/examples/host_app/_build" "$PKG/examples/host_app/deps"
+HOST="$PKG/examples/host_app"
+
+# PATH without compilers, linkers or Rust: links to everything else.
+BIN="$WORK/bin"
+mkdir -p "$BIN"
+IFS=: read -ra dirs <<<"$PATH"
+for ((i = ${#dirs[@]} - 1; i >= 0; i--)); do
+  [[ -d ${dirs[i]} ]] || continue
+  for program in "${dirs[i]}"/*; do
+    base="$(basename "$program")"
+    [[ $base =~ ^(cargo.*|rustc|rustup|rustdoc|cc|c\+\+|gcc.*|g\+\+.*|clang.*|ld(\..*)?|zig|.*-(gcc|cc|ld)(-.*)?)$ ]] && continue
+    ln -sfn "$program" "$BIN/$base"
+  done
+done
+for tool in cargo rustc cc gcc ld; do
+  [[ ! -e $BIN/$tool ]] || fail "$tool is still on the check's PATH"
+done
+
+: "${DATABASE_URL:=$("$ROOT/scripts/postgres.sh" start)}"
+export DATABASE_URL
+host() { # host ENV... -- CMD...: runs CMD in the host with no Rust, from this check's cache
+  local env=()
+  while [[ $1 != -- ]]; do env+=("$1"); shift; done
+  shift
+  (cd "$HOST" && env -u OPENAGENTS_POLICY_NIF_PATH -u OPENAGENTS_POLICY_BUILD \
+    -u RUSTLER_PRECOMPILED_FORCE_BUILD_ALL -u CARGO_TARGET_DIR -u MIX_BUILD_ROOT -u MIX_BUILD_PATH \
+    PATH="$BIN" MIX_ENV=test OPENAGENTS_POLICY_NIF_BASE_URL="http://127.0.0.1:$PORT/dist" \
+    RUSTLER_PRECOMPILED_GLOBAL_CACHE_PATH="$WORK/cache" "${env[@]}" "$@")
+}
+native() { echo "$HOST/_build/test/lib/openagents_policy/priv/native"; }
+
+# The host's other dependencies first, so that the library's compile is
+# timed alone, from an empty cache (the download included).
+host -- mix deps.compile >"$WORK/deps.log" 2>&1 || { cat "$WORK/deps.log"; fail "the host's dependencies do not compile"; }
+rm -rf "$HOST/_build/test/lib/openagents_policy" "$WORK/cache"
+t0=$(date +%s%N)
+host -- mix deps.compile openagents_policy 2>&1 | tee "$WORK/compile.log"
+t1=$(date +%s%N)
+grep -q "Downloading http://127.0.0.1:$PORT/dist/$(lib_of x86_64-unknown-linux-gnu).tar.gz" "$WORK/compile.log" ||
+  fail "the library was not fetched from the server"
+[[ $(ls "$(native)") == libopenagents_policy_nif-*.so ]] || fail "no library installed"
+echo "cold compile of the library, no cargo, download included: $(((t1 - t0) / 1000000)) ms"
+
+echo "-- the host's suite, against the precompiled library"
+host -- mix test 2>&1 | tail -5
+
+echo "== (c) refusals, each from a clean build of the library"
+refused() { # refused NAME GREP ENV...: the compile fails, says GREP and the way out, installs nothing
+  local what="$1" expect="$2"
+  shift 2
+  rm -rf "$HOST/_build/test/lib/openagents_policy"
+  if host "$@" -- mix deps.compile openagents_policy >"$WORK/refused.log" 2>&1; then
+    cat "$WORK/refused.log"
+    fail "$what: the compile succeeded"
+  fi
+  for text in "$expect" "OPENAGENTS_POLICY_BUILD=1" "OPENAGENTS_POLICY_NIF_PATH"; do
+    grep -qF -- "$text" "$WORK/refused.log" || { cat "$WORK/refused.log"; fail "$what: no '$text' in the output"; }
+  done
+  [[ -z "$(ls -A "$(native)" 2>/dev/null)" ]] || fail "$what: priv/native is not empty: $(ls "$(native)")"
+  echo "  refused: $what"
+}
+X86="$(lib_of x86_64-unknown-linux-gnu).tar.gz"
+listed="$(grep -F "$X86" "$WORK/$CHECKSUMS" | sed -E 's/.*"sha256:([0-9a-f]+)".*/\1/')"
+
+sed -i "s/$listed/$(printf '0%.0s' $(seq 64))/" "$PKG/$CHECKSUMS"
+rm -rf "$WORK/cache"
+refused "a digest other than the listed one" "actual:   sha256:$listed"
+cp "$WORK/$CHECKSUMS" "$PKG/$CHECKSUMS"
+
+grep -vF "$X86" "$WORK/$CHECKSUMS" >"$PKG/$CHECKSUMS"
+refused "an artifact the checksum file does not list" "lists no artifact for target x86_64-unknown-linux-gnu"
+cp "$WORK/$CHECKSUMS" "$PKG/$CHECKSUMS"
+
+mkdir -p "$WORK/cache"
+printf 'tampered' >"$WORK/cache/$X86"
+refused "a tampered cache, then a tampered download" "expected: sha256:$listed" \
+  OPENAGENTS_POLICY_NIF_BASE_URL="http://127.0.0.1:$PORT/tampered"
+[[ ! -e $WORK/cache/$X86 ]] || fail "the tampered cached artifact was kept"
+
+refused "a 404" "HTTP 404" OPENAGENTS_POLICY_NIF_BASE_URL="http://127.0.0.1:$PORT/nowhere"
+refused "an unknown target" "lists no artifact for target mips64-unknown-linux-gnu" TARGET_ARCH=mips64
+
+if [[ ${PRECOMPILED_ARM64:-0} == 1 ]]; then
+  echo "== (d) the aarch64-gnu artifact in a real arm64 Erlang (qemu-user)"
+  a0=$SECONDS
+  ARM="$(scripts/arm64_root.sh)"
+  mkdir -p "$WORK/answers"
+  MIX_ENV=test mix run --no-compile --no-start --no-deps-check -e "
+    File.write!(\"$WORK/answers/Elixir.OpenAgentsPolicy.Native.beam\",
+      Mix.Tasks.Compile.OpenagentsPolicyNif.stub_module(File.cwd!()))"
+  erlc -o "$WORK/answers" scripts/nif_answers.erl
+  x86="$WORK/lib/$(lib_of x86_64-unknown-linux-gnu)"
+  erl -noshell -pa "$WORK/answers" -eval "nif_answers:main(\"${x86%.so}\")" >"$WORK/answers/x86_64.txt"
+  inside="/tmp/nif_answers.$$"
+  mkdir -p "$ARM$inside"
+  cp "$WORK"/answers/*.beam "$WORK/lib/$(lib_of aarch64-unknown-linux-gnu)" "$ARM$inside/"
+  arm_lib="$inside/$(lib_of aarch64-unknown-linux-gnu)"
+  # One JIT mapping (+JMsingle): qemu-user does not see code written through a second one.
+  chroot "$ARM" /usr/bin/erl +JMsingle true -noshell -pa "$inside" \
+    -eval "nif_answers:main(\"${arm_lib%.so}\")" >"$WORK/answers/aarch64.txt"
+  rm -rf "${ARM:?}$inside"
+  chroot "$ARM" /usr/bin/erl +JMsingle true -noshell -eval \
+    'io:format("  arm64 VM: ~s, OTP ~s~n", [erlang:system_info(system_architecture), erlang:system_info(otp_release)]), halt().'
+  diff "$WORK/answers/x86_64.txt" "$WORK/answers/aarch64.txt" || fail "arm64 answers differ from x86_64's"
+  echo "  $(tail -1 "$WORK/answers/aarch64.txt"), $(wc -l <"$WORK/answers/aarch64.txt") lines, identical on x86_64 and aarch64 ($((SECONDS - a0)) s)"
+fi
+
+echo "precompiled check passed in $((SECONDS - START)) s"
