@@ -9,7 +9,7 @@ defmodule HostAppWeb.AdversarialTest do
   `SECRET` (every never-listed text column of the world holds it) in any
   byte, nor any never-listed id; and no record above its tier. The tier each
   record must be shown at is computed from the database as the request
-  finds it, by the seeds' rules (`HostApp.SeedRules.effective_tier/4`, with
+  finds it, by the seeds' rules (`OpenAgentsPolicy.SeedRules.effective_tier/4`, with
   the reader's relationship to the record's own repository), and the fields
   each record may carry are the library's schedule at that tier
   (`WorkDisclosure.fields_at/2`). A record dark to the reader, revoked or by
@@ -23,7 +23,8 @@ defmodule HostAppWeb.AdversarialTest do
   use HostAppWeb.ConnCase, async: true
 
   import Ecto.Query
-  alias HostApp.{Attempts, SeedRules}
+  alias HostApp.Attempts
+  alias OpenAgentsPolicy.SeedRules
   alias OpenAgents.Forge.{Assignment, Issue, IssueEvidence}
   alias OpenAgents.Repositories.{Membership, Repository}
   alias OpenAgents.Traces.Trace
