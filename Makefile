@@ -23,6 +23,7 @@ demo: tools
 check: tools rust-checks elixir-checks docs-checks
 	scripts/dialyzer.sh
 	scripts/release_check.sh
+	scripts/hot_upgrade.sh short
 	scripts/faults/panic.sh
 	scripts/faults/run.sh short
 	@echo "make check: every check passed"
