@@ -59,7 +59,13 @@ export RELEASE_NODE="hot_upgrade_$$_$RANDOM" RELEASE_COOKIE="hot_upgrade_$$_$RAN
 export SECRET_KEY_BASE="hot-upgrade-check-key-base-0123456789-0123456789-0123456789-0123"
 
 cleanup() {
+  local status=$?
   if [[ -n $LOAD_PID ]]; then kill "$LOAD_PID" 2>/dev/null || true; fi
+  # On failure, what the daemon logged (a 500's exception, say) before it goes.
+  if [[ $status -ne 0 && -d $DEPLOY/tmp/log ]]; then
+    echo "---- the daemon's errors and warnings ($DEPLOY/tmp/log):"
+    cat "$DEPLOY"/tmp/log/erlang.log.* 2>/dev/null | grep -A25 -E '\[(error|warning|warn)\]' | tail -120 || true
+  fi
   if [[ -n $DAEMON_PID ]]; then
     (cd "$DEPLOY" && bin/host_app stop >/dev/null 2>&1) || true
     for _ in $(seq 1 50); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.1; done

@@ -30,7 +30,9 @@ defmodule HotUpgrade.Load do
   @marker ~s("terminal_commit")
 
   def main(argv) do
-    {opts, _, _} = OptionParser.parse(argv, strict: [port: :integer, dir: :string, clients: :integer])
+    {opts, _, _} =
+      OptionParser.parse(argv, strict: [port: :integer, dir: :string, clients: :integer])
+
     port = Keyword.fetch!(opts, :port)
     dir = Keyword.fetch!(opts, :dir)
     clients = Keyword.get(opts, :clients, 10)
@@ -72,7 +74,10 @@ defmodule HotUpgrade.Load do
       0 ->
         start = System.os_time(:microsecond)
         outcome = one(port, reader, baseline)
-        client(port, reader, baseline, [{reader, start, System.os_time(:microsecond), outcome} | acc])
+
+        client(port, reader, baseline, [
+          {reader, start, System.os_time(:microsecond), outcome} | acc
+        ])
     end
   end
 
@@ -127,7 +132,12 @@ defmodule HotUpgrade.Load do
     end
 
     by_phase = Enum.group_by(answers, phase)
-    failed = for {_, _, _, {:failed, why}} <- answers, do: why
+
+    failed =
+      for {reader, t0, _, {:failed, why}} <- answers,
+          do:
+            "#{reader || "anonymous"}, sent #{ms(t0 - up_start)} ms after install started: #{why}"
+
     b_bodies = for {_, _, _, {:b, body}} <- answers, uniq: true, do: body
     kind = fn {_, _, _, outcome} -> if match?({:b, _}, outcome), do: :b, else: outcome end
     count = fn phase, kinds -> Enum.count(by_phase[phase] || [], &(kind.(&1) in kinds)) end
