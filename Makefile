@@ -25,6 +25,7 @@ check: tools rust-checks elixir-checks docs-checks
 	scripts/dialyzer.sh
 	scripts/release_check.sh
 	@$(MAKE) --no-print-directory precompiled-check
+	scripts/hot_upgrade.sh short
 	scripts/faults/panic.sh
 	scripts/faults/run.sh short
 	@echo "make check: every check passed"

@@ -36,6 +36,11 @@ unless Code.ensure_loaded?(Mix.Tasks.Compile.OpenagentsPolicyNif) do
   end
 end
 
+# The appup writer (after the Elixir compiler): a script for the same reason,
+# small enough to compile on every Mix start.
+unless Code.ensure_loaded?(Mix.Tasks.Compile.OpenagentsPolicyAppup),
+  do: Code.require_file("lib/mix/tasks/compile.openagents_policy_appup.exs", __DIR__)
+
 # The offline-mirror helper, shared with examples/host_app/mix.exs.
 Code.require_file("lib/mix/vendor.exs", __DIR__)
 
@@ -49,7 +54,9 @@ defmodule OpenAgentsPolicy.MixProject do
       app: :openagents_policy,
       version: @version,
       elixir: "~> 1.14",
-      compilers: [:openagents_policy_nif] ++ Mix.compilers(),
+      # The NIF before Elixir (modules call it while they compile); the appup,
+      # ebin/openagents_policy.appup, after (it lists the compiled modules).
+      compilers: [:openagents_policy_nif] ++ Mix.compilers() ++ [:openagents_policy_appup],
       elixirc_paths: elixirc_paths(Mix.env()),
       deps: vendor(deps()),
       description: "OpenAgents delegation and disclosure policy, implemented in Rust as a NIF.",
@@ -116,6 +123,7 @@ defmodule OpenAgentsPolicy.MixProject do
           OpenAgents.Transparency.Ladder
         ],
         "Host boundary": [OpenAgentsPolicy.Host, OpenAgentsPolicy.Scheduler],
+        "Hot upgrades": [OpenAgentsPolicy.Upgrade],
         # dev/: the library's own docs tooling, not in the package.
         "Docs tooling (dev only)": [
           Mix.Tasks.OpenagentsPolicy.Show,

@@ -34,6 +34,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'printf "\nFAIL: line %s: %s\n" "$LINENO" "$BASH_COMMAND" >&2' ERR
 
+# shellcheck source=castle_sys_config.sh
+. "$ROOT/scripts/castle_sys_config.sh"
 # The prebuilt path is tested in (c) only; (a) and (b) build with cargo.
 unset OPENAGENTS_POLICY_NIF_PATH
 : "${DATABASE_URL:=$("$ROOT/scripts/postgres.sh" start)}"
@@ -90,9 +92,11 @@ check_release() {
   local bin="$copy/bin/host_app"
   # The release's own database on the same server, made afresh.
   local db_url="${DATABASE_URL%/*}/$(basename "${DATABASE_URL%%\?*}")_release"
-  rel() { DATABASE_URL="$db_url" PORT="$PORT" PHX_SERVER=true "$bin" "$@"; }
+  # From the release's root: castle's start makes releases/RELEASES there.
+  rel() { (cd "$copy" && DATABASE_URL="$db_url" PORT="$PORT" PHX_SERVER=true "$bin" "$@"); }
 
-  rel eval 'OpenAgents.Repo.__adapter__().storage_down(OpenAgents.Repo.config())' >/dev/null
+  DATABASE_URL="$db_url" PORT="$PORT" castle_sys_config "$copy" "$(cut -d' ' -f2 "$copy/releases/start_erl.data")"
+  rel eval 'Application.load(:host_app); OpenAgents.Repo.__adapter__().storage_down(OpenAgents.Repo.config())' >/dev/null
   rel eval 'HostApp.Release.migrate()' || fail "$label: migrations failed"
   rel eval 'HostApp.Release.seed()' || fail "$label: seeding failed"
   # Our daemon must be the one answering: nothing may hold the port before it.

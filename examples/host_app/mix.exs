@@ -11,10 +11,21 @@ defmodule HostApp.MixProject do
       elixir: "~> 1.14",
       start_permanent: Mix.env() == :prod,
       elixirc_paths: elixirc_paths(Mix.env()),
+      # The host's own appup (castle's :appup compiler copies it into ebin);
+      # the library writes its own (ebin/openagents_policy.appup).
+      appup: "appup.exs",
+      compilers: Mix.compilers() ++ [:appup],
       deps: OpenAgentsPolicy.Vendor.deps(deps()),
       aliases: aliases(),
       releases: [
-        host_app: [include_executables_for: [:unix]]
+        # A release that upgrades in place, made as upstream makes one:
+        # Forecastle's steps around :assemble (bin/host_app gains unpack,
+        # install and commit; releases/ is laid out for release_handler),
+        # then the tarball that `bin/host_app unpack` takes.
+        host_app: [
+          include_executables_for: [:unix],
+          steps: [&Forecastle.pre_assemble/1, :assemble, &Forecastle.post_assemble/1, :tar]
+        ]
       ]
     ]
   end
@@ -22,7 +33,9 @@ defmodule HostApp.MixProject do
   def application do
     [
       mod: {HostApp.Application, []},
-      extra_applications: [:logger, :runtime_tools]
+      # :sasl: release_handler, and systools for `mix forecastle.relup`
+      # (named here so Mix >= 1.15 keeps it on the code path).
+      extra_applications: [:logger, :runtime_tools, :sasl]
     ]
   end
 
@@ -43,7 +56,11 @@ defmodule HostApp.MixProject do
       {:ecto_sql, "~> 3.10"},
       {:postgrex, ">= 0.0.0"},
       {:bandit, "~> 1.5"},
-      {:jason, "~> 1.2"}
+      {:jason, "~> 1.2"},
+      # Hot-code upgrades: runtime config before boot and before each
+      # install, and (through forecastle) the release steps, the :appup
+      # compiler and `mix forecastle.relup`.
+      {:castle, "~> 0.3.0"}
     ]
   end
 

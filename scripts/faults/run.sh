@@ -16,6 +16,8 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=../castle_sys_config.sh
+. "$ROOT/scripts/castle_sys_config.sh"
 APP="$ROOT/examples/host_app"
 FAULTS="$ROOT/scripts/faults"
 PG_PORT=${FAULTS_PG_PORT:-5499}
@@ -70,16 +72,20 @@ release_copy() {
 # request of a load run waits in the pool's queue, which with the default 10
 # connections sheds load with 503s on this 2-core machine: what is measured
 # is the host and the library.
+# From the release's root: castle's start makes releases/RELEASES there.
 rel() {
-  DATABASE_URL="$DATABASE_URL" PORT="$PORT" PHX_SERVER=true POOL_SIZE="${FAULTS_POOL_SIZE:-50}" \
-    "$BIN" "$@"
+  (cd "${BIN%/bin/*}" && DATABASE_URL="$DATABASE_URL" PORT="$PORT" PHX_SERVER=true \
+    POOL_SIZE="${FAULTS_POOL_SIZE:-50}" "$BIN" "$@")
 }
 
 # A fresh, migrated and seeded database for this mode (one VM boot).
 fresh_db() {
   pg start >/dev/null
   export DATABASE_URL="postgres://postgres:postgres@localhost:$PG_PORT/faults_$1"
-  rel eval 'OpenAgents.Repo.__adapter__().storage_down(OpenAgents.Repo.config())
+  # eval reads the sys.config castle last wrote: write it for this database.
+  PORT="$PORT" castle_sys_config "${BIN%/bin/*}" "$(cut -d' ' -f2 "${BIN%/bin/*}/releases/start_erl.data")"
+  rel eval 'Application.load(:host_app)
+    OpenAgents.Repo.__adapter__().storage_down(OpenAgents.Repo.config())
     HostApp.Release.migrate()
     HostApp.Release.seed()' >/dev/null
 }

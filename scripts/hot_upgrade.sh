@@ -1,0 +1,301 @@
+#!/usr/bin/env bash
+# Proves that a running host release takes a new library version in place,
+# as castle's `bin/APP unpack|install` do it, with the NIF swapped:
+#   1. builds release A of examples/host_app on library version 0.1.0, in a
+#      copy of the checkout (seeded with what the checkout has built), and
+#      copies the release out: that copy is the deployment;
+#   2. starts it as a daemon on PostgreSQL, migrated and seeded, and records
+#      its OS pid;
+#   3. builds release B on library version 0.1.1 in that same copy, in
+#      which one decision of the Rust core now changes (the attempt's
+#      terminal_commit moves from ledger to glass, so the member's attempts
+#      page loses it) and the versions (library and host) are bumped;
+#   4. generates the relup A -> B (`mix forecastle.relup`, after `compile`), rebuilds B with
+#      it and copies B's tarball into A's releases/;
+#   5. runs a load of the five readers' attempts page throughout
+#      (scripts/hot_upgrade_load.exs);
+#   6. `bin/host_app unpack 0.1.1`; then, B's library cut short, `bin/host_app
+#      install 0.1.1` must be refused up front (the library's check, before
+#      the relup's point of no return) with A still running; then, the
+#      library restored, `bin/host_app install 0.1.1`;
+#   7. checks the same OS pid, A's answers before the install and B's after
+#      it, zero failed or 5xx requests, and A's .so no longer in
+#      /proc/<pid>/maps once the old code is purged;
+#   8. `bin/host_app install 0.1.0` (the downgrade, with B's relup) and
+#      checks A's answers and library again.
+# One line per check ("ok  ..." / "FAIL ..."); exit 1 on the first failure.
+#
+#   scripts/hot_upgrade.sh [full|short]
+#
+# `short` (what `make check` runs) loads for a second per phase with five
+# clients instead of five seconds with ten. DATABASE_URL names the
+# PostgreSQL server (unset: scripts/postgres.sh starts one); the database is
+# its name with _hot_upgrade appended, dropped and made afresh.
+# HOT_UPGRADE_PORT is the port the daemon listens on (default 4795);
+# HOT_UPGRADE_KEEP=1 keeps the work directory (releases, load log).
+# Every daemon and load it starts is stopped on exit, failure included.
+set -euo pipefail
+
+MODE=${1:-full}
+case $MODE in
+  full) PHASE=5 CLIENTS=10 ;;
+  short) PHASE=1 CLIENTS=5 ;;
+  *) echo "usage: $0 [full|short]" >&2 && exit 2 ;;
+esac
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+APP="$ROOT/examples/host_app"
+NIF=libopenagents_policy_nif
+PORT=${HOT_UPGRADE_PORT:-4795}
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/hot_upgrade.XXXXXX")"
+DEPLOY="$WORK/deploy"
+COPY="$WORK/b"
+LOAD_DIR="$WORK/load"
+LOAD_PID=""
+DAEMON_PID=""
+export RELEASE_NODE="hot_upgrade_$$_$RANDOM" RELEASE_COOKIE="hot_upgrade_$$_$RANDOM"
+# Fixed, so the sys.config castle writes at each install differs from the
+# running one in nothing the host did not change.
+export SECRET_KEY_BASE="hot-upgrade-check-key-base-0123456789-0123456789-0123456789-0123"
+
+cleanup() {
+  local status=$?
+  if [[ -n $LOAD_PID ]]; then kill "$LOAD_PID" 2>/dev/null || true; fi
+  # On failure, what the daemon logged (a 500's exception, say) before it goes.
+  if [[ $status -ne 0 && -d $DEPLOY/tmp/log ]]; then
+    echo "---- the daemon's errors and warnings ($DEPLOY/tmp/log):"
+    cat "$DEPLOY"/tmp/log/erlang.log.* 2>/dev/null | grep -A25 -E '\[(error|warning|warn)\]' | tail -120 || true
+  fi
+  if [[ -n $DAEMON_PID ]]; then
+    (cd "$DEPLOY" && bin/host_app stop >/dev/null 2>&1) || true
+    for _ in $(seq 1 50); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$DAEMON_PID" 2>/dev/null || true
+  fi
+  if [[ -n ${HOT_UPGRADE_KEEP:-} ]]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+trap 'printf "\nFAIL: line %s: %s\n" "$LINENO" "$BASH_COMMAND" >&2' ERR
+
+# shellcheck source=castle_sys_config.sh
+. "$ROOT/scripts/castle_sys_config.sh"
+unset OPENAGENTS_POLICY_NIF_PATH
+: "${DATABASE_URL:=$("$ROOT/scripts/postgres.sh" start)}"
+DB_URL="${DATABASE_URL%/*}/$(basename "${DATABASE_URL%%\?*}")_hot_upgrade"
+export DATABASE_URL="$DB_URL" PORT PHX_SERVER=true
+
+START=$SECONDS
+ok() { echo "ok   $*"; }
+fail() {
+  echo "FAIL $*"
+  exit 1
+}
+step() { printf '\n== %s (%ds)\n' "$*" "$((SECONDS - START))"; }
+now_us() { date +%s%6N; }
+rel() { (cd "$DEPLOY" && bin/host_app "$@"); }
+# The one NIF library of a library version in the deployed release.
+nif_of() {
+  local found=("$DEPLOY"/lib/openagents_policy-"$1"/priv/native/$NIF-*.so)
+  [[ ${#found[@]} -eq 1 && -f ${found[0]} ]] || fail "expected one $NIF-*.so for $1, found: ${found[*]}"
+  echo "${found[0]}"
+}
+library_vsn() { rel rpc 'IO.puts(Application.spec(:openagents_policy, :vsn))' | tr -d '[:space:]'; }
+mapped() { grep -c -F "$1" "/proc/$DAEMON_PID/maps" || true; }
+
+step "1. release A (library 0.1.0), built in a copy of $ROOT"
+grep -q '@version "0.1.0"' "$ROOT/mix.exs" || fail "the library in the checkout is not version 0.1.0"
+# A and B are built in one directory, as a deploy pipeline builds them: a
+# module's code may hold its source path (an Ecto query does), and the two
+# releases must differ only by the change under test. The checkout is left
+# as it is; what it has built already (deps, cargo's crates.io builds) seeds
+# the copy.
+mkdir -p "$COPY" "$WORK/target"
+tar -C "$ROOT" --exclude=./.git --exclude=./target --exclude=./_build --exclude=./deps \
+  --exclude=./doc --exclude=./examples/host_app/_build --exclude=./examples/host_app/deps -cf - . |
+  tar -C "$COPY" -xf -
+if [[ -d $APP/_build/prod ]]; then
+  mkdir -p "$COPY/examples/host_app/_build"
+  cp -a "$APP/_build/prod" "$COPY/examples/host_app/_build/prod"
+  rm -rf "$COPY/examples/host_app/_build/prod/rel"
+fi
+if [[ -d ${CARGO_TARGET_DIR:-$ROOT/target}/release ]]; then
+  cp -a "${CARGO_TARGET_DIR:-$ROOT/target}/release" "$WORK/target/release"
+fi
+export CARGO_TARGET_DIR="$WORK/target"
+(cd "$COPY/examples/host_app" && MIX_ENV=prod mix release --overwrite --quiet)
+cp -a "$COPY/examples/host_app/_build/prod/rel/host_app" "$DEPLOY"
+NIF_A=$(nif_of 0.1.0)
+ok "release A built: host_app 0.1.0 with openagents_policy 0.1.0 (${NIF_A#"$DEPLOY"/})"
+
+step "2. A as a daemon on PostgreSQL, migrated and seeded"
+castle_sys_config "$DEPLOY" 0.1.0
+rel eval 'Application.load(:host_app); OpenAgents.Repo.__adapter__().storage_down(OpenAgents.Repo.config())' >/dev/null
+rel eval 'HostApp.Release.migrate()'
+rel eval 'HostApp.Release.seed()'
+! curl -s -o /dev/null "http://127.0.0.1:$PORT/" || fail "port $PORT is taken; set HOT_UPGRADE_PORT"
+rel daemon
+for _ in $(seq 1 100); do
+  curl -s -o /dev/null "http://127.0.0.1:$PORT/api/targets" && break
+  sleep 0.2
+done
+DAEMON_PID=$(rel pid | tr -d '[:space:]')
+[[ $DAEMON_PID =~ ^[0-9]+$ && -r /proc/$DAEMON_PID/maps ]] || fail "no OS pid from bin/host_app pid: $DAEMON_PID"
+ok "daemon A up on port $PORT, OS pid $DAEMON_PID, database $(basename "$DB_URL")"
+
+step "3. release B (library 0.1.1, one core decision changed), in the same copy"
+core="$COPY/native/openagents_policy/src/disclosure.rs"
+sed -i 's/Field::new("terminal_commit", Ledger),/Field::new("terminal_commit", Glass),/' "$core"
+grep -q 'Field::new("terminal_commit", Glass),' "$core" || fail "the core edit did not apply to $core"
+sed -i 's/@version "0.1.0"/@version "0.1.1"/' "$COPY/mix.exs"
+sed -i 's/version: "0.1.0",/version: "0.1.1",/' "$COPY/examples/host_app/mix.exs"
+grep -q '@version "0.1.1"' "$COPY/mix.exs" && grep -q 'version: "0.1.1",' "$COPY/examples/host_app/mix.exs" ||
+  fail "the version bump did not apply"
+ok "copy edited: attempt terminal_commit ledger -> glass; library and host at 0.1.1"
+(cd "$COPY/examples/host_app" && MIX_ENV=prod mix release --overwrite --quiet)
+REL_B="$COPY/examples/host_app/_build/prod/rel/host_app"
+nif_b=("$REL_B"/lib/openagents_policy-0.1.1/priv/native/$NIF-*.so)
+[[ -f ${nif_b[0]} && $(basename "${nif_b[0]}") != "$(basename "$NIF_A")" ]] ||
+  fail "release B does not carry a new content-named library: ${nif_b[*]}"
+ok "release B built: openagents_policy 0.1.1 with $(basename "${nif_b[0]}")"
+
+# The host's appup says its modules need nothing: hold it to that.
+host_code() { # the code of every host module (beam_lib:md5, debug info and line tables aside)
+  erl -noshell -eval '
+    [Dir] = init:get_plain_arguments(),
+    [begin {ok, {M, Md5}} = beam_lib:md5(F), io:format("~s ~s~n", [M, binary:encode_hex(Md5)]) end
+     || F <- lists:sort(filelib:wildcard(Dir ++ "/*.beam"))],
+    halt().' -extra "$1"
+}
+changed=$(diff <(host_code "$DEPLOY/lib/host_app-0.1.0/ebin") <(host_code "$REL_B/lib/host_app-0.1.1/ebin") |
+  awk '/^>/ {print $2}' | paste -sd' ' -) || true
+[[ -z $changed ]] ||
+  fail "host modules differ between A and B ($changed), yet the host's appup (examples/host_app/appup.exs) loads none"
+ok "every host module has the same code in A and B, as the host's empty appup says"
+
+step "4. relup A -> B, B rebuilt with it, B's tarball into A's releases/"
+# `compile` first: from Elixir 1.15 on, only a project task puts the apps
+# of :extra_applications (:sasl, whose systools makes the relup) on the code
+# path; a dependency's task run alone finds no sasl.
+(cd "$COPY/examples/host_app" && rm -f relup &&
+  MIX_ENV=prod mix do compile + forecastle.relup --target "$REL_B/releases/0.1.1/host_app" \
+    --fromto "$DEPLOY/releases/0.1.0/host_app")
+[[ -f $COPY/examples/host_app/relup ]] || fail "mix forecastle.relup wrote no relup"
+# The library's check before the point of no return, then Native first and
+# the three modules whose tables come from the core among the loads right
+# after it, in both directions.
+erl -noshell -eval '
+  [File] = init:get_plain_arguments(),
+  {ok, [{"0.1.1", [{"0.1.0", _, Up}], [{"0.1.0", _, Down}]}]} = file:consult(File),
+  Ours = fun(Script) ->
+    [M || {load, {M, _, _}} <- Script,
+          lists:prefix("Elixir.OpenAgents", atom_to_list(M))] end,
+  Checks = fun(Script) -> [A || {apply, {'"'"'Elixir.OpenAgentsPolicy.Upgrade'"'"', check, A}} <- Script] end,
+  BeforePnr = fun(Script) -> lists:takewhile(fun(I) -> I =/= point_of_no_return end, Script) end,
+  Tables = ['"'"'Elixir.OpenAgents.Delegations.Target'"'"', '"'"'Elixir.OpenAgents.Transparency.WorkDisclosure'"'"',
+            '"'"'Elixir.OpenAgents.Transparency.Ladder'"'"'],
+  First = fun(Script) ->
+    [Native | Next] = Ours(Script),
+    Native == '"'"'Elixir.OpenAgentsPolicy.Native'"'"' andalso Tables -- lists:sublist(Next, 5) == [] end,
+  Ok = First(Up) andalso First(Down)
+       andalso Checks(BeforePnr(Up)) == [[up, <<"0.1.1">>]]
+       andalso Checks(BeforePnr(Down)) == [[down, <<"0.1.1">>]],
+  io:format("~s~n", [Ok]),
+  halt().' -extra "$COPY/examples/host_app/relup" | grep -qx true ||
+  fail "the relup does not check, then load Native and right after it the table modules, both ways"
+ok "relup: Upgrade.check before the point of no return; Native first, Target, WorkDisclosure, Ladder right after it (up and down)"
+(cd "$COPY/examples/host_app" && MIX_ENV=prod mix release --overwrite --quiet)
+tar -tzf "$COPY/examples/host_app/_build/prod/host_app-0.1.1.tar.gz" releases/0.1.1/relup >/dev/null ||
+  fail "B's tarball carries no relup"
+cp "$COPY/examples/host_app/_build/prod/host_app-0.1.1.tar.gz" "$DEPLOY/releases/"
+ok "B's tarball (with releases/0.1.1/relup) copied into A's releases/"
+
+step "5. load: the five readers' attempts page, $CLIENTS clients"
+mkdir -p "$LOAD_DIR"
+elixir "$ROOT/scripts/hot_upgrade_load.exs" --port "$PORT" --dir "$LOAD_DIR" --clients "$CLIENTS" \
+  >"$WORK/load.out" 2>&1 &
+LOAD_PID=$!
+for _ in $(seq 1 300); do
+  [[ -e $LOAD_DIR/ready ]] && break
+  kill -0 "$LOAD_PID" 2>/dev/null || { cat "$WORK/load.out"; fail "the load stopped before it began"; }
+  sleep 0.1
+done
+[[ -e $LOAD_DIR/ready ]] || fail "the load did not start"
+sleep "$PHASE"
+
+# swap PHASE VSN FROM_NIF TO_NIF EXPECTED_OUTPUT: `bin/host_app install VSN`
+# between the load's PHASE_start and PHASE_end marks, then the checks: the
+# same OS pid, the library version, FROM_NIF no longer mapped (once the old
+# code is purged: release_handler soft-purges it at once unless a process is
+# still in it), TO_NIF mapped, no old code left for Native.
+swap() {
+  local phase=$1 vsn=$2 from=$3 to=$4 expected=$5 out pid
+  [[ $(mapped "$from") -gt 0 ]] || fail "$(basename "$from") is not mapped in $DAEMON_PID before the install"
+  ok "before install $vsn: $(basename "$from") mapped in /proc/$DAEMON_PID/maps ($(mapped "$from") lines)"
+  now_us >"$LOAD_DIR/${phase}_start"
+  out=$(rel install "$vsn")
+  now_us >"$LOAD_DIR/${phase}_end"
+  [[ $out == "$expected"* ]] || fail "install $vsn: $out"
+  ok "bin/host_app install $vsn: $out"
+  [[ $(library_vsn) == "$vsn" ]] || fail "the running library is $(library_vsn) after installing $vsn"
+  ok "the running VM's openagents_policy is $vsn"
+  pid=$(rel pid | tr -d '[:space:]')
+  [[ $pid == "$DAEMON_PID" ]] || fail "the OS pid changed: $DAEMON_PID -> $pid"
+  ok "same OS pid: $pid"
+  [[ $(mapped "$to") -gt 0 ]] || fail "$(basename "$to") is not mapped after the install"
+  if [[ $(mapped "$from") -ne 0 ]]; then
+    echo "     $(basename "$from") still mapped after install (a process was in the old code): purging it"
+    rel rpc 'for _ <- 1..50, not :code.soft_purge(OpenAgentsPolicy.Native), do: Process.sleep(100)'
+  fi
+  [[ $(mapped "$from") -eq 0 ]] || fail "$(basename "$from") is still mapped after the old code was purged"
+  ok "after install $vsn: $(basename "$from") no longer mapped (0 lines), $(basename "$to") mapped ($(mapped "$to") lines)"
+  [[ $(rel rpc 'IO.puts(:erlang.check_old_code(OpenAgentsPolicy.Native))') == false ]] ||
+    fail "Native still has old code after the install"
+  ok "no old code left for OpenAgentsPolicy.Native"
+}
+
+step "6, 7. unpack B; a broken B refused up front; install B; checks"
+out=$(rel unpack 0.1.1)
+[[ $out == "Unpacked 0.1.1 ok"* ]] || fail "unpack: $out"
+ok "bin/host_app unpack 0.1.1: $out"
+NIF_B=$(nif_of 0.1.1)
+# The library's own check, timed in the running VM (it runs before the
+# relup's point of no return on every install).
+took=$(rel rpc '{us, :ok} = :timer.tc(OpenAgentsPolicy.Upgrade, :check, [:up, "0.1.1"]); IO.puts(us)')
+ok "OpenAgentsPolicy.Upgrade.check(:up, \"0.1.1\") passes in the running VM in $((took / 1000)) ms"
+# B's library cut short: the relup must refuse before its point of no return
+# and leave A's code and library running, untouched.
+cp "$NIF_B" "$WORK/nif_b.so"
+head -c 65536 "$WORK/nif_b.so" >"$NIF_B"
+out=$(rel install 0.1.1)
+cp "$WORK/nif_b.so" "$NIF_B"
+[[ $out == "Install of 0.1.1 failed."*does_not_load* ]] || fail "a truncated library was not refused: $out"
+ok "a truncated B library is refused up front: ${out:0:150}..."
+native=$(rel rpc 'IO.puts(:code.which(OpenAgentsPolicy.Native))')
+[[ $native == */openagents_policy-0.1.0/ebin/* && $(mapped "$NIF_A") -gt 0 && $(mapped "$NIF_B") -eq 0 ]] ||
+  fail "the refused install changed the VM: Native from $native, A mapped $(mapped "$NIF_A"), B $(mapped "$NIF_B")"
+ok "after the refusal: A's code and library still running, B's library never mapped"
+# release_handler replaces the applications' specs (their vsn, env) before it
+# evaluates any instruction, and does not put them back when one refuses;
+# :release_handler.check_install_release/1 runs the same check without that.
+out=$(rel rpc 'IO.inspect(:release_handler.check_install_release(~c"0.1.1"))')
+[[ $out == "{:ok, ~c\"0.1.0\", []}" || $out == "{:ok, '0.1.0', []}" ]] ||
+  fail "check_install_release 0.1.1 with the library restored: $out"
+ok "with B's library restored, :release_handler.check_install_release(~c\"0.1.1\") passes: $out"
+swap up 0.1.1 "$NIF_A" "$NIF_B" "Now running 0.1.1 (previously 0.1.0)."
+sleep "$PHASE"
+
+step "8. downgrade to A; checks"
+# castle names the version a downgrade went to as the "previous" one.
+swap down 0.1.0 "$NIF_B" "$NIF_A" "Now running 0.1.0 "
+sleep "$PHASE"
+
+step "7, 8. the load: A before each install of A, B after the install of B, nothing failed"
+touch "$LOAD_DIR/stop"
+status=0
+wait "$LOAD_PID" || status=$?
+LOAD_PID=""
+cat "$WORK/load.out"
+[[ $status -eq 0 ]] || fail "the load's checks (above)"
+rel stop >/dev/null
+for _ in $(seq 1 50); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.1; done
+DAEMON_PID=""
+printf '\nhot_upgrade %s: every check passed in %ds\n' "$MODE" "$((SECONDS - START))"

@@ -1,0 +1,142 @@
+defmodule OpenAgentsPolicy.UpgradeTest do
+  # The library's part in a relup: the appup its compiler writes into ebin,
+  # and OpenAgentsPolicy.Upgrade.check/3, which the appup runs before the
+  # relup's point of no return, watched passing and refusing. The relup
+  # itself, in a running release under load, is scripts/hot_upgrade.sh.
+  use ExUnit.Case, async: true
+
+  alias OpenAgentsPolicy.Upgrade
+
+  @native OpenAgentsPolicy.Native
+
+  # Each test's own release lib/ directory, outside the source tree.
+  setup do
+    root = Path.join(System.tmp_dir!(), "upgrade-test-#{System.unique_integer([:positive])}")
+    File.mkdir_p!(root)
+    on_exit(fn -> File.rm_rf!(root) end)
+    %{lib_root: root}
+  end
+
+  defp appup do
+    file = Path.join(Application.app_dir(:openagents_policy, "ebin"), "openagents_policy.appup")
+    {:ok, [appup]} = :file.consult(String.to_charlist(file))
+    appup
+  end
+
+  describe "ebin/openagents_policy.appup" do
+    test "is for this version, from and to any other, and names every module" do
+      {vsn, [{".*", up}], [{".*", down}]} = appup()
+      assert vsn == to_charlist(Mix.Project.config()[:version])
+      {:ok, modules} = :application.get_key(:openagents_policy, :modules)
+
+      for {direction, script} <- [up: up, down: down] do
+        assert [{:apply, {Upgrade, :check, [^direction, version]}}, :point_of_no_return | loads] =
+                 script
+
+        assert version == Mix.Project.config()[:version]
+        loaded = for {:load_module, mod, :soft_purge, :soft_purge, []} <- loads, do: mod
+        assert length(loaded) == length(loads)
+        assert Enum.sort(loaded) == Enum.sort(modules)
+        # Native first, then every module that calls it, then the rest.
+        assert [@native | next] = loaded
+        callers = Enum.filter(modules, &calls_native?/1)
+        assert Enum.sort(Enum.take(next, length(callers))) == Enum.sort(callers)
+      end
+    end
+
+    test "loads every module whose tables come from the core right after Native" do
+      {_vsn, [{".*", [_check, :point_of_no_return | loads]}], _down} = appup()
+      callers = Enum.filter(Enum.map(loads, &elem(&1, 1)), &calls_native?/1)
+
+      tables =
+        for file <- Path.wildcard(Path.expand("../../lib/**/*.ex", __DIR__)),
+            source = File.read!(file),
+            source =~ "@external_resource Native.library_file()",
+            [_, name] = Regex.run(~r/defmodule ([\w.]+) do/, source),
+            do: Module.concat([name])
+
+      assert length(tables) == 3
+      assert tables -- callers == []
+    end
+  end
+
+  defp calls_native?(module) do
+    {:ok, {^module, [imports: imports]}} = :beam_lib.chunks(:code.which(module), [:imports])
+    Enum.any?(imports, &match?({@native, _, _}, &1))
+  end
+
+  describe "Upgrade.check/3" do
+    # A release's lib/ with the library at `version`: this build's ebin and
+    # NIF library, or `nif` for the library file.
+    defp unpack(lib_root, version, nif \\ :this_build) do
+      dir = Path.join(lib_root, "openagents_policy-#{version}")
+      File.mkdir_p!(Path.join(dir, "priv/native"))
+      File.cp_r!(Application.app_dir(:openagents_policy, "ebin"), Path.join(dir, "ebin"))
+
+      case nif do
+        :this_build ->
+          File.cp!(
+            @native.library_file(),
+            Path.join(dir, "priv/native/#{Path.basename(@native.library_file())}")
+          )
+
+        {:bytes, name, bytes} ->
+          File.write!(Path.join(dir, "priv/native/#{name}"), bytes)
+
+        :none ->
+          :ok
+      end
+
+      dir
+    end
+
+    test "passes a target library that a fresh VM loads into Native", %{lib_root: root} do
+      unpack(root, "9.9.9")
+      assert Upgrade.check(:up, "9.9.9", root) == :ok
+      unpack(root, "0.0.1")
+      assert Upgrade.check(:down, "9.9.9", root) == :ok
+    end
+
+    test "refuses a version that is not unpacked", %{lib_root: root} do
+      dir = Path.join(root, "openagents_policy-9.9.9")
+
+      assert catch_throw(Upgrade.check(:up, "9.9.9", root)) ==
+               {:error, {:openagents_policy, {:no_library, dir}}}
+
+      unpack(root, "9.9.9")
+      pattern = Path.join(root, "openagents_policy-*")
+
+      assert catch_throw(Upgrade.check(:down, "9.9.9", root)) ==
+               {:error, {:openagents_policy, {:no_library, pattern}}}
+    end
+
+    test "refuses a version with no NIF library, or with two", %{lib_root: root} do
+      dir = unpack(root, "9.9.9", :none)
+
+      assert catch_throw(Upgrade.check(:up, "9.9.9", root)) ==
+               {:error, {:openagents_policy, {:no_library, dir}}}
+
+      unpack(root, "9.9.8")
+      unpack(root, "9.9.8", {:bytes, "libopenagents_policy_nif-0000000000000000.so", "x"})
+
+      assert {:error, {:openagents_policy, {:several_libraries, [_, _]}}} =
+               catch_throw(Upgrade.check(:up, "9.9.8", root))
+    end
+
+    test "refuses a library the VM cannot load: cut short, or not a library", %{lib_root: root} do
+      whole = File.read!(@native.library_file())
+
+      for {version, bytes} <- [{"9.9.7", binary_part(whole, 0, 65_536)}, {"9.9.6", "not ELF"}] do
+        # The name this build's Native loads, so only the content is wrong.
+        name = Path.basename(@native.library_file())
+        unpack(root, version, {:bytes, name, bytes})
+
+        assert {:error, {:openagents_policy, {:does_not_load, file, why}}} =
+                 catch_throw(Upgrade.check(:up, version, root))
+
+        assert Path.basename(file) == name
+        assert is_binary(why) and why != ""
+      end
+    end
+  end
+end
