@@ -167,12 +167,24 @@ echo "cargo must not run when OPENAGENTS_POLICY_NIF_PATH is set" >&2
 exit 101
 FAKE
 chmod +x "$WORK/fakebin/cargo"
-# No real cargo on PATH at all: every directory holding one is left out, and
-# the only `cargo` left is the one that records being run and fails.
+# No real cargo on PATH at all: a directory holding one (Debian's /usr/bin,
+# where mix lives too) is replaced by links to everything in it but cargo,
+# and the only `cargo` left is the one that records being run and fails.
 no_cargo_path="$WORK/fakebin"
 IFS=: read -ra dirs <<<"$PATH"
-for dir in "${dirs[@]}"; do
-  [[ -n $dir && ! -e $dir/cargo ]] && no_cargo_path+=":$dir"
+for i in "${!dirs[@]}"; do
+  dir=${dirs[i]}
+  [[ -n $dir && -d $dir ]] || continue
+  if [[ -e $dir/cargo ]]; then
+    links="$WORK/nocargo-$i"
+    mkdir -p "$links"
+    for program in "$dir"/*; do
+      [[ $(basename "$program") == cargo ]] || ln -sfn "$program" "$links/"
+    done
+    no_cargo_path+=":$links"
+  else
+    no_cargo_path+=":$dir"
+  fi
 done
 [[ $(PATH="$no_cargo_path" command -v cargo) == "$WORK/fakebin/cargo" ]] || fail "a real cargo is still on PATH"
 PATH="$no_cargo_path" cargo --version >/dev/null 2>&1 && fail "the fake cargo did not fail"
