@@ -106,6 +106,10 @@ rm -rf "$PKG"/native/*/target
 mkdir -p "$PKG/examples"
 cp -a examples/host_app "$PKG/examples/"
 rm -rf "$PKG/examples/host_app/_build" "$PKG/examples/host_app/deps"
+# The host's tests hold it to the seeds' rules through the repository's one
+# oracle (test code, not part of the package), at the path they expect.
+mkdir -p "$PKG/test/support"
+cp -a test/support/oracle "$PKG/test/support/"
 HOST="$PKG/examples/host_app"
 
 # PATH without compilers, linkers or Rust: links to everything else.
