@@ -100,7 +100,8 @@ defmodule Parity do
   end
 
   def malformed?(map) when is_map(map), do: map |> Map.values() |> Enum.any?(&malformed?/1)
-  def malformed?(list) when is_list(list), do: Enum.any?(list, &malformed?/1)
+  # Lists walked cell by cell: the fuzzer's lists may be improper.
+  def malformed?([head | tail]), do: malformed?(head) or malformed?(tail)
   def malformed?(tuple) when is_tuple(tuple), do: malformed?(Tuple.to_list(tuple))
   def malformed?(_), do: false
 
@@ -110,13 +111,14 @@ defmodule Parity do
     ids = for %{__struct__: @user, id: id} <- terms, id != nil, do: id
 
     Enum.any?(terms, fn
-      %{__struct__: @link, revoked_at: nil, account_id: id} -> id in ids
+      # `==`, as the seeds compare owners: a float account is its integer's.
+      %{__struct__: @link, revoked_at: nil, account_id: id} -> Enum.any?(ids, &(&1 == id))
       _ -> false
     end)
   end
 
   defp flatten(term) when is_map(term), do: [term | Enum.flat_map(Map.values(term), &flatten/1)]
-  defp flatten(term) when is_list(term), do: Enum.flat_map(term, &flatten/1)
+  defp flatten([head | tail]), do: flatten(head) ++ flatten(tail)
   defp flatten(_term), do: []
 
   # Near misses of a word: case changes, affixes, truncations, byte flips,
