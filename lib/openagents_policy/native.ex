@@ -32,6 +32,21 @@ defmodule OpenAgentsPolicy.Native do
               "run before the Elixir compiler (`compilers:` in mix.exs)"
   end
 
+  # A module whose tables are computed from the core as it compiles says so
+  # with `use OpenAgentsPolicy.Native`: Mix recompiles it when a new build
+  # replaces the library (the @external_resource), and a release's appup
+  # loads it right after this module (the attribute, persisted in its beam,
+  # which the :openagents_policy_appup compiler reads), so tables and NIF
+  # never come from two builds.
+  @doc false
+  defmacro __using__(_opts) do
+    quote do
+      @external_resource OpenAgentsPolicy.Native.library_file()
+      Module.register_attribute(__MODULE__, :openagents_policy_tables, persist: true)
+      @openagents_policy_tables true
+    end
+  end
+
   @doc false
   def load_nif do
     path = nif_path()
@@ -51,9 +66,7 @@ defmodule OpenAgentsPolicy.Native do
     end
   end
 
-  # The library this module loads. Modules that read vocabularies from the
-  # NIF while they compile name it as an @external_resource, so Mix
-  # recompiles them when a new build replaces it.
+  # The library this module loads (see __using__/1).
   @doc false
   def library_file, do: nif_path() <> ".so"
 
@@ -102,46 +115,80 @@ defmodule OpenAgentsPolicy.Native do
   def never(_a), do: :erlang.nif_error(:nif_not_loaded)
   def source_columns(_a), do: :erlang.nif_error(:nif_not_loaded)
   def tier_for(_a, _b), do: :erlang.nif_error(:nif_not_loaded)
-  def fields_at(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
-  def project(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
   def viewer(_a, _b), do: :erlang.nif_error(:nif_not_loaded)
   def relationships(), do: :erlang.nif_error(:nif_not_loaded)
-  def link_for_attempt(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
   def classify(_a, _b), do: :erlang.nif_error(:nif_not_loaded)
-  def ladder_name(_a), do: :erlang.nif_error(:nif_not_loaded)
-  def ladder_rank(_a), do: :erlang.nif_error(:nif_not_loaded)
-  def ladder_viewer_tier(_a, _b), do: :erlang.nif_error(:nif_not_loaded)
-  def ladder_clamp(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
 
-  # The calls that compare account ids. Each answers on a normal scheduler
-  # unless that meant comparing ids too large to compare there (a binary past
-  # 256 KiB, an integer past 64 bits, a list, tuple or map); then its
-  # `_normal` NIF answers `:dirty`, having compared nothing, and the same call
-  # is made on its `_dirty` twin, which runs on a dirty CPU scheduler.
-  @doc false
-  def effective_tier(link, tier, viewer, user_admin) do
-    with :dirty <- effective_tier_normal(link, tier, viewer, user_admin),
-         do: effective_tier_dirty(link, tier, viewer, user_admin)
+  # The calls that may run on either scheduler. Each is two NIFs: `_normal`,
+  # on a normal scheduler, and `_dirty`, the same function on a dirty CPU
+  # one. The function of the plain name, below, chooses, and is the only
+  # place that does: a call whose measured arguments hold a binary too large
+  # to read on a normal scheduler (OpenAgentsPolicy.Scheduler) goes to
+  # `_dirty` without `_normal` reading it; and the calls that compare account
+  # ids (`declines?`) may have `_normal` answer `:dirty`, having compared
+  # nothing, for ids too large to compare there (a binary past 256 KiB, an
+  # integer past 64 bits, a list, tuple or map), and are then made again on
+  # `_dirty`.
+  twins = [
+    # {name, arguments, the arguments measured, declines?}
+    {:fields_at, [:family, :tier, :user_admin], [:tier], false},
+    {:project, [:family, :source, :tier, :user_admin], [:tier], false},
+    {:link_for_attempt, [:repository, :kind, :id, :authority], [:kind], false},
+    {:ladder_name, [:tier], [:tier], false},
+    {:ladder_rank, [:tier], [:tier], false},
+    {:ladder_viewer_tier, [:viewer, :user_admin], [:viewer], false},
+    {:ladder_clamp, [:tier, :viewer, :user_admin], [:tier, :viewer], false},
+    {:effective_tier, [:link, :tier, :viewer, :user_admin], [:link, :tier, :viewer], true},
+    {:linked_tier, [:owner, :tier, :revoked_at, :viewer, :user_admin],
+     [:owner, :tier, :revoked_at, :viewer], true},
+    {:ladder_effective_tier, [:subject, :viewer, :user_admin], [:subject, :viewer], true},
+    {:ladder_allows, [:subject, :access, :viewer, :user_admin], [:subject, :viewer], true}
+  ]
+
+  for {name, arguments, measured, declines?} <- twins do
+    vars = Enum.map(arguments, &Macro.var(&1, __MODULE__))
+    normal = :"#{name}_normal"
+    dirty = :"#{name}_dirty"
+
+    large? =
+      measured
+      |> Enum.map(
+        &quote(do: OpenAgentsPolicy.Scheduler.dirty?(unquote(Macro.var(&1, __MODULE__))))
+      )
+      |> Enum.reduce(&quote(do: unquote(&2) or unquote(&1)))
+
+    on_normal =
+      if declines?,
+        do:
+          quote(
+            do:
+              with(
+                :dirty <- unquote(normal)(unquote_splicing(vars)),
+                do: unquote(dirty)(unquote_splicing(vars))
+              )
+          ),
+        else: quote(do: unquote(normal)(unquote_splicing(vars)))
+
+    @doc false
+    def unquote(name)(unquote_splicing(vars)) do
+      if unquote(large?), do: unquote(dirty)(unquote_splicing(vars)), else: unquote(on_normal)
+    end
   end
 
-  @doc false
-  def linked_tier(owner, tier, revoked_at, viewer, user_admin) do
-    with :dirty <- linked_tier_normal(owner, tier, revoked_at, viewer, user_admin),
-         do: linked_tier_dirty(owner, tier, revoked_at, viewer, user_admin)
-  end
-
-  @doc false
-  def ladder_effective_tier(subject, viewer, user_admin) do
-    with :dirty <- ladder_effective_tier_normal(subject, viewer, user_admin),
-         do: ladder_effective_tier_dirty(subject, viewer, user_admin)
-  end
-
-  @doc false
-  def ladder_allows(subject, access, viewer, user_admin) do
-    with :dirty <- ladder_allows_normal(subject, access, viewer, user_admin),
-         do: ladder_allows_dirty(subject, access, viewer, user_admin)
-  end
-
+  def fields_at_normal(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
+  def fields_at_dirty(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
+  def project_normal(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
+  def project_dirty(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
+  def link_for_attempt_normal(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
+  def link_for_attempt_dirty(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
+  def ladder_name_normal(_a), do: :erlang.nif_error(:nif_not_loaded)
+  def ladder_name_dirty(_a), do: :erlang.nif_error(:nif_not_loaded)
+  def ladder_rank_normal(_a), do: :erlang.nif_error(:nif_not_loaded)
+  def ladder_rank_dirty(_a), do: :erlang.nif_error(:nif_not_loaded)
+  def ladder_viewer_tier_normal(_a, _b), do: :erlang.nif_error(:nif_not_loaded)
+  def ladder_viewer_tier_dirty(_a, _b), do: :erlang.nif_error(:nif_not_loaded)
+  def ladder_clamp_normal(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
+  def ladder_clamp_dirty(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
   def effective_tier_normal(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
   def effective_tier_dirty(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
   def linked_tier_normal(_a, _b, _c, _d, _e), do: :erlang.nif_error(:nif_not_loaded)
@@ -149,17 +196,5 @@ defmodule OpenAgentsPolicy.Native do
   def ladder_effective_tier_normal(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
   def ladder_effective_tier_dirty(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
   def ladder_allows_normal(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
-
-  # Dirty twins of the calls that read a binary argument: the same NIF on a
-  # dirty CPU scheduler, for an argument holding a binary too large to read on
-  # a normal one (OpenAgentsPolicy.Scheduler decides, before the call).
-  def computer_lifecycle_dirty(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
-  def fields_at_dirty(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
-  def project_dirty(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
-  def link_for_attempt_dirty(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
-  def ladder_name_dirty(_a), do: :erlang.nif_error(:nif_not_loaded)
-  def ladder_rank_dirty(_a), do: :erlang.nif_error(:nif_not_loaded)
-  def ladder_viewer_tier_dirty(_a, _b), do: :erlang.nif_error(:nif_not_loaded)
-  def ladder_clamp_dirty(_a, _b, _c), do: :erlang.nif_error(:nif_not_loaded)
   def ladder_allows_dirty(_a, _b, _c, _d), do: :erlang.nif_error(:nif_not_loaded)
 end

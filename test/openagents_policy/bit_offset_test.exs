@@ -33,13 +33,13 @@ defmodule OpenAgentsPolicy.BitOffsetTest do
         end
       end)
 
-    :erlang.trace_pattern({Native, :_, :_}, true, [:global])
+    :erlang.trace_pattern({Native, :_, :_}, true, [:local])
     :erlang.trace(pid, true, [:call])
     send(pid, :go)
     assert_receive {:answer, ^pid, answer}, 60_000
     ref = :erlang.trace_delivered(pid)
     assert_receive {:trace_delivered, ^pid, ^ref}
-    :erlang.trace_pattern({Native, :_, :_}, false, [:global])
+    :erlang.trace_pattern({Native, :_, :_}, false, [:local])
     {answer, called(pid, [])}
   end
 
@@ -72,9 +72,6 @@ defmodule OpenAgentsPolicy.BitOffsetTest do
       link_for_attempt: fn ->
         WorkDisclosure.link_for_attempt(%{id: "r"}, %{"type" => big, "id" => "acct-1"})
       end,
-      computer_lifecycle: fn ->
-        Target.computer_lifecycle(%OpenAgents.Machines.Machine{status: big}, true)
-      end,
       ladder_name: fn -> Ladder.name(big) end,
       ladder_rank: fn -> Ladder.rank(big) end,
       ladder_viewer_tier: fn -> Ladder.viewer_tier(%{tier: big}) end,
@@ -90,9 +87,8 @@ defmodule OpenAgentsPolicy.BitOffsetTest do
 
     for {{entry, call}, {_, aligned_call}} <- Enum.zip(calls(shifted), calls(aligned)) do
       {answer, called} = traced(call)
-      dirty = String.to_atom("#{entry}_dirty")
-      assert dirty in called, "#{entry}: #{inspect(called)}"
-      refute entry in called, "#{entry}: #{inspect(called)}"
+      assert :"#{entry}_dirty" in called, "#{entry}: #{inspect(called)}"
+      refute :"#{entry}_normal" in called, "#{entry}: #{inspect(called)}"
       assert answer == aligned_call.()
     end
   end
@@ -103,7 +99,19 @@ defmodule OpenAgentsPolicy.BitOffsetTest do
 
     for {entry, call} <- calls(shifted) do
       {_answer, called} = traced(call)
+      assert :"#{entry}_normal" in called, "#{entry}: #{inspect(called)}"
       refute Enum.any?(called, &String.ends_with?(Atom.to_string(&1), "_dirty")), "#{entry}"
+    end
+  end
+
+  test "a machine's status, however large, is matched in Elixir and never read by a NIF" do
+    {shifted, aligned} = shifted(4 * Scheduler.max_bytes(), "a")
+
+    for revoked_at <- [nil, ~U[2026-08-25 10:00:00Z]] do
+      machine = %OpenAgents.Machines.Machine{status: shifted, revoked_at: revoked_at}
+      {answer, called} = traced(fn -> Target.computer_lifecycle(machine, true) end)
+      assert called == []
+      assert answer == Native.computer_lifecycle(aligned, revoked_at, true)
     end
   end
 

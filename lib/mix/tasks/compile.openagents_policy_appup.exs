@@ -15,15 +15,16 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyAppup do
       {apply, {'Elixir.OpenAgentsPolicy.Upgrade', check, [Direction, Vsn]}},
       point_of_no_return,
       {load_module, 'Elixir.OpenAgentsPolicy.Native', soft_purge, soft_purge, []},
-      {load_module, Caller, soft_purge, soft_purge, []} ... % every module that calls Native
+      {load_module, Caller, soft_purge, soft_purge, []} ... % every module that calls Native or holds its tables
       {load_module, Mod, soft_purge, soft_purge, []} ...    % every other module
 
   `OpenAgentsPolicy.Upgrade.check/2` refuses, before anything is loaded, a
   NIF library the running VM could not load. `Native` loads first, and with
-  it its new content-named library; the modules that call it come right
-  after (read from each module's import table: they include every module
-  whose tables are computed from the core at compile time), so the relup
-  ends with tables and NIF from one build. `soft_purge` before: a relup is
+  it its new content-named library; the modules that call it (read from each
+  module's import table) or hold tables computed from the core at compile
+  time (`use OpenAgentsPolicy.Native`, which persists an attribute in the
+  beam) come right after, so the relup ends with tables and NIF from one
+  build. `soft_purge` before: a relup is
   refused if a process still runs code two versions old, rather than killing
   it; `soft_purge` after: the old code, and with `Native`'s the old library,
   is purged as soon as no process runs it (at once, for code called the way
@@ -64,9 +65,7 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyAppup do
       Mix.raise("#{inspect(@native)} is not among the compiled modules: no appup can be written")
     end
 
-    # The modules that call Native: among them every one whose tables are
-    # computed from the core when it compiles (it calls Native then, and
-    # at run time for what no table holds).
+    # The modules that call Native or hold tables computed from it.
     {callers, rest} =
       modules
       |> List.keydelete(@native, 0)
@@ -88,9 +87,12 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyAppup do
 
   defp modules(ebin) do
     for file <- Path.wildcard(Path.join(ebin, "*.beam")) do
-      {:ok, {module, [imports: imports]}} = :beam_lib.chunks(String.to_charlist(file), [:imports])
+      {:ok, {module, [imports: imports, attributes: attributes]}} =
+        :beam_lib.chunks(String.to_charlist(file), [:imports, :attributes])
 
-      {module, Enum.any?(imports, &match?({@native, _, _}, &1))}
+      {module,
+       Enum.any?(imports, &match?({@native, _, _}, &1)) or
+         Keyword.has_key?(attributes, :openagents_policy_tables)}
     end
   end
 

@@ -58,9 +58,8 @@ defmodule OpenAgents.Delegations.Target do
   a request pays no call into the library for it, and an argument outside the
   domain raises `FunctionClauseError` exactly as the original module did. A
   substrate word the core does not know gets the core's one answer for an
-  unrecognized word, also read at compile time; a revoked machine, or one
-  whose status the core does not know, is asked of the core on the call. The
-  test suite walks every input of every domain (and words outside them) and
+  unrecognized word, also read at compile time, and so does a machine, revoked
+  or not, whose status the core does not know. The test suite walks every input of every domain (and words outside them) and
   holds each clause to the core's live answer.
   """
 
@@ -68,7 +67,7 @@ defmodule OpenAgents.Delegations.Target do
 
   # Read from the Rust core as this module compiles; a rebuilt library
   # recompiles it.
-  @external_resource Native.library_file()
+  use OpenAgentsPolicy.Native
   @lifecycles Native.lifecycles()
   @delegation_lifecycles Native.delegation_lifecycles()
   @custodies Native.custodies()
@@ -184,17 +183,19 @@ defmodule OpenAgents.Delegations.Target do
     machine_lifecycle(status, revoked_at, online?)
   end
 
-  # A known status, not revoked: the core's answer, cached. Anything else
-  # (a revoked_at, a status the core does not know) asks the core.
-  for status <- @machine_statuses, online? <- [true, false] do
-    defp machine_lifecycle(unquote(status), nil, unquote(online?)),
-      do: unquote(Native.computer_lifecycle(status, nil, online?))
-  end
+  # The core reads a machine as its status (a word it knows, or any other
+  # term, which it reads alike as unrecognized: `nil` stands for those here),
+  # whether it has a `revoked_at` (any value but `nil`: `:revoked` stands for
+  # those) and `online?`. Every combination is one clause holding the core's
+  # answer, so no machine reaches the library on the call.
+  for status <- @machine_statuses ++ [nil], online? <- [true, false] do
+    status_pattern = if status, do: status, else: quote(do: _status)
 
-  defp machine_lifecycle(status, revoked_at, online?) do
-    if OpenAgentsPolicy.Scheduler.dirty?(status),
-      do: Native.computer_lifecycle_dirty(status, revoked_at, online?),
-      else: Native.computer_lifecycle(status, revoked_at, online?)
+    defp machine_lifecycle(unquote(status_pattern), nil, unquote(online?)),
+      do: unquote(Native.computer_lifecycle(status, nil, online?))
+
+    defp machine_lifecycle(unquote(status_pattern), _revoked_at, unquote(online?)),
+      do: unquote(Native.computer_lifecycle(status, :revoked, online?))
   end
 
   @doc """

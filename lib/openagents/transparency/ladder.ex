@@ -35,11 +35,11 @@ defmodule OpenAgents.Transparency.Ladder do
   host keeps `Transparency.revoke/3` and its persistence.
   """
 
-  alias OpenAgentsPolicy.{Host, Native, Scheduler}
+  alias OpenAgentsPolicy.{Host, Native}
 
   # Read from the Rust core as this module compiles; a rebuilt library
   # recompiles it.
-  @external_resource Native.library_file()
+  use OpenAgentsPolicy.Native
   @tiers Native.tiers()
 
   @typedoc "A tier: `:dark`, `:pulse`, `:ledger` or `:glass`."
@@ -64,7 +64,7 @@ defmodule OpenAgents.Transparency.Ladder do
   """
   @spec name(term()) :: tier()
   def name(tier) do
-    if Scheduler.dirty?(tier), do: Native.ladder_name_dirty(tier), else: Native.ladder_name(tier)
+    Native.ladder_name(tier)
   end
 
   @doc """
@@ -75,7 +75,7 @@ defmodule OpenAgents.Transparency.Ladder do
   """
   @spec rank(term()) :: 0..3
   def rank(tier) do
-    if Scheduler.dirty?(tier), do: Native.ladder_rank_dirty(tier), else: Native.ladder_rank(tier)
+    Native.ladder_rank(tier)
   end
 
   @doc """
@@ -90,9 +90,7 @@ defmodule OpenAgents.Transparency.Ladder do
   def viewer_tier(viewer) do
     {viewer, user_admin} = Host.viewer_term(viewer)
 
-    if Scheduler.dirty?(viewer),
-      do: Native.ladder_viewer_tier_dirty(viewer, user_admin),
-      else: Native.ladder_viewer_tier(viewer, user_admin)
+    Native.ladder_viewer_tier(viewer, user_admin)
   end
 
   @doc """
@@ -107,9 +105,7 @@ defmodule OpenAgents.Transparency.Ladder do
   def clamp(tier, viewer) do
     {viewer, user_admin} = Host.viewer_term(viewer)
 
-    if Scheduler.dirty?(tier) or Scheduler.dirty?(viewer),
-      do: Native.ladder_clamp_dirty(tier, viewer, user_admin),
-      else: Native.ladder_clamp(tier, viewer, user_admin)
+    Native.ladder_clamp(tier, viewer, user_admin)
   end
 
   @doc """
@@ -124,9 +120,7 @@ defmodule OpenAgents.Transparency.Ladder do
     subject = Host.subject_term(subject)
     {viewer, user_admin} = Host.viewer_term(viewer)
 
-    if Scheduler.dirty?(subject) or Scheduler.dirty?(viewer),
-      do: Native.ladder_effective_tier_dirty(subject, viewer, user_admin),
-      else: Native.ladder_effective_tier(subject, viewer, user_admin)
+    Native.ladder_effective_tier(subject, viewer, user_admin)
   end
 
   @doc """
@@ -142,8 +136,6 @@ defmodule OpenAgents.Transparency.Ladder do
     subject = Host.subject_term(subject)
     {viewer, user_admin} = Host.viewer_term(viewer)
 
-    if Scheduler.dirty?(subject) or Scheduler.dirty?(viewer),
-      do: Native.ladder_allows_dirty(subject, access, viewer, user_admin),
-      else: Native.ladder_allows(subject, access, viewer, user_admin)
+    Native.ladder_allows(subject, access, viewer, user_admin)
   end
 end

@@ -62,11 +62,11 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   Which modules those are is configurable; see `OpenAgentsPolicy.Host`.
   """
 
-  alias OpenAgentsPolicy.{Host, Native, Scheduler}
+  alias OpenAgentsPolicy.{Host, Native}
 
   # Read from the Rust core as this module compiles; a rebuilt library
   # recompiles it.
-  @external_resource Native.library_file()
+  use OpenAgentsPolicy.Native
   @families Native.families()
   @not_loaded Host.not_loaded()
   @schedule Native.schedule()
@@ -168,9 +168,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   def fields_at(family, tier) when family in @families do
     {tier, user_admin} = Host.viewer_term(tier)
 
-    if Scheduler.dirty?(tier),
-      do: Native.fields_at_dirty(family, tier, user_admin),
-      else: Native.fields_at(family, tier, user_admin)
+    Native.fields_at(family, tier, user_admin)
   end
 
   @doc """
@@ -261,17 +259,12 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
       case link do
         %{account_id: owner, tier: tier, revoked_at: revoked_at} ->
-          if Scheduler.dirty?(owner) or Scheduler.dirty?(tier) or Scheduler.dirty?(revoked_at) or
-               Scheduler.dirty?(viewer),
-             do: Native.linked_tier_dirty(owner, tier, revoked_at, viewer, user_admin),
-             else: Native.linked_tier(owner, tier, revoked_at, viewer, user_admin)
+          Native.linked_tier(owner, tier, revoked_at, viewer, user_admin)
 
         _lacking_fields ->
           link = Host.subject_term(link)
 
-          if Scheduler.dirty?(link) or Scheduler.dirty?(viewer),
-            do: Native.effective_tier_dirty(link, nil, viewer, user_admin),
-            else: Native.effective_tier(link, nil, viewer, user_admin)
+          Native.effective_tier(link, nil, viewer, user_admin)
       end
     else
       column_tier(Map.get(record, :transparency_tier), viewer)
@@ -309,9 +302,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
     tier = Host.subject_term(tier)
     {viewer, user_admin} = Host.viewer_term(viewer)
 
-    if Scheduler.dirty?(tier) or Scheduler.dirty?(viewer),
-      do: Native.effective_tier_dirty(nil, tier, viewer, user_admin),
-      else: Native.effective_tier(nil, tier, viewer, user_admin)
+    Native.effective_tier(nil, tier, viewer, user_admin)
   end
 
   @doc """
@@ -340,12 +331,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
         _ -> nil
       end
 
-    minted =
-      if Scheduler.dirty?(kind),
-        do: Native.link_for_attempt_dirty(repository, kind, id, authority),
-        else: Native.link_for_attempt(repository, kind, id, authority)
-
-    case minted do
+    case Native.link_for_attempt(repository, kind, id, authority) do
       {:ok, attrs} -> Host.insert_link(attrs)
       {:error, _no_owner} -> :none
     end
@@ -391,9 +377,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   def project(family, source, tier) when family in @families and is_map(source) do
     {tier, user_admin} = Host.viewer_term(tier)
 
-    if Scheduler.dirty?(tier),
-      do: Native.project_dirty(family, source, tier, user_admin),
-      else: Native.project(family, source, tier, user_admin)
+    Native.project(family, source, tier, user_admin)
   end
 
   def project(family, source, tier) when family in @families do

@@ -4,7 +4,7 @@
 //! The words a NIF takes on their own (a family, a relationship, a tier) are
 //! `Decoder`s, so a NIF names them as typed arguments. A viewer is read with
 //! the host's `admin?` answer beside it, a link or a subject by its shape, and
-//! the arguments of the twin NIFs (`disclosure::twins!`) are all terms, so
+//! the arguments of the twin NIFs (`on_either_scheduler!`) are all terms, so
 //! those are read inside the NIF from its `Term` arguments.
 
 use std::cell::Cell;

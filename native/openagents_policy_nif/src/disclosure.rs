@@ -14,6 +14,7 @@ use rustler::{Atom, Binary, Encoder, Env, Error, NifResult, Term};
 use crate::decode::{
     self, get, is_nil, is_struct, unless_heavy, ErlEq, FamilyWord, RelationshipWord, TierWord,
 };
+use crate::text::Text;
 use crate::words::{self, position, words};
 
 fn tier_atom(tier: Tier) -> Atom {
@@ -53,8 +54,8 @@ fn schedule_json(env: Env<'_>) -> Term<'_> {
         serde_json::to_string(&disclosure::schedule()).map_err(|error| error.to_string())
     });
     match json {
-        Ok(json) => json.encode(env),
-        Err(why) => (atom::error(), why).encode(env),
+        Ok(json) => Text(json).encode(env),
+        Err(why) => (atom::error(), Text(why)).encode(env),
     }
 }
 
@@ -79,7 +80,7 @@ fn tier_for(family: FamilyWord, field: Term) -> Option<Atom> {
 }
 
 on_either_scheduler! {
-    fn fields_at / fields_at_dirty    <'a>(family: FamilyWord, tier: Term<'a>, user_admin: Term<'a>) -> Vec<Atom> {
+    fn fields_at_normal / fields_at_dirty    <'a>(family: FamilyWord, tier: Term<'a>, user_admin: Term<'a>) -> Vec<Atom> {
         let names = &words().fields[family_index(family.0)];
         family
             .0
@@ -94,7 +95,7 @@ on_either_scheduler! {
 /// when absent; `nil` itself when nothing is admitted, without reading the
 /// source. Looks up at most one key per scheduled field, whatever the size of
 /// the source.
-fn project_on<'a>(
+fn project<'a>(
     env: Env<'a>,
     family: FamilyWord,
     source: Term<'a>,
@@ -120,26 +121,14 @@ fn project_on<'a>(
     Term::map_from_term_arrays(env, &keys, &values)
 }
 
-#[rustler::nif]
-fn project<'a>(
-    env: Env<'a>,
-    family: FamilyWord,
-    source: Term<'a>,
-    tier: Term<'a>,
-    user_admin: Term<'a>,
-) -> NifResult<Term<'a>> {
-    project_on(env, family, source, tier, user_admin)
-}
-
-#[rustler::nif(schedule = "DirtyCpu")]
-fn project_dirty<'a>(
-    env: Env<'a>,
-    family: FamilyWord,
-    source: Term<'a>,
-    tier: Term<'a>,
-    user_admin: Term<'a>,
-) -> NifResult<Term<'a>> {
-    project_on(env, family, source, tier, user_admin)
+on_either_scheduler! {
+    fn project_normal / project_dirty<'a>(
+        env,
+        family: FamilyWord,
+        source: Term<'a>,
+        tier: Term<'a>,
+        user_admin: Term<'a>,
+    ) -> NifResult<Term<'a>> = project;
 }
 
 /// The core's tier for `record` and the viewer, or `None` when that meant
@@ -232,7 +221,7 @@ fn relationships() -> &'static [Atom] {
 /// `{:error, why}` when the attempt gets no link, `why` being the core's
 /// sentence for it. `kind` and `id` are the principal's `"type"` and `"id"`
 /// as the Elixir side read them (`nil` when absent); only binaries count.
-fn link_for_attempt_on<'a>(
+fn link_for_attempt<'a>(
     env: Env<'a>,
     repository: Term<'a>,
     kind: Term<'a>,
@@ -247,8 +236,11 @@ fn link_for_attempt_on<'a>(
     };
     match disclosure::link_for_attempt(repository_id, reading, authority) {
         Ok(link) => {
-            let consent =
-                Term::map_from_arrays(env, &["granted_by"], &[link.consent().granted_by])?;
+            let consent = Term::map_from_arrays(
+                env,
+                &[Text("granted_by")],
+                &[Text(link.consent().granted_by)],
+            )?;
             let keys = [
                 words::account_id(),
                 words::artifact_ref(),
@@ -261,39 +253,27 @@ fn link_for_attempt_on<'a>(
             .map(|key| key.to_term(env));
             let values = [
                 *link.account_id(),
-                link.artifact_ref().encode(env),
-                link.artifact_type().encode(env),
+                Text(link.artifact_ref()).encode(env),
+                Text(link.artifact_type()).encode(env),
                 *link.authority_snapshot(),
                 consent,
                 *link.repository_id(),
-                link.tier().as_str().encode(env),
+                Text(link.tier().as_str()).encode(env),
             ];
             Ok((atom::ok(), Term::map_from_term_arrays(env, &keys, &values)?).encode(env))
         }
-        Err(why) => Ok((atom::error(), why.message()).encode(env)),
+        Err(why) => Ok((atom::error(), Text(why.message())).encode(env)),
     }
 }
 
-#[rustler::nif]
-fn link_for_attempt<'a>(
-    env: Env<'a>,
-    repository: Term<'a>,
-    kind: Term<'a>,
-    id: Term<'a>,
-    authority: Term<'a>,
-) -> NifResult<Term<'a>> {
-    link_for_attempt_on(env, repository, kind, id, authority)
-}
-
-#[rustler::nif(schedule = "DirtyCpu")]
-fn link_for_attempt_dirty<'a>(
-    env: Env<'a>,
-    repository: Term<'a>,
-    kind: Term<'a>,
-    id: Term<'a>,
-    authority: Term<'a>,
-) -> NifResult<Term<'a>> {
-    link_for_attempt_on(env, repository, kind, id, authority)
+on_either_scheduler! {
+    fn link_for_attempt_normal / link_for_attempt_dirty<'a>(
+        env,
+        repository: Term<'a>,
+        kind: Term<'a>,
+        id: Term<'a>,
+        authority: Term<'a>,
+    ) -> NifResult<Term<'a>> = link_for_attempt;
 }
 
 /// `{unclassified, doubly_classified}`: the positions, in the given list of
@@ -351,25 +331,25 @@ fn field_columns(family: FamilyWord) -> Vec<(Atom, Atom)> {
 // ── the ladder (`OpenAgents.Transparency.Ladder`) ───────────────────────
 
 on_either_scheduler! {
-    fn ladder_name / ladder_name_dirty    (tier: TierWord) -> Atom {
+    fn ladder_name_normal / ladder_name_dirty    (tier: TierWord) -> Atom {
         tier_atom(tier.0.named())
     }
 }
 
 on_either_scheduler! {
-    fn ladder_rank / ladder_rank_dirty    (tier: TierWord) -> u8 {
+    fn ladder_rank_normal / ladder_rank_dirty    (tier: TierWord) -> u8 {
         tier.0.named().rank()
     }
 }
 
 on_either_scheduler! {
-    fn ladder_viewer_tier / ladder_viewer_tier_dirty    <'a>(viewer: Term<'a>, user_admin: Term<'a>) -> Option<Atom> {
+    fn ladder_viewer_tier_normal / ladder_viewer_tier_dirty    <'a>(viewer: Term<'a>, user_admin: Term<'a>) -> Option<Atom> {
         decode::viewer(viewer, user_admin).tier().map(tier_atom)
     }
 }
 
 on_either_scheduler! {
-    fn ladder_clamp / ladder_clamp_dirty    <'a>(tier: TierWord, viewer: Term<'a>, user_admin: Term<'a>) -> Atom {
+    fn ladder_clamp_normal / ladder_clamp_dirty    <'a>(tier: TierWord, viewer: Term<'a>, user_admin: Term<'a>) -> Atom {
         tier_atom(decode::viewer(viewer, user_admin).clamp(tier.0.named()))
     }
 }
@@ -406,28 +386,12 @@ fn ladder_allows<'a>(
     }
 }
 
-/// For each `decision(args) => normal, dirty`: the NIF `normal`, which runs
-/// on a normal scheduler and calls `decision(env, args.., false)`, and its twin
-/// `dirty`, which runs on a dirty CPU scheduler and calls `decision(env,
-/// args.., true)` (see `decode::unless_heavy`).
-macro_rules! twins {
-    ($( $decision:ident($($arg:ident),+) => $normal:ident, $dirty:ident; )+) => {$(
-        #[rustler::nif]
-        fn $normal<'a>(env: Env<'a>, $($arg: Term<'a>),+) -> Term<'a> {
-            $decision(env, $($arg),+, false)
-        }
-
-        #[rustler::nif(schedule = "DirtyCpu")]
-        fn $dirty<'a>(env: Env<'a>, $($arg: Term<'a>),+) -> Term<'a> {
-            $decision(env, $($arg),+, true)
-        }
-    )+};
-}
-
-twins! {
-    effective_tier(link, tier, viewer, user_admin) => effective_tier_normal, effective_tier_dirty;
-    linked_tier(owner, tier, revoked_at, viewer, user_admin) => linked_tier_normal, linked_tier_dirty;
-    ladder_effective_tier(subject, viewer, user_admin)
-        => ladder_effective_tier_normal, ladder_effective_tier_dirty;
-    ladder_allows(subject, access, viewer, user_admin) => ladder_allows_normal, ladder_allows_dirty;
+// One line each, a table: the account-id comparisons, each declining on a
+// normal scheduler what only a dirty one should compare.
+#[rustfmt::skip]
+on_either_scheduler! {
+    fn effective_tier_normal / effective_tier_dirty<'a>(env, link: Term<'a>, tier: Term<'a>, viewer: Term<'a>, user_admin: Term<'a>) -> Term<'a> = effective_tier(.., heavy);
+    fn linked_tier_normal / linked_tier_dirty<'a>(env, owner: Term<'a>, tier: Term<'a>, revoked_at: Term<'a>, viewer: Term<'a>, user_admin: Term<'a>) -> Term<'a> = linked_tier(.., heavy);
+    fn ladder_effective_tier_normal / ladder_effective_tier_dirty<'a>(env, subject: Term<'a>, viewer: Term<'a>, user_admin: Term<'a>) -> Term<'a> = ladder_effective_tier(.., heavy);
+    fn ladder_allows_normal / ladder_allows_dirty<'a>(env, subject: Term<'a>, access: Term<'a>, viewer: Term<'a>, user_admin: Term<'a>) -> Term<'a> = ladder_allows(.., heavy);
 }

@@ -9,7 +9,7 @@
 //! lookups, whatever its input, except `classify` (on a dirty scheduler) and
 //! comparisons of account ids too large for a normal scheduler, which the
 //! `*_normal` NIFs decline so that `OpenAgentsPolicy.Native` makes the same
-//! call on their `*_dirty` twins.
+//! call on their `*_dirty` twins (`on_either_scheduler!`).
 //!
 //! # The entry
 //!
@@ -25,17 +25,57 @@
 //! private data; its atoms are made on first use), so upgrading is loading.
 //! The VM unloads the old library once the old code is purged.
 
-/// `on_either_scheduler! { fn name / name_dirty(args) -> T { body } }`: the
-/// NIF `name` on a normal scheduler and its twin `name_dirty`, the same
-/// function on a dirty CPU scheduler. Reading a binary argument can copy it
-/// before its size is known (one that starts part-way through a byte), so
-/// `OpenAgentsPolicy.Scheduler` sends a call whose arguments hold a large
-/// binary to the twin without the normal NIF reading it at all.
+/// A NIF on a normal scheduler and its twin, the same function on a dirty CPU
+/// scheduler. Reading a binary argument can copy it before its size is known
+/// (one that starts part-way through a byte), so `OpenAgentsPolicy.Native`
+/// sends a call whose arguments hold a large binary to the twin without the
+/// normal NIF reading it at all (see `OpenAgentsPolicy.Scheduler`).
+///
+/// - `fn name_normal / name_dirty(args) -> T { body }`: both run `body`.
+/// - `fn name_normal / name_dirty<'a>(env, args) -> T = decide;`: both call
+///   `decide(env, args)`.
+/// - `fn name_normal / name_dirty<'a>(env, args) -> T = decide(.., heavy);`:
+///   the normal NIF calls `decide(env, args, false)`, which declines (answers
+///   `:dirty`) to compare account ids too large for a normal scheduler, and
+///   the twin calls `decide(env, args, true)`, which compares them (see
+///   `decode::unless_heavy`).
+///
+/// The `env` of the last two is written here, not by the caller: rustler's
+/// `nif` attribute names the `Env` argument where it is expanded, and a name
+/// from the caller's side of `macro_rules!` hygiene would not be that one.
 macro_rules! on_either_scheduler {
-    ($(#[$attr:meta])* fn $name:ident / $dirty:ident $($signature_and_body:tt)*) => {
+    ($(#[$attr:meta])* fn $normal:ident / $dirty:ident <$lt:lifetime>
+        (env, $($arg:ident: $ty:ident $(<$ty_lt:lifetime>)?),+ $(,)?) -> $ret:ty
+        = $decide:ident;) => {
         $(#[$attr])*
         #[rustler::nif]
-        fn $name $($signature_and_body)*
+        fn $normal<$lt>(env: rustler::Env<$lt>, $($arg: $ty $(<$ty_lt>)?),+) -> $ret {
+            $decide(env, $($arg),+)
+        }
+
+        $(#[$attr])*
+        #[rustler::nif(schedule = "DirtyCpu")]
+        fn $dirty<$lt>(env: rustler::Env<$lt>, $($arg: $ty $(<$ty_lt>)?),+) -> $ret {
+            $decide(env, $($arg),+)
+        }
+    };
+    ($(fn $normal:ident / $dirty:ident <$lt:lifetime>
+        (env, $($arg:ident: $ty:ident $(<$ty_lt:lifetime>)?),+ $(,)?) -> $ret:ty
+        = $decide:ident(.., heavy);)+) => {$(
+        #[rustler::nif]
+        fn $normal<$lt>(env: rustler::Env<$lt>, $($arg: $ty $(<$ty_lt>)?),+) -> $ret {
+            $decide(env, $($arg),+, false)
+        }
+
+        #[rustler::nif(schedule = "DirtyCpu")]
+        fn $dirty<$lt>(env: rustler::Env<$lt>, $($arg: $ty $(<$ty_lt>)?),+) -> $ret {
+            $decide(env, $($arg),+, true)
+        }
+    )+};
+    ($(#[$attr:meta])* fn $normal:ident / $dirty:ident $($signature_and_body:tt)*) => {
+        $(#[$attr])*
+        #[rustler::nif]
+        fn $normal $($signature_and_body)*
 
         $(#[$attr])*
         #[rustler::nif(schedule = "DirtyCpu")]
@@ -46,6 +86,7 @@ macro_rules! on_either_scheduler {
 mod decode;
 mod disclosure;
 mod target;
+mod text;
 mod words;
 
 use std::ffi::c_int;

@@ -6,50 +6,45 @@
 
 use openagents_policy::target::{
     self, BoxState, Capability, Custody, DelegationLifecycle, DelegationSeam, JobStatus, Kind,
-    Lifecycle, MachineObservation, MachineStatus, Reach, RunState, RuntimeClass, Seam,
-    UnavailableReason,
+    Lifecycle, MachineObservation, MachineStatus, Reach, RunState, Seam,
 };
 use openagents_policy::{Reading, Refusal};
 use rustler::types::atom;
 use rustler::{Binary, Encoder, Env, NifResult, Term};
 
 use crate::decode::is_nil;
+use crate::text::{texts, Text};
 
 /// `{:error, "<the refusal's sentence>"}`.
 #[allow(clippy::needless_pass_by_value)] // called with the refusal a parse hands over
 fn refused(env: Env<'_>, refusal: Refusal) -> Term<'_> {
-    (atom::error(), refusal.to_string()).encode(env)
-}
-
-/// The words of a vocabulary, as binaries.
-fn words<T: Copy>(all: &[T], word: fn(T) -> &'static str) -> Vec<&'static str> {
-    all.iter().map(|&value| word(value)).collect()
+    (atom::error(), Text(&refusal.to_string())).encode(env)
 }
 
 #[rustler::nif]
-fn lifecycles() -> Vec<&'static str> {
-    words(Lifecycle::ALL, Lifecycle::as_str)
+fn lifecycles() -> Vec<Text<'static>> {
+    texts(Lifecycle::ALL, Lifecycle::as_str)
 }
 
 #[rustler::nif]
-fn delegation_lifecycles() -> Vec<&'static str> {
-    words(DelegationLifecycle::ALL, DelegationLifecycle::as_str)
+fn delegation_lifecycles() -> Vec<Text<'static>> {
+    texts(DelegationLifecycle::ALL, DelegationLifecycle::as_str)
 }
 
 #[rustler::nif]
-fn custodies() -> Vec<&'static str> {
-    words(Custody::ALL, Custody::as_str)
+fn custodies() -> Vec<Text<'static>> {
+    texts(Custody::ALL, Custody::as_str)
 }
 
 #[rustler::nif]
-fn kinds() -> Vec<&'static str> {
-    words(Kind::ALL, Kind::as_str)
+fn kinds() -> Vec<Text<'static>> {
+    texts(Kind::ALL, Kind::as_str)
 }
 
 #[rustler::nif]
 fn custody<'a>(env: Env<'a>, kind: Binary) -> Term<'a> {
     match Kind::parse(kind.as_slice()) {
-        Ok(kind) => kind.custody().as_str().encode(env),
+        Ok(kind) => Text(kind.custody().as_str()).encode(env),
         Err(refusal) => refused(env, refusal),
     }
 }
@@ -57,41 +52,47 @@ fn custody<'a>(env: Env<'a>, kind: Binary) -> Term<'a> {
 #[rustler::nif]
 fn runtime_class<'a>(env: Env<'a>, kind: Binary) -> Term<'a> {
     match Kind::parse(kind.as_slice()) {
-        Ok(kind) => kind.runtime_class().map(RuntimeClass::as_str).encode(env),
+        Ok(kind) => kind
+            .runtime_class()
+            .map(|class| Text(class.as_str()))
+            .encode(env),
         Err(refusal) => refused(env, refusal),
     }
 }
 
 #[rustler::nif]
-fn box_lifecycle(state: Binary) -> &'static str {
-    target::box_lifecycle(state.as_slice()).as_str()
+fn box_lifecycle(state: Binary) -> Text<'static> {
+    Text(target::box_lifecycle(state.as_slice()).as_str())
 }
 
 #[rustler::nif]
-fn run_lifecycle(state: Binary) -> &'static str {
-    target::run_lifecycle(state.as_slice()).as_str()
+fn run_lifecycle(state: Binary) -> Text<'static> {
+    Text(target::run_lifecycle(state.as_slice()).as_str())
 }
 
 #[rustler::nif]
-fn job_lifecycle(status: Binary) -> &'static str {
-    target::job_lifecycle(status.as_slice()).as_str()
+fn job_lifecycle(status: Binary) -> Text<'static> {
+    Text(target::job_lifecycle(status.as_slice()).as_str())
 }
 
-on_either_scheduler! {
-    /// `status` is any term (only a binary can be a known status); `revoked_at`
-    /// counts as set when it is anything but `nil`.
-    fn computer_lifecycle / computer_lifecycle_dirty    (status: Term, revoked_at: Term, online: bool) -> &'static str {
-        let status = Binary::from_term(status).map_or(Reading::Unrecognized, |word| {
-            target::read_machine_status(word.as_slice())
-        });
+/// `status` is any term (only a binary can be a known status); `revoked_at`
+/// counts as set when it is anything but `nil`. Called as
+/// `OpenAgents.Delegations.Target` compiles, which caches an answer for every
+/// machine the core tells apart, so no request reaches it.
+#[rustler::nif]
+fn computer_lifecycle(status: Term, revoked_at: Term, online: bool) -> Text<'static> {
+    let status = Binary::from_term(status).map_or(Reading::Unrecognized, |word| {
+        target::read_machine_status(word.as_slice())
+    });
+    Text(
         MachineObservation {
             status,
             revoked: !is_nil(revoked_at),
             online,
         }
         .lifecycle()
-        .as_str()
-    }
+        .as_str(),
+    )
 }
 
 /// The seam of the arguments, or the refusal of the first word that is not
@@ -103,8 +104,8 @@ fn parse_seam(kind: &Binary, lifecycle: &Binary, authorized: bool) -> Result<Sea
 }
 
 /// A list of capability words.
-fn capabilities(capabilities: &[Capability]) -> Vec<&'static str> {
-    words(capabilities, Capability::as_str)
+fn capabilities(capabilities: &[Capability]) -> Vec<Text<'static>> {
+    texts(capabilities, Capability::as_str)
 }
 
 /// The seam as the Elixir map: string keys, `nil` for nothing. The keys are
@@ -128,14 +129,16 @@ fn seam<'a>(
         "runtime_class",
         "unavailable_reason",
     ]
-    .map(|key| key.encode(env));
+    .map(|key| Text(key).encode(env));
     let values = [
         capabilities(seam.capabilities()).encode(env),
-        seam.custody().as_str().encode(env),
-        seam.lifecycle().as_str().encode(env),
-        seam.runtime_class().map(RuntimeClass::as_str).encode(env),
+        Text(seam.custody().as_str()).encode(env),
+        Text(seam.lifecycle().as_str()).encode(env),
+        seam.runtime_class()
+            .map(|class| Text(class.as_str()))
+            .encode(env),
         seam.unavailable_reason()
-            .map(UnavailableReason::as_str)
+            .map(|reason| Text(reason.as_str()))
             .encode(env),
     ];
     Term::map_from_term_arrays(env, &keys, &values)
@@ -154,8 +157,8 @@ fn seam_json<'a>(env: Env<'a>, kind: Binary, lifecycle: Binary, authorized: bool
 /// should serde fail.
 fn json<'a>(env: Env<'a>, value: &impl serde::Serialize) -> Term<'a> {
     match serde_json::to_string(value) {
-        Ok(json) => json.encode(env),
-        Err(why) => (atom::error(), why.to_string()).encode(env),
+        Ok(json) => Text(&json).encode(env),
+        Err(why) => (atom::error(), Text(&why.to_string())).encode(env),
     }
 }
 
@@ -165,10 +168,10 @@ fn delegation_seam<'a>(env: Env<'a>, lifecycle: Binary) -> NifResult<Term<'a>> {
         Ok(lifecycle) => DelegationSeam::new(lifecycle),
         Err(refusal) => return Ok(refused(env, refusal)),
     };
-    let keys = ["capabilities", "lifecycle"].map(|key| key.encode(env));
+    let keys = ["capabilities", "lifecycle"].map(|key| Text(key).encode(env));
     let values = [
         capabilities(seam.capabilities()).encode(env),
-        seam.lifecycle().as_str().encode(env),
+        Text(seam.lifecycle().as_str()).encode(env),
     ];
     Term::map_from_term_arrays(env, &keys, &values)
 }
@@ -184,37 +187,37 @@ fn delegation_seam_json<'a>(env: Env<'a>, lifecycle: Binary) -> Term<'a> {
 /// The substrate vocabularies the lifecycle projections read, for the
 /// demonstration task: `[{substrate, [word]}]`.
 #[rustler::nif]
-fn substrates() -> Vec<(&'static str, Vec<&'static str>)> {
+fn substrates() -> Vec<(Text<'static>, Vec<Text<'static>>)> {
     vec![
-        ("box", words(BoxState::ALL, BoxState::as_str)),
-        ("run", words(RunState::ALL, RunState::as_str)),
-        ("job", words(JobStatus::ALL, JobStatus::as_str)),
+        (Text("box"), texts(BoxState::ALL, BoxState::as_str)),
+        (Text("run"), texts(RunState::ALL, RunState::as_str)),
+        (Text("job"), texts(JobStatus::ALL, JobStatus::as_str)),
     ]
 }
 
 /// The machine status words `computer_lifecycle/3` knows, in the core's order.
 #[rustler::nif]
-fn machine_statuses() -> Vec<&'static str> {
-    words(MachineStatus::ALL, MachineStatus::as_str)
+fn machine_statuses() -> Vec<Text<'static>> {
+    texts(MachineStatus::ALL, MachineStatus::as_str)
 }
 
 /// What each substrate projection answers for a word its vocabulary does not
 /// hold: `[{substrate, lifecycle}]`. The core reads every such word as the one
 /// `Reading::Unrecognized`, so there is one answer per substrate.
 #[rustler::nif]
-fn unrecognized_lifecycles() -> Vec<(&'static str, &'static str)> {
+fn unrecognized_lifecycles() -> Vec<(Text<'static>, Text<'static>)> {
     vec![
         (
-            "box",
-            Reading::<BoxState>::Unrecognized.lifecycle().as_str(),
+            Text("box"),
+            Text(Reading::<BoxState>::Unrecognized.lifecycle().as_str()),
         ),
         (
-            "run",
-            Reading::<RunState>::Unrecognized.lifecycle().as_str(),
+            Text("run"),
+            Text(Reading::<RunState>::Unrecognized.lifecycle().as_str()),
         ),
         (
-            "job",
-            Reading::<JobStatus>::Unrecognized.lifecycle().as_str(),
+            Text("job"),
+            Text(Reading::<JobStatus>::Unrecognized.lifecycle().as_str()),
         ),
     ]
 }
