@@ -158,7 +158,7 @@ fn tier_or_dirty(env: Env<'_>, tier: Option<Tier>) -> Term<'_> {
 /// A record's effective tier, from its two fields the Elixir side read:
 /// through `link` when it is a link struct, otherwise through `tier`, the
 /// record's tier column (`nil` when absent).
-fn effective_tier<'a>(
+pub(crate) fn effective_tier<'a>(
     env: Env<'a>,
     link: Term<'a>,
     tier: Term<'a>,
@@ -176,7 +176,7 @@ fn effective_tier<'a>(
 
 /// The effective tier of a record whose loaded link the Elixir side matched
 /// whole: the link's owner, tier and `revoked_at`, read there.
-fn linked_tier<'a>(
+pub(crate) fn linked_tier<'a>(
     env: Env<'a>,
     owner: Term<'a>,
     tier: Term<'a>,
@@ -221,7 +221,7 @@ fn relationships() -> &'static [Atom] {
 /// `{:error, why}` when the attempt gets no link, `why` being the core's
 /// sentence for it. `kind` and `id` are the principal's `"type"` and `"id"`
 /// as the Elixir side read them (`nil` when absent); only binaries count.
-fn link_for_attempt<'a>(
+pub(crate) fn link_for_attempt<'a>(
     env: Env<'a>,
     repository: Term<'a>,
     kind: Term<'a>,

@@ -85,6 +85,7 @@ macro_rules! on_either_scheduler {
 
 mod decode;
 mod disclosure;
+mod fast;
 mod target;
 mod text;
 mod words;
@@ -113,7 +114,7 @@ extern "C" {
 /// either ever be added, this must do what `load` does.
 ///
 /// Generic in the term type, which rustler's `sys` names differently across
-/// the versions this crate builds with (0.37 to 0.39).
+/// the versions this crate builds with (0.37 and 0.38; `fast` needs one of them).
 extern "C" fn upgrade<LoadInfo>(
     _env: *mut ErlNifEnv,
     _priv_data: *mut *mut c_void,
@@ -134,12 +135,14 @@ extern "C" fn nif_init() -> *const ErlNifEntry {
     // SAFETY: rustler's entry is a static of this library, valid for reads;
     // it is copied bit for bit (its fields are pointers to statics and
     // functions of the library). `ENTRY` is written only here, before the VM
-    // that called this function reads it.
+    // that called this function reads it. rustler's function table is
+    // `num_of_funcs` entries long, as `fast::patched` requires.
     unsafe {
         let rustler = ptr::read(openagents_policy_nif_entry_nif_init());
         let entry = addr_of_mut!(ENTRY).cast::<ErlNifEntry>();
         entry.write(ErlNifEntry {
             upgrade: Some(upgrade),
+            funcs: fast::patched(rustler.funcs, rustler.num_of_funcs),
             ..rustler
         });
         entry
