@@ -16,7 +16,7 @@ use openagents_policy::target::{
     Lifecycle, MachineObservation, Reach, RunState, Seam, UnavailableReason,
 };
 use openagents_policy::Reading;
-use oracle::{host, target};
+use oracle::{computer_lifecycle, host, target};
 use proptest::prelude::*;
 
 /// Inputs that belong to no substrate's list: nothing, a wrong case, stray
@@ -283,7 +283,7 @@ fn the_computer_lifecycle_follows_the_seeds_cond() {
                 };
                 assert_eq!(
                     seen.lifecycle().as_str(),
-                    target().computer_lifecycle(status, revoked, online),
+                    computer_lifecycle(status.as_bytes(), revoked, online),
                     "status {status:?}, revoked_at set: {revoked}, online: {online}"
                 );
             }

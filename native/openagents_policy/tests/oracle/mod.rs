@@ -122,6 +122,19 @@ fn read(table: &[(&'static str, &'static str)], word: &[u8]) -> &'static str {
         .map_or(MISSING_WORD_READS, |(_, lifecycle)| *lifecycle)
 }
 
+/// `computer_lifecycle/2`'s `cond`, for a machine whose status is
+/// `status` (any bytes) and whose `revoked_at` is set or not.
+#[must_use]
+pub fn computer_lifecycle(status: &[u8], revoked: bool, online: bool) -> &'static str {
+    if status == b"revoked" || revoked {
+        "destroyed"
+    } else if status == b"active" && online {
+        "active"
+    } else {
+        "cold"
+    }
+}
+
 impl Target {
     /// `box_lifecycle/1` of any bytes.
     #[must_use]
@@ -139,19 +152,6 @@ impl Target {
     #[must_use]
     pub fn job_lifecycle_of(&self, word: &[u8]) -> &'static str {
         read(&self.job_lifecycle, word)
-    }
-
-    /// `computer_lifecycle/2`'s `cond`, for a machine whose status word is
-    /// `status` and whose `revoked_at` is set or not.
-    #[must_use]
-    pub fn computer_lifecycle(&self, status: &str, revoked: bool, online: bool) -> &'static str {
-        if status == "revoked" || revoked {
-            "destroyed"
-        } else if status == "active" && online {
-            "active"
-        } else {
-            "cold"
-        }
     }
 
     /// The words `unavailable_reason/2` can give: a lifecycle that is not
@@ -370,8 +370,7 @@ impl Host {
         self.capability_minimums
             .iter()
             .find(|(known, _)| *known == access)
-            .map(|(_, tier)| *tier)
-            .unwrap_or_else(|| panic!("{access} is not an access"))
+            .map_or_else(|| panic!("{access} is not an access"), |(_, tier)| *tier)
     }
 
     /// The columns of `family`'s table.
