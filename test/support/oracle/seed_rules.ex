@@ -9,21 +9,19 @@ defmodule OpenAgentsPolicy.SeedRules do
   #
   # The rules' data (vocabularies, tables, the schedule) is seed_rules.json,
   # which the core crate's tests read too; this module reads it at compile
-  # time and holds the rules that are code, `Target`'s with the seed's own
-  # guards. The nested modules `Ladder` and `WorkDisclosure` are
-  # the seeds' other public functions built on them. Each takes the same
+  # time (atoms made here, where the seeds hold atoms) and holds the rules
+  # that are code, `Target`'s with the seed's own guards. The nested modules
+  # `Ladder` and `WorkDisclosure` are the seeds' other public functions built
+  # on them. Each takes the same
   # arguments, gives the same values, and raises the same exceptions by the
   # same constructs the seeds use (a guard that rejects raises
   # FunctionClauseError, `Map.get/2` on a non-map raises BadMapError, dot
   # access on a struct missing the key raises KeyError).
 
-  # The data (tables and lists) is seed_rules.json, read here at compile
-  # time; the rules that are code (the guards, the catch-all that reads a
-  # missing word "failed", the ladder's functions) are below.
   @external_resource json = Path.join(__DIR__, "seed_rules.json")
   @data json |> File.read!() |> Jason.decode!()
   @target @data["target"]
-  @ladder @data["host"]
+  @host @data["host"]
   @disclosure @data["disclosure"]
 
   @lifecycles @target["lifecycles"]
@@ -37,9 +35,9 @@ defmodule OpenAgentsPolicy.SeedRules do
   @run Map.new(@target["run_lifecycle"], &List.to_tuple/1)
   @job Map.new(@target["job_lifecycle"], &List.to_tuple/1)
 
-  @tiers Enum.map(@ladder["tiers"], &String.to_atom/1)
-  @rank Map.new(@ladder["ranks"], fn {tier, rank} -> {String.to_atom(tier), rank} end)
-  @minimum Map.new(@ladder["capability_minimums"], fn [access, tier] ->
+  @tiers Enum.map(@host["tiers"], &String.to_atom/1)
+  @rank Map.new(@host["ranks"], fn {tier, rank} -> {String.to_atom(tier), rank} end)
+  @minimum Map.new(@host["capability_minimums"], fn [access, tier] ->
              {String.to_atom(access), String.to_atom(tier)}
            end)
   @capabilities @target["capabilities"]
@@ -78,6 +76,7 @@ defmodule OpenAgentsPolicy.SeedRules do
   def box_states, do: apply(OpenAgentsPolicy.Test.Upstream, :box_states, [])
   def job_statuses, do: apply(OpenAgentsPolicy.Test.Upstream, :job_statuses, [])
 
+  # The seeds' catch-all: a word missing from a table reads "failed".
   def box_lifecycle(state) when is_binary(state), do: Map.get(@box, state, "failed")
   def run_lifecycle(state) when is_binary(state), do: Map.get(@run, state, "failed")
   def job_lifecycle(status) when is_binary(status), do: Map.get(@job, status, "failed")
