@@ -2,18 +2,31 @@
 //! `OpenAgents.Transparency` as `upstream.md` records it: ranks, naming a
 //! tier, a viewer's own tier, the clamp, effective tier and `allows?`.
 //!
+//! The tier words, their ranks and each access's minimum come from the tests'
+//! oracle (`mod oracle`, the fixture the Elixir suites read too); the rules
+//! (the clamp, ownership, revocation) are upstream's, stated in each test.
+//!
 //! One deliberate choice is exercised here: a `Viewer::User` owns a link by
 //! its `id` ("viewer account_id, or a User's id").
+
+mod oracle;
 
 use openagents_policy::ladder::{allows, effective_tier, Access, Link, Subject, Tier, Viewer};
 use openagents_policy::Reading;
 use proptest::prelude::*;
+
+use oracle::host;
 
 const OWNER: &str = "acct-owner";
 const STRANGER: &str = "acct-stranger";
 
 fn known(tier: Tier) -> Reading<Tier> {
     Reading::Known(tier)
+}
+
+/// The oracle's rank of a tier.
+fn rank(tier: Tier) -> u8 {
+    host().rank(tier.as_str())
 }
 
 fn named(word: &[u8]) -> Tier {
@@ -93,11 +106,11 @@ fn every_viewer_shape() -> Vec<(&'static str, Viewer<&'static str>, Option<Tier>
 // ── Ranks and naming ────────────────────────────────────────────────────────
 
 #[test]
-fn the_ranks_are_dark_0_pulse_1_ledger_2_glass_3() {
-    assert_eq!(Tier::Dark.rank(), 0);
-    assert_eq!(Tier::Pulse.rank(), 1);
-    assert_eq!(Tier::Ledger.rank(), 2);
-    assert_eq!(Tier::Glass.rank(), 3);
+fn each_tier_has_upstreams_rank() {
+    for &word in &host().tiers {
+        let tier = Tier::parse(word).expect("the crate knows every tier");
+        assert_eq!(tier.rank(), host().rank(word), "{word}'s rank");
+    }
 }
 
 #[test]
@@ -106,7 +119,7 @@ fn comparing_tiers_compares_their_ranks() {
         for &high in Tier::ALL {
             assert_eq!(
                 low.cmp(&high),
-                low.rank().cmp(&high.rank()),
+                rank(low).cmp(&rank(high)),
                 "{low} against {high}: the ladder orders tiers by rank and by nothing else"
             );
         }
@@ -115,13 +128,12 @@ fn comparing_tiers_compares_their_ranks() {
 
 #[test]
 fn a_known_word_names_its_own_tier() {
-    for (word, tier) in [
-        ("dark", Tier::Dark),
-        ("pulse", Tier::Pulse),
-        ("ledger", Tier::Ledger),
-        ("glass", Tier::Glass),
-    ] {
-        assert_eq!(named(word.as_bytes()), tier, "{word:?} names {tier}");
+    for &word in &host().tiers {
+        assert_eq!(
+            named(word.as_bytes()).as_str(),
+            word,
+            "{word:?} names itself"
+        );
     }
 }
 
@@ -444,18 +456,18 @@ fn a_bare_tier_is_named_and_clamped_and_never_raised() {
 
 #[test]
 fn each_access_needs_its_minimum_tier() {
-    let expectations = [
-        (Access::Metadata, Tier::Pulse),
-        (Access::Content, Tier::Ledger),
-        (Access::Full, Tier::Glass),
-    ];
-    for (access, minimum) in expectations {
-        assert_eq!(access.minimum(), minimum, "{access} needs {minimum}");
-        for &tier in Tier::ALL {
-            let subject: Subject<&str> = Subject::Tier(known(tier));
+    for &(word, minimum) in &host().capability_minimums {
+        let access = Access::parse(word).expect("the crate knows every access");
+        assert_eq!(
+            access.minimum().as_str(),
+            minimum,
+            "{access} needs {minimum}"
+        );
+        for &tier in &host().tiers {
+            let subject: Subject<&str> = Subject::Tier(known(Tier::parse(tier).expect("a tier")));
             assert_eq!(
                 allows(&subject, Reading::Known(access), &Viewer::Nobody),
-                tier.rank() >= minimum.rank(),
+                host().rank(tier) >= host().rank(minimum),
                 "{access} on a {tier} record: allowed exactly when the rank reaches {minimum}"
             );
         }
@@ -621,10 +633,15 @@ proptest! {
             prop::sample::select(Access::ALL).prop_map(Reading::Known),
         ],
     ) {
+        // An access upstream does not know needs the lowest tier.
+        let minimum = match access {
+            Reading::Known(access) => host().minimum(access.as_str()),
+            Reading::Unrecognized => host().tiers[0],
+        };
         let subject = Subject::Link(link);
         prop_assert_eq!(
             allows(&subject, access, &viewer),
-            effective_tier(&subject, &viewer).rank() >= access.minimum().rank()
+            rank(effective_tier(&subject, &viewer)) >= host().rank(minimum)
         );
     }
 }

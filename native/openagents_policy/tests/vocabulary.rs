@@ -3,6 +3,10 @@
 //!
 //! Each vocabulary is watched refusing on its own, because a refusal that
 //! named the wrong vocabulary would send a caller looking in the wrong place.
+//! The words each must hold come from the tests' oracle (the seeds' and the
+//! host's lists); only the crate's own `Relationship` is written out here.
+
+mod oracle;
 
 use std::collections::BTreeSet;
 use std::str::FromStr;
@@ -16,6 +20,8 @@ use openagents_policy::target::{
 use openagents_policy::{Reading, Refusal, Vocabulary};
 use proptest::prelude::*;
 use serde_json::{json, Value};
+
+use oracle::{disclosure, host, target};
 
 /// Inputs no vocabulary contains: near misses, nothing, and bytes that are
 /// not UTF-8.
@@ -32,23 +38,26 @@ const STRANGERS: &[&[u8]] = &[
 /// Runs the vocabulary checks for one enum, naming the vocabulary it must
 /// refuse as and the words it must hold, in order.
 macro_rules! vocabulary_checks {
-    ($module:ident, $ty:ty, $vocabulary:expr, [$($word:literal),+ $(,)?]) => {
+    ($module:ident, $ty:ty, $vocabulary:expr, $words:expr) => {
         mod $module {
             use super::*;
 
-            const WORDS: &[&str] = &[$($word),+];
+            fn words() -> Vec<&'static str> {
+                $words
+            }
 
             #[test]
             fn its_words_are_the_declared_words_in_order() {
+                let words = words();
                 assert_eq!(
                     <$ty>::words(),
-                    WORDS,
+                    words,
                     "{} must hold exactly its declared words, in declaration order",
                     $vocabulary
                 );
-                assert_eq!(<$ty>::ALL.len(), WORDS.len(), "ALL and words() agree");
-                let unique: BTreeSet<&str> = WORDS.iter().copied().collect();
-                assert_eq!(unique.len(), WORDS.len(), "no word names two values");
+                assert_eq!(<$ty>::ALL.len(), words.len(), "ALL and words() agree");
+                let unique: BTreeSet<&str> = words.iter().copied().collect();
+                assert_eq!(unique.len(), words.len(), "no word names two values");
             }
 
             #[test]
@@ -136,7 +145,7 @@ macro_rules! vocabulary_checks {
 
                 #[test]
                 fn parse_accepts_exactly_the_words(word in prop::collection::vec(any::<u8>(), 0..20)) {
-                    let known = WORDS.iter().any(|w| w.as_bytes() == word.as_slice());
+                    let known = words().iter().any(|w| w.as_bytes() == word.as_slice());
                     prop_assert_eq!(<$ty>::parse(&word).is_ok(), known);
                 }
             }
@@ -144,143 +153,81 @@ macro_rules! vocabulary_checks {
     };
 }
 
-vocabulary_checks!(kind, Kind, Vocabulary::Kind, ["box", "computer"]);
+vocabulary_checks!(kind, Kind, Vocabulary::Kind, target().kinds.clone());
 vocabulary_checks!(
     custody,
     Custody,
     Vocabulary::Custody,
-    ["openagents_managed", "customer_premises"]
+    target().custodies.clone()
 );
 vocabulary_checks!(
     runtime_class,
     RuntimeClass,
     Vocabulary::RuntimeClass,
-    ["standard", "strong", "batch", "connected"]
+    host().runtime_classes()
 );
 vocabulary_checks!(
     lifecycle,
     Lifecycle,
     Vocabulary::Lifecycle,
-    [
-        "cold",
-        "queued",
-        "starting",
-        "active",
-        "stopping",
-        "failed",
-        "destroyed"
-    ]
+    target().lifecycles.clone()
 );
 vocabulary_checks!(
     delegation_lifecycle,
     DelegationLifecycle,
     Vocabulary::DelegationLifecycle,
-    [
-        "queued",
-        "starting",
-        "active",
-        "succeeded",
-        "failed",
-        "cancelled"
-    ]
+    target().delegation_lifecycles.clone()
 );
 vocabulary_checks!(
     capability,
     Capability,
     Vocabulary::Capability,
-    ["start", "cancel"]
+    target().capability_words()
 );
 vocabulary_checks!(
     unavailable_reason,
     UnavailableReason,
     Vocabulary::UnavailableReason,
-    [
-        "cold",
-        "queued",
-        "starting",
-        "stopping",
-        "failed",
-        "destroyed",
-        "not_authorized"
-    ]
+    target().unavailable_reasons()
 );
 vocabulary_checks!(
     box_state,
     BoxState,
     Vocabulary::BoxState,
-    [
-        "init",
-        "provisioning",
-        "provisioned",
-        "cloning",
-        "ready",
-        "idle",
-        "running",
-        "archiving",
-        "archived",
-        "error",
-        "queued"
-    ]
+    host().every_box_word()
 );
 vocabulary_checks!(
     run_state,
     RunState,
     Vocabulary::RunState,
-    [
-        "admitted",
-        "dispatched",
-        "running",
-        "completed",
-        "failed",
-        "cancelled",
-        "timed_out",
-        "lost"
-    ]
+    host().run_states.clone()
 );
 vocabulary_checks!(
     job_status,
     JobStatus,
     Vocabulary::JobStatus,
-    [
-        "queued",
-        "running",
-        "completed",
-        "failed",
-        "interrupted",
-        "budget_exhausted",
-        "cancelled"
-    ]
+    host().job_statuses.clone()
 );
 vocabulary_checks!(
     machine_status,
     MachineStatus,
     Vocabulary::MachineStatus,
-    ["active", "revoked"]
+    host().machine_statuses.clone()
 );
-vocabulary_checks!(
-    tier,
-    Tier,
-    Vocabulary::Tier,
-    ["dark", "pulse", "ledger", "glass"]
-);
-vocabulary_checks!(
-    access,
-    Access,
-    Vocabulary::Access,
-    ["metadata", "content", "full"]
-);
+vocabulary_checks!(tier, Tier, Vocabulary::Tier, host().tiers.clone());
+vocabulary_checks!(access, Access, Vocabulary::Access, host().accesses());
 vocabulary_checks!(
     family,
     Family,
     Vocabulary::Family,
-    ["attempt", "work_job", "evidence", "trace"]
+    disclosure().families.clone()
 );
-vocabulary_checks!(rung, Rung, Vocabulary::Rung, ["pulse", "ledger", "glass"]);
+vocabulary_checks!(rung, Rung, Vocabulary::Rung, disclosure().rungs.clone());
 vocabulary_checks!(
     relationship,
     Relationship,
     Vocabulary::Relationship,
-    ["operator", "member", "stranger", "anonymous"]
+    vec!["operator", "member", "stranger", "anonymous"]
 );
 
 #[test]
@@ -299,11 +246,13 @@ fn a_refusal_of_bytes_that_are_not_utf8_can_still_be_printed() {
 
 #[test]
 fn a_refusal_round_trips_through_serde() {
-    let refusal = JobStatus::parse("stopping").expect_err("stopping is not a job status");
+    let stopping = host().job_cancelling_status;
+    let refusal =
+        JobStatus::parse(stopping).expect_err("a cancelling job's status is not a status");
     let written = serde_json::to_value(&refusal).expect("a refusal serializes");
     assert_eq!(
         written,
-        json!({"refusal": "unknown_word", "vocabulary": "job_status", "word": "stopping"}),
+        json!({"refusal": "unknown_word", "vocabulary": "job_status", "word": stopping}),
         "a refusal is typed data a caller can read without parsing a sentence"
     );
     let read: Refusal = serde_json::from_value(written).expect("a refusal deserializes");

@@ -99,24 +99,6 @@ defmodule OpenAgents.Delegations.TargetTest do
       end
     end
 
-    test "of the Box states, only `error` reads failed" do
-      for state <- @box_states do
-        assert Target.box_lifecycle(state) == "failed" == (state == "error"),
-               "Box state #{inspect(state)} reads #{Target.box_lifecycle(state)}"
-      end
-    end
-
-    test "idle, ready and running read active, and no other Box state does" do
-      for state <- @box_states do
-        assert Target.box_lifecycle(state) == "active" == state in ~w(idle ready running),
-               "Box state #{inspect(state)} reads #{Target.box_lifecycle(state)}"
-      end
-    end
-
-    test "a provisioned but not bootstrapped Box reads starting, not active" do
-      assert Target.box_lifecycle("provisioned") == "starting"
-    end
-
     test "the fan-out item not yet admitted is the only producer of queued" do
       assert Target.box_lifecycle(@fanout_queued) == "queued"
       refute Enum.any?(@box_states, &(Target.box_lifecycle(&1) == "queued"))
@@ -180,11 +162,6 @@ defmodule OpenAgents.Delegations.TargetTest do
     test "every job status maps into the delegation lifecycle vocabulary" do
       for status <- @job_statuses,
           do: assert(Target.job_lifecycle(status) in @delegation_lifecycles)
-    end
-
-    test "interrupted and budget_exhausted both read failed; the job's own status keeps the difference" do
-      assert Target.job_lifecycle("interrupted") == "failed"
-      assert Target.job_lifecycle("budget_exhausted") == "failed"
     end
 
     test "a job can still be cancelled exactly when its status is not terminal" do
@@ -397,17 +374,12 @@ defmodule OpenAgents.Delegations.TargetTest do
   describe "delegation_seam/1" do
     test "every delegation lifecycle gives the seed's document" do
       for lifecycle <- @delegation_lifecycles do
-        expected = %{
-          "lifecycle" => lifecycle,
-          "capabilities" => if(lifecycle in ~w(queued starting active), do: ["cancel"], else: [])
-        }
-
-        assert Target.delegation_seam(lifecycle) == expected
+        assert Target.delegation_seam(lifecycle) == SeedRules.delegation_seam(lifecycle)
       end
     end
 
     test "an ended delegation offers nothing" do
-      for lifecycle <- ~w(succeeded failed cancelled),
+      for lifecycle <- Enum.reject(@delegation_lifecycles, &SeedRules.cancellable?/1),
           do: assert(Target.delegation_seam(lifecycle)["capabilities"] == [])
     end
   end

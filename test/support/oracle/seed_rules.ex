@@ -7,98 +7,67 @@ defmodule OpenAgentsPolicy.SeedRules do
   # the example host's tests (which compile this file, see
   # examples/host_app/mix.exs) all hold the library to this.
   #
-  # This module holds the rules as data and functions, `Target`'s with the
-  # seed's own guards. The nested modules `Ladder` and `WorkDisclosure` are
-  # the seeds' other public functions built on them. Each takes the same
+  # The rules' data (vocabularies, tables, the schedule) is seed_rules.json,
+  # which the core crate's tests read too; this module reads it at compile
+  # time (atoms made here, where the seeds hold atoms) and holds the rules
+  # that are code, `Target`'s with the seed's own guards. The nested modules
+  # `Ladder` and `WorkDisclosure` are the seeds' other public functions built
+  # on them. Each takes the same
   # arguments, gives the same values, and raises the same exceptions by the
   # same constructs the seeds use (a guard that rejects raises
   # FunctionClauseError, `Map.get/2` on a non-map raises BadMapError, dot
   # access on a struct missing the key raises KeyError).
 
-  @lifecycles ~w(cold queued starting active stopping failed destroyed)
-  @delegation_lifecycles ~w(queued starting active succeeded failed cancelled)
-  @kinds ~w(box computer)
-  @custody %{"box" => "openagents_managed", "computer" => "customer_premises"}
-  @runtime_class %{"box" => nil, "computer" => "connected"}
+  @external_resource json = Path.join(__DIR__, "seed_rules.json")
+  @data json |> File.read!() |> Jason.decode!()
+  @target @data["target"]
+  @host @data["host"]
+  @disclosure @data["disclosure"]
 
-  # Every word missing from a table reads "failed".
-  @box %{
-    "queued" => "queued",
-    "init" => "starting",
-    "provisioning" => "starting",
-    "cloning" => "starting",
-    "provisioned" => "starting",
-    "ready" => "active",
-    "idle" => "active",
-    "running" => "active",
-    "archiving" => "stopping",
-    "archived" => "destroyed",
-    "error" => "failed"
-  }
-  @run %{
-    "admitted" => "queued",
-    "dispatched" => "starting",
-    "running" => "active",
-    "completed" => "succeeded",
-    "cancelled" => "cancelled"
-  }
-  @job %{
-    "queued" => "queued",
-    "running" => "active",
-    "completed" => "succeeded",
-    "cancelled" => "cancelled"
-  }
+  @lifecycles @target["lifecycles"]
+  @delegation_lifecycles @target["delegation_lifecycles"]
+  @kinds @target["kinds"]
+  @custodies @target["custodies"]
+  @custody @target["custody"]
+  @runtime_class @target["runtime_class"]
+  @cancellable @target["cancellable"]
+  @box Map.new(@target["box_lifecycle"], &List.to_tuple/1)
+  @run Map.new(@target["run_lifecycle"], &List.to_tuple/1)
+  @job Map.new(@target["job_lifecycle"], &List.to_tuple/1)
 
-  @tiers [:dark, :pulse, :ledger, :glass]
-  @rank %{dark: 0, pulse: 1, ledger: 2, glass: 3}
-  @minimum %{metadata: :pulse, content: :ledger, full: :glass}
+  @tiers Enum.map(@host["tiers"], &String.to_atom/1)
+  @rank Map.new(@host["ranks"], fn {tier, rank} -> {String.to_atom(tier), rank} end)
+  @minimum Map.new(@host["capability_minimums"], fn [access, tier] ->
+             {String.to_atom(access), String.to_atom(tier)}
+           end)
+  @capabilities @target["capabilities"]
 
   # The schedule (002): per family, the fields of each rung, the never list
   # in the seed's order, and the fields read from a column of another name.
-  @schedule %{
-    attempt: %{
-      pulse: ~w(id target_kind state requester_kind admitted_at started_at finished_at)a,
-      ledger: ~w(branch terminal_branch terminal_commit failure_reason)a,
-      glass: [],
-      never: ~w(conversation_id conversation_box_id machine_id run_id work_job_id deadline_at
-                credential_delivery_status credential_delivery_reason repository_id issue_id
-                transparency_tier artifact_link_id inserted_at updated_at)a,
-      renames: %{requester_kind: :requesting_principal}
-    },
-    work_job: %{
-      pulse: ~w(id kind status started_at completed_at)a,
-      ledger: ~w(tool_call_count continuation_count error_code budget)a,
-      glass: ~w(report usage model_id)a,
-      never: ~w(goal context_hint delegation authority_snapshot machine_id conversation_id
-                owner_visitor_id requesting_tool_step_ref instruction_digest
-                tool_catalog_digest memory_snapshot_ref report_message_id owner_node
-                generation surface inserted_at updated_at)a,
-      renames: %{budget: :budget_snapshot}
-    },
-    evidence: %{
-      pulse: ~w(id family result plane source recorded_at)a,
-      ledger: ~w(commit receipt_id environment)a,
-      glass: [],
-      never: ~w(actor assignment_id repository_id issue_id transparency_tier
-                artifact_link_id)a,
-      renames: %{commit: :commit_sha, recorded_at: :inserted_at}
-    },
-    trace: %{
-      pulse: ~w(id schema_version step_count recorded_at)a,
-      ledger: ~w(digest byte_size)a,
-      glass: [],
-      never: ~w(user_id visibility assignment_id)a,
-      renames: %{schema_version: :document, step_count: :document, recorded_at: :inserted_at}
-    }
-  }
-  @families [:attempt, :work_job, :evidence, :trace]
+  atoms = fn words -> Enum.map(words, &String.to_atom/1) end
+
+  @schedule Map.new(@disclosure["schedule"], fn {family, s} ->
+              rungs =
+                for rung <- @disclosure["rungs"] do
+                  {String.to_atom(rung),
+                   for([field, ^rung] <- s["fields"], do: String.to_atom(field))}
+                end
+
+              renames =
+                Map.new(s["columns"], fn {f, c} -> {String.to_atom(f), String.to_atom(c)} end)
+
+              {String.to_atom(family),
+               Map.new(rungs) |> Map.merge(%{never: atoms.(s["never"]), renames: renames})}
+            end)
+  @families atoms.(@disclosure["families"])
+  @rungs atoms.(@disclosure["rungs"])
 
   # ── Delegations.Target ─────────────────────────────────────────────────
 
   def lifecycles, do: @lifecycles
   def delegation_lifecycles, do: @delegation_lifecycles
   def kinds, do: @kinds
-  def custodies, do: ~w(openagents_managed customer_premises)
+  def custodies, do: @custodies
   def custody(kind) when kind in @kinds, do: Map.fetch!(@custody, kind)
   def runtime_class(kind) when kind in @kinds, do: Map.fetch!(@runtime_class, kind)
   # The host's vocabularies are its facts, not the seeds' rules: they live in
@@ -107,6 +76,7 @@ defmodule OpenAgentsPolicy.SeedRules do
   def box_states, do: apply(OpenAgentsPolicy.Test.Upstream, :box_states, [])
   def job_statuses, do: apply(OpenAgentsPolicy.Test.Upstream, :job_statuses, [])
 
+  # The seeds' catch-all: a word missing from a table reads "failed".
   def box_lifecycle(state) when is_binary(state), do: Map.get(@box, state, "failed")
   def run_lifecycle(state) when is_binary(state), do: Map.get(@run, state, "failed")
   def job_lifecycle(status) when is_binary(status), do: Map.get(@job, status, "failed")
@@ -123,16 +93,16 @@ defmodule OpenAgentsPolicy.SeedRules do
   end
 
   def capabilities(lifecycle, authorized?),
-    do: if(lifecycle == "active" and authorized?, do: ["start"], else: [])
+    do: if(lifecycle == "active" and authorized?, do: [@capabilities["target"]], else: [])
 
   def unavailable_reason("active", true), do: nil
   def unavailable_reason("active", false), do: "not_authorized"
   def unavailable_reason(lifecycle, _authorized?), do: lifecycle
 
-  def cancellable?(lifecycle), do: lifecycle in ~w(queued starting active)
+  def cancellable?(lifecycle), do: lifecycle in @cancellable
 
   @doc "The seam document's keys, sorted."
-  def seam_keys, do: ~w(capabilities custody lifecycle runtime_class unavailable_reason)
+  def seam_keys, do: @target["seam_keys"]
 
   def seam(kind, lifecycle, authorized?)
       when kind in @kinds and lifecycle in @lifecycles and is_boolean(authorized?) do
@@ -148,7 +118,7 @@ defmodule OpenAgentsPolicy.SeedRules do
   def delegation_seam(lifecycle) when lifecycle in @delegation_lifecycles,
     do: %{
       "lifecycle" => lifecycle,
-      "capabilities" => if(cancellable?(lifecycle), do: ["cancel"], else: [])
+      "capabilities" => if(cancellable?(lifecycle), do: [@capabilities["delegation"]], else: [])
     }
 
   # ── the ladder (upstream.md, OpenAgents.Transparency) ──────────────────
@@ -208,11 +178,12 @@ defmodule OpenAgentsPolicy.SeedRules do
   # ── Transparency.WorkDisclosure ────────────────────────────────────────
 
   def families, do: @families
+  def rungs, do: @rungs
 
   @doc "`%{family => %{field => rung}}`."
   def schedule do
     Map.new(@schedule, fn {family, s} ->
-      {family, Map.new(for rung <- [:pulse, :ledger, :glass], f <- s[rung], do: {f, rung})}
+      {family, Map.new(for rung <- @rungs, f <- s[rung], do: {f, rung})}
     end)
   end
 
@@ -328,7 +299,12 @@ defmodule OpenAgentsPolicy.SeedRules do
     # Seed 002's public functions, and the library's additions
     # (`schedule_json/0`, `classify/2`).
     alias OpenAgentsPolicy.SeedRules, as: R
-    @families [:attempt, :work_job, :evidence, :trace]
+    # The enclosing module is still open here, so its attribute is readable.
+    @families Module.get_attribute(R, :families)
+    # `link_for_attempt/3`'s fixed attributes: the seed's artifact type,
+    # ref, tier and consent.
+    @attempt_link Module.get_attribute(R, :disclosure)["attempt_link"]
+                  |> Map.new(fn {key, value} -> {String.to_atom(key), value} end)
 
     def families, do: R.families()
     def schedule, do: R.schedule()
@@ -384,15 +360,13 @@ defmodule OpenAgentsPolicy.SeedRules do
       link = R.artifact_link()
 
       link.__struct__()
-      |> link.changeset(%{
-        account_id: account_id,
-        repository_id: repository_id,
-        artifact_type: "attempt",
-        artifact_ref: "id",
-        tier: "ledger",
-        consent: %{"granted_by" => "requesting_principal"},
-        authority_snapshot: authority
-      })
+      |> link.changeset(
+        Map.merge(@attempt_link, %{
+          account_id: account_id,
+          repository_id: repository_id,
+          authority_snapshot: authority
+        })
+      )
       |> R.repo().insert()
     end
 
@@ -413,7 +387,7 @@ defmodule OpenAgentsPolicy.SeedRules do
         check: fn json ->
           is_binary(json) and String.valid?(json) and String.starts_with?(json, "[") and
             Enum.all?(
-              R.schedule_words() ++ [:pulse, :ledger, :glass],
+              R.schedule_words() ++ R.rungs(),
               &String.contains?(json, ~s("#{&1}"))
             )
         end

@@ -2,128 +2,101 @@ defmodule OpenAgentsPolicy.Test.Upstream do
   @moduledoc false
   # The host application's facts, transcribed once from the project's
   # specification of the host (upstream.md: "The host app: facts the library
-  # must fit"). The test modules derive their inputs from these lists rather
-  # than from the library, so a word the host adds (a Box state, a column)
-  # fails the suite the day it lands instead of silently reading `failed` or
-  # slipping past the disclosure schedule.
+  # must fit") into seed_rules.json's "host" section, which the core crate's
+  # tests read too. The test modules derive their inputs from these lists
+  # rather than from the library, so a word the host adds (a Box state, a
+  # column) fails the suite the day it lands instead of silently reading
+  # `failed` or slipping past the disclosure schedule.
   #
   # Every list is in the host's declaration order.
+
+  @external_resource json = Path.join(__DIR__, "seed_rules.json")
+  @host (json |> File.read!() |> Jason.decode!())["host"]
+
+  # Atoms where the host's own code holds atoms (fields, columns, tiers).
+  atoms = fn words -> Enum.map(words, &String.to_atom/1) end
+  atom_keys = fn map -> Map.new(map, fn {key, value} -> {String.to_atom(key), value} end) end
+
+  @machine_fields atoms.(@host["machine_fields"])
+  @capacity_catalog Map.new(@host["capacity_catalog"], fn [class | posture] ->
+                      {class, List.to_tuple(posture)}
+                    end)
+  @tables atom_keys.(@host["tables"])
+  @columns Map.new(@host["columns"], fn {family, cs} -> {String.to_atom(family), atoms.(cs)} end)
+  @attempt_associations atoms.(@host["attempt_associations"])
+  @artifact_link_fields atoms.(@host["artifact_link_fields"])
+  @ranks atom_keys.(@host["ranks"])
+  @capability_minimums Map.new(@host["capability_minimums"], fn [access, tier] ->
+                         {String.to_atom(access), String.to_atom(tier)}
+                       end)
 
   # ── substrate vocabularies ─────────────────────────────────────────────
 
   @doc "`Box.ConversationBox.states/0`."
-  def box_states,
-    do: ~w(init provisioning provisioned cloning ready idle running archiving archived error)
+  def box_states, do: @host["box_states"]
 
   @doc "The synthetic state of a fan-out item that admission has not let through."
-  def fanout_queued, do: "queued"
+  def fanout_queued, do: @host["fanout_queued"]
 
   @doc "`Box.Run.states/0`."
-  def run_states, do: ~w(admitted dispatched running completed failed cancelled timed_out lost)
+  def run_states, do: @host["run_states"]
 
   @doc "`Box.Run.terminal_states/0`."
-  def run_terminal_states, do: ~w(completed failed cancelled timed_out lost)
+  def run_terminal_states, do: @host["run_terminal_states"]
 
   @doc "`Work.Job.statuses/0`."
-  def job_statuses,
-    do: ~w(queued running completed failed interrupted budget_exhausted cancelled)
+  def job_statuses, do: @host["job_statuses"]
 
   @doc "`Work.Job.terminal_statuses/0`."
-  def job_terminal_statuses, do: ~w(completed failed interrupted budget_exhausted cancelled)
+  def job_terminal_statuses, do: @host["job_terminal_statuses"]
 
   @doc "The status a job carries while its cancel is in flight: not in `statuses/0`."
-  def job_cancelling_status, do: "stopping"
+  def job_cancelling_status, do: @host["job_cancelling_status"]
 
   @doc "`Machines.Machine` status (database check)."
-  def machine_statuses, do: ~w(active revoked)
+  def machine_statuses, do: @host["machine_statuses"]
 
   @doc "`Forge.Assignment.states/0`."
-  def assignment_states, do: ~w(admitted running completed failed cancelled)
+  def assignment_states, do: @host["assignment_states"]
 
   @doc "`Machines.Machine` fields."
-  def machine_fields do
-    ~w(id user_id name tier platform agent_version roots token_digest token_expires_at
-       status revoked_at last_seen_at last_probe inserted_at updated_at
-       scoped_forge_credentials_enabled)a
-  end
+  def machine_fields, do: @machine_fields
 
   # ── capacity catalog ───────────────────────────────────────────────────
 
   @doc "`Capacity.Catalog`: class => {isolation, egress, data location}."
-  def capacity_catalog do
-    %{
-      "standard" => {"managed_standard", "policy_broker", "openagents_managed"},
-      "strong" => {"managed_strong", "policy_broker", "openagents_managed"},
-      "batch" => {"managed_standard", "policy_broker", "openagents_managed"},
-      "connected" => {"customer_controlled", "customer_network", "customer_premises"}
-    }
-  end
+  def capacity_catalog, do: @capacity_catalog
 
   # ── the four disclosure families' tables (`__schema__(:fields)` order) ──
 
   @doc "The table behind each disclosure family."
-  def tables do
-    %{
-      attempt: "forge_assignments",
-      work_job: "work_jobs",
-      evidence: "issue_evidence",
-      trace: "traces"
-    }
-  end
+  def tables, do: @tables
 
   @doc "The columns of the table behind `family`."
-  def columns(:attempt) do
-    ~w(id conversation_id conversation_box_id machine_id repository_id issue_id run_id
-       work_job_id target_kind credential_delivery_status credential_delivery_reason
-       requesting_principal branch state terminal_branch terminal_commit failure_reason
-       deadline_at admitted_at started_at finished_at transparency_tier artifact_link_id
-       inserted_at updated_at)a
-  end
-
-  def columns(:work_job) do
-    ~w(id conversation_id owner_visitor_id machine_id surface goal context_hint
-       requesting_tool_step_ref kind delegation authority_snapshot budget_snapshot status
-       report error_code model_id instruction_digest tool_catalog_digest memory_snapshot_ref
-       tool_call_count continuation_count usage owner_node generation report_message_id
-       started_at completed_at inserted_at updated_at)a
-  end
-
-  def columns(:evidence) do
-    ~w(id commit_sha family receipt_id plane environment result actor source repository_id
-       issue_id assignment_id transparency_tier artifact_link_id inserted_at)a
-  end
-
-  def columns(:trace) do
-    ~w(id user_id digest visibility document byte_size assignment_id inserted_at)a
-  end
+  def columns(family), do: Map.fetch!(@columns, family)
 
   @doc """
   The association keys of the attempt's Ecto schema: `Map.from_struct/1` of
   an `%Assignment{}` carries eight of them beside its 25 columns.
   """
-  def attempt_associations do
-    ~w(conversation conversation_box machine repository issue run work_job artifact_link)a
-  end
+  def attempt_associations, do: @attempt_associations
 
   # ── ArtifactLink ───────────────────────────────────────────────────────
 
   @doc "`ArtifactLink` (`artifact_links`) fields."
-  def artifact_link_fields do
-    ~w(id account_id repository_id artifact_type artifact_ref tier consent
-       authority_snapshot revoked_at revocation_tombstone inserted_at)a
-  end
+  def artifact_link_fields, do: @artifact_link_fields
 
-  @doc "The words an `ArtifactLink`'s `tier` column holds."
-  def link_tiers, do: ~w(dark pulse ledger glass)
+  @doc "The words an `ArtifactLink`'s `tier` column holds: the tiers' words."
+  def link_tiers, do: @host["tiers"]
 
   @doc "`ArtifactLink` artifact types."
-  def artifact_types, do: ~w(changelog release issue build attempt work_job deployment trace)
+  def artifact_types, do: @host["artifact_types"]
 
   # ── OpenAgents.Transparency ────────────────────────────────────────────
 
   @doc "Tier ranks."
-  def ranks, do: %{dark: 0, pulse: 1, ledger: 2, glass: 3}
+  def ranks, do: @ranks
 
   @doc "The minimum tier of each capability `allows?/3` knows."
-  def capability_minimums, do: %{metadata: :pulse, content: :ledger, full: :glass}
+  def capability_minimums, do: @capability_minimums
 end
