@@ -73,5 +73,5 @@ bench: tools
 # A million calls held to the tests' oracle, with the VM's memory measured
 # flat across them; then the core's own fuzz test, longer.
 fuzz: tools
-	MIX_ENV=prod mix run scripts/fuzz.exs 1000000
+	MIX_ENV=bench mix run scripts/fuzz.exs 1000000
 	OPENAGENTS_FUZZ_CASES=200000 cargo test --release -p openagents_policy --test fuzz

@@ -77,7 +77,9 @@ defmodule OpenAgentsPolicy.MixProject do
   # version conflict from it. These serve its own tests and docs only.
   defp deps do
     [
-      {:jason, "~> 1.4", only: [:dev, :test]},
+      # The tests' oracle reads its fixture with Jason; `make bench` and `make
+      # fuzz` (MIX_ENV=bench) load the oracle too.
+      {:jason, "~> 1.4", only: [:dev, :test, :bench]},
       {:stream_data, "~> 1.1", only: [:dev, :test]},
       {:ex_doc, "~> 0.36", only: :dev, runtime: false},
       # `make bench` (MIX_ENV=bench: the library compiled as a host compiles it).

@@ -20,9 +20,8 @@
 # its calls with StreamData, holds them to `Fuzz.check/1`, and shrinks.
 
 # The oracle, the host's vocabularies and the host stand-ins (each defined
-# only where the VM has none), where test/support is not compiled; the
-# oracle reads its fixture with Jason, which oracle/jason.exs provides there.
-Code.require_file("../test/support/oracle/jason.exs", __DIR__)
+# only where the VM has none), where test/support is not compiled (`make
+# fuzz` runs under MIX_ENV=bench, where the oracle's Jason is a dependency).
 
 for {module, file} <- [
       {OpenAgentsPolicy.Test.Upstream, "oracle/upstream.ex"},

@@ -1,7 +1,6 @@
 # Inputs shaped like the host app's (see ../shared/upstream.md): schema
 # columns, an attempt record with its associations, a work job, viewers.
 # Needs the reference stand-ins loaded first (ArtifactLink, Machine, User).
-Code.require_file("../../test/support/oracle/jason.exs", __DIR__)
 Code.require_file("../../test/support/oracle/upstream.ex", __DIR__)
 
 defmodule Bench.Meta do
