@@ -53,14 +53,15 @@ defmodule OpenAgents.Delegations.Target do
   Every vocabulary below is read from the Rust core when this module is
   compiled. So is every answer over a finite domain: `custody/1`,
   `runtime_class/1`, `seam/3`, `delegation_seam/1`, the lifecycle of every
-  substrate word the core knows and of a machine with a known status. Each is
-  compiled into a function clause holding the core's answer for that input, so
-  a request pays no call into the library for it, and an argument outside the
-  domain raises `FunctionClauseError` exactly as the original module did. A
-  substrate word the core does not know gets the core's one answer for an
-  unrecognized word, also read at compile time, and so does a machine, revoked
-  or not, whose status the core does not know. The test suite walks every input of every domain (and words outside them) and
-  holds each clause to the core's live answer.
+  substrate word the core knows, and of every machine (its status, whether
+  it has a `revoked_at`, `online?`). Each is compiled into a function clause
+  holding the core's answer for that input, so a request pays no call into
+  the library for it, and an argument outside the domain raises
+  `FunctionClauseError` exactly as the original module did. A word the core
+  does not know, a substrate's or a machine's status, gets the core's one
+  answer for an unrecognized word, also read at compile time. The test suite
+  walks every input of every domain (and words outside them) and holds each
+  clause to the core's live answer.
   """
 
   alias OpenAgentsPolicy.Native

@@ -364,7 +364,8 @@ impl Admitted {
     }
 
     /// The admitted fields' positions in [`Family::fields`], ascending.
-    pub fn positions(&self) -> impl Iterator<Item = usize> + '_ {
+    #[must_use]
+    pub fn positions(&self) -> impl DoubleEndedIterator<Item = usize> + '_ {
         (0..self.family.fields().len()).filter(|position| self.positions & (1 << position) != 0)
     }
 

@@ -79,16 +79,21 @@ fn tier_for(family: FamilyWord, field: Term) -> Option<Atom> {
         .map(|field| words.field_tiers[at][field])
 }
 
-on_either_scheduler! {
-    fn fields_at_normal / fields_at_dirty    <'a>(family: FamilyWord, tier: Term<'a>, user_admin: Term<'a>) -> Vec<Atom> {
-        let names = &words().fields[family_index(family.0)];
-        family
-            .0
-            .fields_at(&decode::viewer(tier, user_admin))
-            .positions()
-            .map(|at| names[at])
-            .collect()
+/// The fields of `family` that `tier` (a tier word or a viewer) admits, as a
+/// list of atoms in field-name order, built cell by cell from the last.
+pub(crate) fn fields_at<'a>(
+    env: Env<'a>,
+    family: FamilyWord,
+    tier: Term<'a>,
+    user_admin: Term<'a>,
+) -> Term<'a> {
+    let names = &words().fields[family_index(family.0)];
+    let admitted = family.0.fields_at(&decode::viewer(tier, user_admin));
+    let mut list = Term::list_new_empty(env);
+    for at in admitted.positions().rev() {
+        list = list.list_prepend(names[at]);
     }
+    list
 }
 
 /// The projection of `source`: each admitted field taken by its name, `nil`
@@ -119,16 +124,6 @@ fn project<'a>(
         })
         .unzip();
     Term::map_from_term_arrays(env, &keys, &values)
-}
-
-on_either_scheduler! {
-    fn project_normal / project_dirty<'a>(
-        env,
-        family: FamilyWord,
-        source: Term<'a>,
-        tier: Term<'a>,
-        user_admin: Term<'a>,
-    ) -> NifResult<Term<'a>> = project;
 }
 
 /// The core's tier for `record` and the viewer, or `None` when that meant
@@ -266,16 +261,6 @@ pub(crate) fn link_for_attempt<'a>(
     }
 }
 
-on_either_scheduler! {
-    fn link_for_attempt_normal / link_for_attempt_dirty<'a>(
-        env,
-        repository: Term<'a>,
-        kind: Term<'a>,
-        id: Term<'a>,
-        authority: Term<'a>,
-    ) -> NifResult<Term<'a>> = link_for_attempt;
-}
-
 /// `{unclassified, doubly_classified}`: the positions, in the given list of
 /// column names, of the columns the schedule of `family` does not classify
 /// and of those it classifies twice. Positions rather than names, so the
@@ -386,8 +371,16 @@ fn ladder_allows<'a>(
     }
 }
 
-// One line each, a table: the account-id comparisons, each declining on a
-// normal scheduler what only a dirty one should compare.
+// The twins, one line each: the calls that read a binary argument, then the
+// account-id comparisons, each declining on a normal scheduler what only a
+// dirty one should compare.
+#[rustfmt::skip]
+on_either_scheduler! {
+    fn fields_at_normal / fields_at_dirty<'a>(env, family: FamilyWord, tier: Term<'a>, user_admin: Term<'a>) -> Term<'a> = fields_at;
+    fn project_normal / project_dirty<'a>(env, family: FamilyWord, source: Term<'a>, tier: Term<'a>, user_admin: Term<'a>) -> NifResult<Term<'a>> = project;
+    fn link_for_attempt_normal / link_for_attempt_dirty<'a>(env, repository: Term<'a>, kind: Term<'a>, id: Term<'a>, authority: Term<'a>) -> NifResult<Term<'a>> = link_for_attempt;
+}
+
 #[rustfmt::skip]
 on_either_scheduler! {
     fn effective_tier_normal / effective_tier_dirty<'a>(env, link: Term<'a>, tier: Term<'a>, viewer: Term<'a>, user_admin: Term<'a>) -> Term<'a> = effective_tier(.., heavy);

@@ -7,7 +7,7 @@
 //! library's calls never reach the NIF at run time (their answers are
 //! compiled into the Elixir modules), but a page of records makes one
 //! `effective_tier/2` call per record, and each reaches the NIF. So for the
-//! three NIFs below, and only for them, the VM's function table holds an
+//! four NIFs below, and only for them, the VM's function table holds an
 //! entry point of this module's ([`patched`]) instead of rustler's: it puts
 //! the arguments in an array on the stack, calls the same decision the
 //! `#[rustler::nif]` function calls, and treats a panic as rustler does
@@ -53,7 +53,8 @@ unsafe extern "C" fn enter<F: Fast<N>, const N: usize>(
     let terms = std::array::from_fn(|at| unsafe { Term::new(env, *argv.add(at)) });
     match catch_unwind(AssertUnwindSafe(|| F::decide(env, terms))) {
         Ok(Ok(term)) => term.as_c_arg(),
-        // The decisions below fail only as a bad argument, as rustler raises it.
+        // The decisions below fail only as a bad argument (a term that does
+        // not decode, a map rustler could not make), raised as rustler raises it.
         // SAFETY: both calls take the call's own environment.
         Ok(Err(_)) => unsafe { enif_make_badarg(env.as_c_arg()) },
         Err(_) => unsafe { enif_raise_exception(env.as_c_arg(), atom::nif_panicked().as_c_arg()) },
@@ -104,13 +105,34 @@ impl Fast<4> for LinkForAttempt {
     }
 }
 
+/// `fields_at_normal/3`: a tier that is not a tier word (a viewer, a user, an
+/// unknown word), which `fields_at/2` and `project/3` cannot answer from
+/// their compiled clauses. Row: "fields_at/2 "ledger", nil, :bogus, viewer
+/// map".
+struct FieldsAt;
+
+impl Fast<3> for FieldsAt {
+    const NAME: &'static CStr = c"fields_at_normal";
+
+    fn decide<'a>(env: Env<'a>, args: [Term<'a>; 3]) -> NifResult<Term<'a>> {
+        let [family, tier, user_admin] = args;
+        Ok(disclosure::fields_at(
+            env,
+            family.decode()?,
+            tier,
+            user_admin,
+        ))
+    }
+}
+
 /// The entry point for a function rustler registered as `name`/`arity`: this
 /// module's where it has one, else rustler's own.
 fn entry_point(name: &CStr, arity: c_uint, rustler: EntryPoint) -> EntryPoint {
-    let ours: [(&CStr, c_uint, EntryPoint); 3] = [
+    let ours: [(&CStr, c_uint, EntryPoint); 4] = [
         (LinkedTier::NAME, 5, enter::<LinkedTier, 5>),
         (EffectiveTier::NAME, 4, enter::<EffectiveTier, 4>),
         (LinkForAttempt::NAME, 4, enter::<LinkForAttempt, 4>),
+        (FieldsAt::NAME, 3, enter::<FieldsAt, 3>),
     ];
     ours.iter()
         .find(|(ours, ours_arity, _)| *ours == name && *ours_arity == arity)
@@ -147,4 +169,3 @@ pub unsafe fn patched(funcs: *const ErlNifFunc, count: c_int) -> *const ErlNifFu
         .collect();
     Box::leak(table).as_ptr()
 }
-

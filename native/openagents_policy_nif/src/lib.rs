@@ -44,21 +44,19 @@
 /// `nif` attribute names the `Env` argument where it is expanded, and a name
 /// from the caller's side of `macro_rules!` hygiene would not be that one.
 macro_rules! on_either_scheduler {
-    ($(#[$attr:meta])* fn $normal:ident / $dirty:ident <$lt:lifetime>
+    ($(fn $normal:ident / $dirty:ident <$lt:lifetime>
         (env, $($arg:ident: $ty:ident $(<$ty_lt:lifetime>)?),+ $(,)?) -> $ret:ty
-        = $decide:ident;) => {
-        $(#[$attr])*
+        = $decide:ident;)+) => {$(
         #[rustler::nif]
         fn $normal<$lt>(env: rustler::Env<$lt>, $($arg: $ty $(<$ty_lt>)?),+) -> $ret {
             $decide(env, $($arg),+)
         }
 
-        $(#[$attr])*
         #[rustler::nif(schedule = "DirtyCpu")]
         fn $dirty<$lt>(env: rustler::Env<$lt>, $($arg: $ty $(<$ty_lt>)?),+) -> $ret {
             $decide(env, $($arg),+)
         }
-    };
+    )+};
     ($(fn $normal:ident / $dirty:ident <$lt:lifetime>
         (env, $($arg:ident: $ty:ident $(<$ty_lt:lifetime>)?),+ $(,)?) -> $ret:ty
         = $decide:ident(.., heavy);)+) => {$(
