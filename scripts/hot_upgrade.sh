@@ -61,10 +61,23 @@ export SECRET_KEY_BASE="hot-upgrade-check-key-base-0123456789-0123456789-0123456
 cleanup() {
   local status=$?
   if [[ -n $LOAD_PID ]]; then kill "$LOAD_PID" 2>/dev/null || true; fi
-  # On failure, what the daemon logged (a 500's exception, say) before it goes.
+  # On failure, what the daemon logged (a 500's exception, say) before it
+  # goes, and the log, the load's answers and its failures kept whatever
+  # HOT_UPGRADE_KEEP says.
   if [[ $status -ne 0 && -d $DEPLOY/tmp/log ]]; then
-    echo "---- the daemon's errors and warnings ($DEPLOY/tmp/log):"
-    cat "$DEPLOY"/tmp/log/erlang.log.* 2>/dev/null | grep -A25 -E '\[(error|warning|warn)\]' | tail -120 || true
+    local kept ids
+    kept=$(mktemp -d "${TMPDIR:-/tmp}/hot_upgrade_failed.XXXXXX")
+    cp -a "$DEPLOY/tmp/log" "$kept/daemon_log"
+    cp -a "$LOAD_DIR" "$kept/load" 2>/dev/null || true
+    cp "$WORK/load.out" "$kept/" 2>/dev/null || true
+    echo "---- the daemon's errors and warnings ($kept/daemon_log):"
+    cat "$kept"/daemon_log/erlang.log.* 2>/dev/null | grep -A25 -E '\[(error|warning|warn)\]' | tail -120 || true
+    ids=$(grep -o 'request_id=[^)]*' "$kept/load/failed" 2>/dev/null | cut -d= -f2 | grep -v '^none$' | sort -u) || true
+    for id in $ids; do
+      echo "---- the daemon's log of request $id:"
+      cat "$kept"/daemon_log/erlang.log.* | grep -A40 -F "request_id=$id" | head -60 || true
+    done
+    echo "---- kept: $kept (the daemon's log, the load's output and failures)"
   fi
   if [[ -n $DAEMON_PID ]]; then
     (cd "$DEPLOY" && bin/host_app stop >/dev/null 2>&1) || true
@@ -132,7 +145,11 @@ rel eval 'Application.load(:host_app); OpenAgents.Repo.__adapter__().storage_dow
 rel eval 'HostApp.Release.migrate()'
 rel eval 'HostApp.Release.seed()'
 ! curl -s -o /dev/null "http://127.0.0.1:$PORT/" || fail "port $PORT is taken; set HOT_UPGRADE_PORT"
-rel daemon
+# run_erl keeps the daemon's output in erlang.log.1..N, each cut at
+# RUN_ERL_LOG_MAXSIZE bytes and the oldest overwritten: at its defaults (five
+# of 100 kB) the request log of a run overwrites its start, and with it a
+# failed request's exception. These hold every line of a run.
+RUN_ERL_LOG_GENERATIONS=5 RUN_ERL_LOG_MAXSIZE=$((64 << 20)) rel daemon
 for _ in $(seq 1 100); do
   curl -s -o /dev/null "http://127.0.0.1:$PORT/api/targets" && break
   sleep 0.2
