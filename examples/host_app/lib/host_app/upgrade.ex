@@ -17,10 +17,11 @@ defmodule HostApp.Upgrade do
   `:utc_datetime` column: Ecto calls `DateTime.from_naive!/2`, which fetches
   `:elixir`'s `:time_zone_database` with `Application.fetch_env!/2` even for
   `"Etc/UTC"`, raises `ArgumentError`, and the reader gets a 500. The gap
-  lasts microseconds, unless the machine is busy enough to take the CPU
-  from the scheduler running `application_controller` inside it while
-  another scheduler serves requests: then one request in a few thousand
-  fails. No appup instruction can help: the swap comes before the first one.
+  lasts microseconds, unless `application_controller` is scheduled out
+  inside it, as it can be on a busy machine, while another scheduler serves
+  requests: so one request (of 3643) failed in one of eight runs of
+  scripts/hot_upgrade.sh on a loaded machine. No appup instruction can
+  help: the swap comes before the first one.
 
   Words:
 
