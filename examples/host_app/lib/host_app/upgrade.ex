@@ -66,13 +66,20 @@ defmodule HostApp.Upgrade do
   """
   @spec serve((() -> result)) :: result when result: var
   def serve(fun) do
-    gate = gate()
-    enter(gate)
+    case :persistent_term.get(@key, nil) do
+      # Only in a VM that took this module by a hot upgrade and has not run
+      # setup/0 yet (the first install through the gate makes it).
+      nil ->
+        fun.()
 
-    try do
-      fun.()
-    after
-      :atomics.sub(gate, @inside, 1)
+      gate ->
+        enter(gate)
+
+        try do
+          fun.()
+        after
+          :atomics.sub(gate, @inside, 1)
+        end
     end
   end
 
@@ -168,5 +175,8 @@ defmodule HostApp.Upgrade do
     end
   end
 
-  defp gate, do: :persistent_term.get(@key)
+  defp gate do
+    :ok = setup()
+    :persistent_term.get(@key)
+  end
 end
