@@ -19,9 +19,11 @@ defmodule HostApp.Upgrade do
   `"Etc/UTC"`, raises `ArgumentError`, and the reader gets a 500. The gap
   lasts microseconds, unless `application_controller` is scheduled out
   inside it, as it can be on a busy machine, while another scheduler serves
-  requests: so one request (of 3643) failed in one of eight runs of
-  scripts/hot_upgrade.sh on a loaded machine. No appup instruction can
-  help: the swap comes before the first one.
+  requests. One run of scripts/hot_upgrade.sh in eight, on a loaded
+  machine, once served a 500 while `install` ran (one request of 3643, its
+  log lost); of the release's 37 applications, `:elixir` is the only one
+  whose missing environment changes an answer here. No appup instruction
+  can help: the swap comes before the first one.
 
   Words:
 
