@@ -14,14 +14,17 @@
 #      it and copies B's tarball into A's releases/;
 #   5. runs a load of the five readers' attempts page throughout
 #      (scripts/hot_upgrade_load.exs);
-#   6. `bin/host_app unpack 0.1.1`; then, B's library cut short, `bin/host_app
-#      install 0.1.1` must be refused up front (the library's check, before
-#      the relup's point of no return) with A still running; then, the
-#      library restored, `bin/host_app install 0.1.1`;
+#   6. `bin/host_app unpack 0.1.1`; then, B's library cut short, the install
+#      of 0.1.1 must be refused up front (the library's check, before the
+#      relup's point of no return) with A still running; then, the library
+#      restored, the install of 0.1.1. Every install is castle's `install`
+#      behind the host's gate (`bin/host_app rpc
+#      'HostApp.Upgrade.install("VSN")'`, see HostApp.Upgrade): no request
+#      runs while release_handler swaps the applications' environments;
 #   7. checks the same OS pid, A's answers before the install and B's after
 #      it, zero failed or 5xx requests, and A's .so no longer in
 #      /proc/<pid>/maps once the old code is purged;
-#   8. `bin/host_app install 0.1.0` (the downgrade, with B's relup) and
+#   8. installs 0.1.0 (the downgrade, with B's relup) and
 #      checks A's answers and library again.
 # One line per check ("ok  ..." / "FAIL ..."); exit 1 on the first failure.
 #
@@ -61,10 +64,23 @@ export SECRET_KEY_BASE="hot-upgrade-check-key-base-0123456789-0123456789-0123456
 cleanup() {
   local status=$?
   if [[ -n $LOAD_PID ]]; then kill "$LOAD_PID" 2>/dev/null || true; fi
-  # On failure, what the daemon logged (a 500's exception, say) before it goes.
+  # On failure, what the daemon logged (a 500's exception, say) before it
+  # goes, and the log, the load's answers and its failures kept whatever
+  # HOT_UPGRADE_KEEP says.
   if [[ $status -ne 0 && -d $DEPLOY/tmp/log ]]; then
-    echo "---- the daemon's errors and warnings ($DEPLOY/tmp/log):"
-    cat "$DEPLOY"/tmp/log/erlang.log.* 2>/dev/null | grep -A25 -E '\[(error|warning|warn)\]' | tail -120 || true
+    local kept ids
+    kept=$(mktemp -d "${TMPDIR:-/tmp}/hot_upgrade_failed.XXXXXX")
+    cp -a "$DEPLOY/tmp/log" "$kept/daemon_log"
+    cp -a "$LOAD_DIR" "$kept/load" 2>/dev/null || true
+    cp "$WORK/load.out" "$kept/" 2>/dev/null || true
+    echo "---- the daemon's errors and warnings ($kept/daemon_log):"
+    cat "$kept"/daemon_log/erlang.log.* 2>/dev/null | grep -A25 -E '\[(error|warning|warn)\]' | tail -120 || true
+    ids=$(grep -o 'request_id=[^)]*' "$kept/load/failed" 2>/dev/null | cut -d= -f2 | grep -v '^none$' | sort -u) || true
+    for id in $ids; do
+      echo "---- the daemon's log of request $id:"
+      cat "$kept"/daemon_log/erlang.log.* | grep -A40 -F "request_id=$id" | head -60 || true
+    done
+    echo "---- kept: $kept (the daemon's log, the load's output and failures)"
   fi
   if [[ -n $DAEMON_PID ]]; then
     (cd "$DEPLOY" && bin/host_app stop >/dev/null 2>&1) || true
@@ -98,6 +114,9 @@ nif_of() {
   [[ ${#found[@]} -eq 1 && -f ${found[0]} ]] || fail "expected one $NIF-*.so for $1, found: ${found[*]}"
   echo "${found[0]}"
 }
+# castle's `bin/host_app install VSN` (Castle.install/1, same output) behind
+# HostApp.Upgrade's gate.
+gated_install() { rel rpc "HostApp.Upgrade.install(\"$1\")"; }
 library_vsn() { rel rpc 'IO.puts(Application.spec(:openagents_policy, :vsn))' | tr -d '[:space:]'; }
 mapped() { grep -c -F "$1" "/proc/$DAEMON_PID/maps" || true; }
 
@@ -132,7 +151,11 @@ rel eval 'Application.load(:host_app); OpenAgents.Repo.__adapter__().storage_dow
 rel eval 'HostApp.Release.migrate()'
 rel eval 'HostApp.Release.seed()'
 ! curl -s -o /dev/null "http://127.0.0.1:$PORT/" || fail "port $PORT is taken; set HOT_UPGRADE_PORT"
-rel daemon
+# run_erl keeps the daemon's output in erlang.log.1..N, each cut at
+# RUN_ERL_LOG_MAXSIZE bytes and the oldest overwritten: at its defaults (five
+# of 100 kB) the request log of a run overwrites its start, and with it a
+# failed request's exception. These hold every line of a run.
+RUN_ERL_LOG_GENERATIONS=5 RUN_ERL_LOG_MAXSIZE=$((64 << 20)) rel daemon
 for _ in $(seq 1 100); do
   curl -s -o /dev/null "http://127.0.0.1:$PORT/api/targets" && break
   sleep 0.2
@@ -221,7 +244,7 @@ done
 [[ -e $LOAD_DIR/ready ]] || fail "the load did not start"
 sleep "$PHASE"
 
-# swap PHASE VSN FROM_NIF TO_NIF EXPECTED_OUTPUT: `bin/host_app install VSN`
+# swap PHASE VSN FROM_NIF TO_NIF EXPECTED_OUTPUT: `gated_install VSN`
 # between the load's PHASE_start and PHASE_end marks, then the checks: the
 # same OS pid, the library version, FROM_NIF no longer mapped (once the old
 # code is purged: release_handler soft-purges it at once unless a process is
@@ -231,10 +254,10 @@ swap() {
   [[ $(mapped "$from") -gt 0 ]] || fail "$(basename "$from") is not mapped in $DAEMON_PID before the install"
   ok "before install $vsn: $(basename "$from") mapped in /proc/$DAEMON_PID/maps ($(mapped "$from") lines)"
   now_us >"$LOAD_DIR/${phase}_start"
-  out=$(rel install "$vsn")
+  out=$(gated_install "$vsn")
   now_us >"$LOAD_DIR/${phase}_end"
   [[ $out == "$expected"* ]] || fail "install $vsn: $out"
-  ok "bin/host_app install $vsn: $out"
+  ok "install $vsn (castle's, behind the host's gate): $out"
   [[ $(library_vsn) == "$vsn" ]] || fail "the running library is $(library_vsn) after installing $vsn"
   ok "the running VM's openagents_policy is $vsn"
   pid=$(rel pid | tr -d '[:space:]')
@@ -265,7 +288,7 @@ ok "OpenAgentsPolicy.Upgrade.check(:up, \"0.1.1\") passes in the running VM in $
 # and leave A's code and library running, untouched.
 cp "$NIF_B" "$WORK/nif_b.so"
 head -c 65536 "$WORK/nif_b.so" >"$NIF_B"
-out=$(rel install 0.1.1)
+out=$(gated_install 0.1.1)
 cp "$WORK/nif_b.so" "$NIF_B"
 [[ $out == "Install of 0.1.1 failed."*does_not_load* ]] || fail "a truncated library was not refused: $out"
 ok "a truncated B library is refused up front: ${out:0:150}..."

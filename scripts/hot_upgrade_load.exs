@@ -88,14 +88,22 @@ defmodule HotUpgrade.Load do
          reply = HTTP.request(socket, "GET", @path, reader),
          :ok <- :gen_tcp.close(socket) do
       case reply do
-        {:ok, 200, _, body} -> classify(reader, body, baseline)
-        {:ok, status, _, body} -> {:failed, "status #{status}: #{String.slice(body, 0, 200)}"}
-        {:error, reason} -> {:failed, inspect(reason)}
+        {:ok, 200, _, body} ->
+          classify(reader, body, baseline)
+
+        {:ok, status, headers, body} ->
+          {:failed, "status #{status} (#{request_id(headers)}): #{String.slice(body, 0, 500)}"}
+
+        {:error, reason} ->
+          {:failed, inspect(reason)}
       end
     else
       {:error, reason} -> {:failed, inspect(reason)}
     end
   end
+
+  # The id Plug.RequestId gave the request: the daemon's log line of it names it.
+  defp request_id(headers), do: "request_id=#{Map.get(headers, "x-request-id", "none")}"
 
   defp classify(reader, body, baseline) do
     cond do
@@ -134,9 +142,14 @@ defmodule HotUpgrade.Load do
     by_phase = Enum.group_by(answers, phase)
 
     failed =
-      for {reader, t0, _, {:failed, why}} <- answers,
+      for {reader, t0, t1, {:failed, why}} <- Enum.sort_by(answers, &elem(&1, 1)),
           do:
-            "#{reader || "anonymous"}, sent #{ms(t0 - up_start)} ms after install started: #{why}"
+            "#{reader || "anonymous"}, sent #{ms(t0 - up_start)} ms after install started, " <>
+              "answered #{ms(t1 - up_start)} ms after (install took #{ms(up_end - up_start)} ms; " <>
+              "the downgrade's started #{ms(down_start - up_start)} ms after): #{why}"
+
+    # Every failure, in full, for the script to keep with the daemon's log.
+    File.write!(Path.join(dir, "failed"), Enum.map(failed, &[&1, ?\n]))
 
     b_bodies = for {_, _, _, {:b, body}} <- answers, uniq: true, do: body
     kind = fn {_, _, _, outcome} -> if match?({:b, _}, outcome), do: :b, else: outcome end
@@ -147,7 +160,10 @@ defmodule HotUpgrade.Load do
       check(
         failed == [],
         "zero failed or 5xx requests: #{length(answers)} requests, #{length(failed)} failed" <>
-          if(failed == [], do: "", else: " (first: #{hd(failed)})")
+          if(failed == [],
+            do: "",
+            else: Enum.map_join(Enum.take(failed, 10), "", &"\n       failed: #{&1}")
+          )
       ),
       check(
         total.(:before) > 0 and count.(:before, [:a, :same]) == total.(:before),

@@ -1,0 +1,113 @@
+defmodule HostAppWeb.UpgradeGateTest do
+  @moduledoc """
+  HostApp.Upgrade's gate: what release_handler does to a request during an
+  install (every application's environment deleted, then put back), and the
+  gate that keeps requests out while it does. Not async: the tests take
+  `:elixir`'s environment away from the whole VM, and close the one gate.
+  scripts/hot_upgrade.sh runs the real install behind it, under load.
+  """
+  use HostAppWeb.ConnCase, async: false
+
+  alias HostApp.Upgrade
+
+  setup :seeded
+
+  @path "/api/repositories/acme-widgets/attempts"
+
+  # :elixir's environment deleted as application_controller's
+  # change_application_data/2 deletes it (before it inserts the new one),
+  # and put back when the test ends, whatever happens.
+  defp without_elixir_env do
+    saved = :ets.match_object(:ac_tab, {{:env, :elixir, :_}, :_})
+    on_exit(fn -> :ets.insert(:ac_tab, saved) end)
+    :ets.match_delete(:ac_tab, {{:env, :elixir, :_}, :_})
+    fn -> :ets.insert(:ac_tab, saved) end
+  end
+
+  defp attempts_page(ctx), do: request_as(ctx.readers.member, :get, @path)
+
+  # Until `held` requests wait at the door: a point to synchronise on, not
+  # a time.
+  defp await_held(held) do
+    unless Upgrade.state().held == held do
+      Process.sleep(1)
+      await_held(held)
+    end
+  end
+
+  # A request inside the gate until it is sent :leave.
+  defp request_inside do
+    parent = self()
+
+    request =
+      Task.async(fn ->
+        Upgrade.serve(fn ->
+          send(parent, :inside)
+          receive do: (:leave -> :served)
+        end)
+      end)
+
+    assert_receive :inside
+    request
+  end
+
+  test "a request that reads an attempt while :elixir's environment is gone answers 500", ctx do
+    without_elixir_env()
+
+    {500, _headers, body} = assert_error_sent(500, fn -> attempts_page(ctx) end)
+    assert body =~ "Internal Server Error"
+  end
+
+  test "an install holding the gate: a request waits, and is answered once it opens", ctx do
+    expected = attempts_page(ctx) |> json!(200)
+
+    assert {:ok, task} =
+             Upgrade.closed(fn ->
+               restore = without_elixir_env()
+               task = Task.async(fn -> attempts_page(ctx) end)
+               await_held(1)
+               assert Task.yield(task, 0) == nil
+               assert %{closed: true, inside: 0, held: 1} = Upgrade.state()
+               restore.()
+               task
+             end)
+
+    assert task |> Task.await() |> json!(200) == expected
+    assert Upgrade.state() == %{closed: false, inside: 0, held: 0}
+  end
+
+  test "an install waits for the requests inside to leave" do
+    request = request_inside()
+    install = Task.async(fn -> Upgrade.closed(fn -> :installed end) end)
+    assert Task.yield(install, 0) == nil
+    send(request.pid, :leave)
+    assert Task.await(request) == :served
+    assert Task.await(install) == {:ok, :installed}
+  end
+
+  test "requests still inside when the drain ends: nothing installed, the door open again" do
+    request = request_inside()
+
+    assert Upgrade.closed(fn -> flunk("installed with a request inside") end, 0) ==
+             {:error, {:requests_still_running, 1}}
+
+    assert %{closed: false, inside: 1} = Upgrade.state()
+    send(request.pid, :leave)
+    assert Task.await(request) == :served
+  end
+
+  test "a second install while one holds the door is refused" do
+    assert Upgrade.closed(fn -> Upgrade.closed(fn -> flunk("ran twice") end) end) ==
+             {:ok, {:error, :install_in_progress}}
+
+    assert Upgrade.state().closed == false
+  end
+
+  test "the door opens again when the install raises" do
+    assert_raise RuntimeError, "install failed", fn ->
+      Upgrade.closed(fn -> raise "install failed" end)
+    end
+
+    assert Upgrade.state() == %{closed: false, inside: 0, held: 0}
+  end
+end
