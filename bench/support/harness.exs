@@ -13,7 +13,8 @@ defmodule Bench.Harness do
   output goes to a sink.
   """
   def benchee(jobs, opts \\ []) do
-    time = String.to_float(System.get_env("BENCH_TIME", "0.4"))
+    # "1" as well as "0.4".
+    {time, ""} = Float.parse(System.get_env("BENCH_TIME", "0.4"))
     {:ok, sink} = StringIO.open("")
     leader = Process.group_leader()
     Process.group_leader(self(), sink)
