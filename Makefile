@@ -8,7 +8,7 @@ export LANG := C.UTF-8
 export LC_ALL := C.UTF-8
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: demo check tools rust-checks elixir-checks docs-checks parity bench fuzz \
+.PHONY: demo check tools rust-checks elixir-checks docs-checks parity bench bench-host fuzz \
 	precompiled precompiled-check
 
 tools:
@@ -68,6 +68,13 @@ parity: tools
 # Seed vs library with Benchee (MIX_ENV=bench: compiled as a host compiles it).
 bench: tools
 	MIX_ENV=bench mix run bench/run.exs
+
+# The library's share of a real request: the example host on PostgreSQL over
+# HTTP (bench/host_requests.exs). Its own database (HOST_BENCH_DATABASE_URL,
+# seeded once and kept) and port (HOST_BENCH_PORT); needs ../shared/reference.
+bench-host: tools
+	cd examples/host_app && if [ -z "$${HEX_VENDOR_DIR:-}" ]; then MIX_ENV=bench mix deps.get; fi
+	cd examples/host_app && MIX_ENV=bench mix run --no-start ../../bench/host_requests.exs
 
 
 # A million calls held to the tests' oracle, with the VM's memory measured

@@ -150,30 +150,7 @@ defmodule Bench.Run do
     error -> {:raise, error.__struct__}
   end
 
-  # Benchee prints each scenario's measured call overhead; the table below is
-  # the report, so its output goes to a sink.
-  defp measure(jobs) do
-    time = String.to_float(System.get_env("BENCH_TIME", "0.4"))
-    {:ok, sink} = StringIO.open("")
-    leader = Process.group_leader()
-    Process.group_leader(self(), sink)
-
-    suite =
-      try do
-        Benchee.run(jobs,
-          warmup: time / 4,
-          time: time,
-          memory_time: 0,
-          measure_function_call_overhead: true,
-          formatters: [],
-          print: [benchmarking: false, configuration: false, fast_warning: false]
-        )
-      after
-        Process.group_leader(self(), leader)
-      end
-
-    Map.new(suite.scenarios, &{&1.name, &1.run_time_data.statistics.median})
-  end
+  defp medians(jobs), do: Map.new(Harness.benchee(jobs), fn {name, s} -> {name, s.median} end)
 
   def main do
     only = System.get_env("BENCH_ONLY")
@@ -197,7 +174,7 @@ defmodule Bench.Run do
           "ours" => compile(:"Elixir.Bench.Row#{i}.Ours", ours, fun, arglists)
         }
 
-        {label, same?, measure(jobs)}
+        {label, same?, medians(jobs)}
       end
 
     pages =
@@ -216,7 +193,7 @@ defmodule Bench.Run do
           "ours" => compile_page(:"Elixir.Bench.Page.#{reader}.Ours", ours, viewer)
         }
 
-        {label, true, measure(jobs)}
+        {label, true, medians(jobs)}
       end
 
     Harness.table(

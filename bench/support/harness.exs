@@ -1,7 +1,42 @@
-# Helpers the bench scripts share: medians, aligned tables, the revision
-# measured. The timing of seed against library is Benchee's (bench/run.exs).
+# Helpers the bench scripts share: Benchee run quietly, medians, aligned
+# tables, the revision measured. Every timing of seed against library is
+# Benchee's (bench/run.exs, bench/host_requests.exs).
 defmodule Bench.Harness do
   @moduledoc false
+
+  @doc """
+  Runs Benchee on `jobs` (a map of name to function) and returns each job's
+  run-time statistics (ns) by name. Each job gets BENCH_TIME seconds
+  (default 0.4; `opts` may say otherwise), after a quarter of that in warmup,
+  with the function-call overhead measured and subtracted. Benchee prints
+  that overhead per scenario; the caller's table is the report, so Benchee's
+  output goes to a sink.
+  """
+  def benchee(jobs, opts \\ []) do
+    # "1" as well as "0.4".
+    {time, ""} = Float.parse(System.get_env("BENCH_TIME", "0.4"))
+    {:ok, sink} = StringIO.open("")
+    leader = Process.group_leader()
+    Process.group_leader(self(), sink)
+
+    defaults = [
+      warmup: time / 4,
+      time: time,
+      memory_time: 0,
+      measure_function_call_overhead: true,
+      formatters: [],
+      print: [benchmarking: false, configuration: false, fast_warning: false]
+    ]
+
+    suite =
+      try do
+        Benchee.run(jobs, Keyword.merge(defaults, opts))
+      after
+        Process.group_leader(self(), leader)
+      end
+
+    Map.new(suite.scenarios, &{&1.name, &1.run_time_data.statistics})
+  end
 
   def median([]), do: nil
 

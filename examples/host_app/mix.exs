@@ -60,7 +60,10 @@ defmodule HostApp.MixProject do
       # Hot-code upgrades: runtime config before boot and before each
       # install, and (through forecastle) the release steps, the :appup
       # compiler and `mix forecastle.relup`.
-      {:castle, "~> 0.3.0"}
+      {:castle, "~> 0.3.0"},
+      # `make bench-host` (../../bench/host_requests.exs, MIX_ENV=bench): never
+      # in a release nor in the tests' build.
+      {:benchee, "~> 1.3", only: :bench, runtime: false}
     ]
   end
 
