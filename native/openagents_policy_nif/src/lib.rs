@@ -24,6 +24,10 @@
 //! The library keeps no state of its own across loads (no resources, no
 //! private data; its atoms are made on first use), so upgrading is loading.
 //! The VM unloads the old library once the old code is purged.
+//!
+//! `nif_init` also puts in the function table the entry points of `fast`,
+//! for the four NIFs a host calls per record: rustler's wrapper, without the
+//! `Vec` it collects a call's arguments into.
 
 /// A NIF on a normal scheduler and its twin, the same function on a dirty CPU
 /// scheduler. Reading a binary argument can copy it before its size is known
