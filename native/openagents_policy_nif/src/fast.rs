@@ -144,13 +144,16 @@ type EntryPoint = unsafe extern "C" fn(*mut ErlNifEnv, c_int, *const ERL_NIF_TER
 
 /// rustler's function table with this module's entry points in it. Made
 /// once per load of the library (by `nif_init`) and kept for as long as the
-/// library is: the VM reads it while it holds the library.
+/// library is: the VM reads it while it holds the library. A count that is
+/// not a length gives rustler's table back untouched.
 ///
 /// # Safety
 ///
 /// `funcs` must point to `count` valid entries (rustler's table).
 pub unsafe fn patched(funcs: *const ErlNifFunc, count: c_int) -> *const ErlNifFunc {
-    let count = usize::try_from(count).unwrap_or(0);
+    let Ok(count) = usize::try_from(count) else {
+        return funcs;
+    };
     // SAFETY: rustler's table, as the caller promises.
     let funcs = unsafe { std::slice::from_raw_parts(funcs, count) };
     let table: Box<[ErlNifFunc]> = funcs
