@@ -66,7 +66,7 @@ defmodule HostApp.Upgrade do
   Runs `fun` (one request) inside the gate: counted while it runs, after
   waiting for any install holding the door.
   """
-  @spec serve((() -> result)) :: result when result: var
+  @spec serve((... -> result)) :: result when result: var
   def serve(fun) do
     case :persistent_term.get(@key, nil) do
       # Only in a VM that took this module by a hot upgrade and has not run
@@ -113,7 +113,7 @@ defmodule HostApp.Upgrade do
   still inside after #{@drain_ms} ms, `{:error, :install_in_progress}` when
   another install holds the door.
   """
-  @spec closed((() -> result), non_neg_integer()) ::
+  @spec closed((... -> result), non_neg_integer()) ::
           {:ok, result}
           | {:error, {:requests_still_running, pos_integer()} | :install_in_progress}
         when result: var
