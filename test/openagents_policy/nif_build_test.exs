@@ -26,16 +26,18 @@ defmodule OpenAgentsPolicy.NifBuildTest do
     output
   end
 
-  defp ask!(dir, env \\ []) do
+  # The copy's answer, with what `mix run` printed on the way (its compile
+  # and cargo's) in the failure message.
+  defp assert_answer!(dir, expected, env \\ []) do
     {status, output} = mix(dir, ["run", "-e", ask_expression()], env)
     assert status == 0, "mix run failed (#{inspect(status)}):\n#{output}"
-    answer(output)
+    assert answer(output) == expected, "expected #{expected}; mix run printed:\n#{output}"
   end
 
   describe "cargo decides what is stale" do
     test "an edit saved while cargo was building is built by the next compile" do
       dir = fresh!()
-      assert ask!(dir) == "active"
+      assert_answer!(dir, "active")
 
       # The edit lands after cargo started the build it raced and no later
       # than the install: its modification time is the installed library's,
@@ -43,7 +45,7 @@ defmodule OpenAgentsPolicy.NifBuildTest do
       file = edit_decision!(dir, :stopping)
       {_, 0} = System.cmd("touch", ["-r", installed!(dir), file])
 
-      assert ask!(dir) == "stopping"
+      assert_answer!(dir, "stopping")
     end
 
     test "a no-op compile installs nothing and recompiles no Elixir module" do
@@ -107,7 +109,7 @@ defmodule OpenAgentsPolicy.NifBuildTest do
       assert_fails_loudly(dir, paths.truncated)
 
       assert installed(dir) == [library]
-      assert ask!(dir, [{"OPENAGENTS_POLICY_NIF_PATH", running_library()}]) == "active"
+      assert_answer!(dir, "active", [{"OPENAGENTS_POLICY_NIF_PATH", running_library()}])
     end
   end
 
@@ -127,7 +129,7 @@ defmodule OpenAgentsPolicy.NifBuildTest do
       compile!(dir, env)
       artifact = Path.join([target_dir() | artifact] ++ ["libopenagents_policy_nif.so"])
       assert File.read!(installed!(dir)) == File.read!(artifact)
-      assert ask!(dir, env) == "active"
+      assert_answer!(dir, "active", env)
     end
 
     test "CARGO_BUILD_TARGET_DIR" do
@@ -167,7 +169,7 @@ defmodule OpenAgentsPolicy.NifBuildTest do
       output = compile!(dir, env)
       assert output =~ "Installing prebuilt NIF #{prebuilt}"
       assert File.read!(installed!(dir)) == second
-      assert ask!(dir, env) == "active"
+      assert_answer!(dir, "active", env)
 
       # A release carries the current build alone.
       {0, _} = mix(dir, ["release", "--overwrite", "--quiet"], env)
@@ -343,12 +345,12 @@ defmodule OpenAgentsPolicy.NifBuildTest do
       File.write!(library, :binary.copy(<<0>>, byte_size(good)))
       compile!(dir, env)
       assert File.read!(installed!(dir)) == good
-      assert ask!(dir, env) == "active"
+      assert_answer!(dir, "active", env)
     end
 
     test "another checkout's library, in a shared target directory, is never installed" do
       dir = fresh!()
-      assert ask!(dir) == "active"
+      assert_answer!(dir, "active")
 
       # A second checkout of the project at another path, with the edit;
       # both build into the same CARGO_TARGET_DIR (target_dir/0).
@@ -366,10 +368,10 @@ defmodule OpenAgentsPolicy.NifBuildTest do
         System.cmd("find", [Path.join(other, "native"), "-type", "f", "-exec", "touch", "{}", "+"])
 
       edit_decision!(other, :stopping)
-      assert ask!(other) == "stopping"
+      assert_answer!(other, "stopping")
 
-      assert ask!(dir) == "active"
-      assert ask!(other) == "stopping"
+      assert_answer!(dir, "active")
+      assert_answer!(other, "stopping")
     end
   end
 end
