@@ -130,7 +130,8 @@ defmodule OpenAgentsPolicy.Native do
   # integer past 64 bits, a list, tuple or map), and are then made again on
   # `_dirty`.
   twins = [
-    # {name, arguments, the arguments measured, declines?}
+    # {name, arguments, the arguments measured (those a NIF reads as a
+    # binary; `revoked_at` is only told from nil), declines?}
     {:fields_at, [:family, :tier, :user_admin], [:tier], false},
     {:project, [:family, :source, :tier, :user_admin], [:tier], false},
     {:link_for_attempt, [:repository, :kind, :id, :authority], [:kind], false},
@@ -139,8 +140,8 @@ defmodule OpenAgentsPolicy.Native do
     {:ladder_viewer_tier, [:viewer, :user_admin], [:viewer], false},
     {:ladder_clamp, [:tier, :viewer, :user_admin], [:tier, :viewer], false},
     {:effective_tier, [:link, :tier, :viewer, :user_admin], [:link, :tier, :viewer], true},
-    {:linked_tier, [:owner, :tier, :revoked_at, :viewer, :user_admin],
-     [:owner, :tier, :revoked_at, :viewer], true},
+    {:linked_tier, [:owner, :tier, :revoked_at, :viewer, :user_admin], [:owner, :tier, :viewer],
+     true},
     {:ladder_effective_tier, [:subject, :viewer, :user_admin], [:subject, :viewer], true},
     {:ladder_allows, [:subject, :access, :viewer, :user_admin], [:subject, :viewer], true}
   ]

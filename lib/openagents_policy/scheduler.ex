@@ -12,11 +12,11 @@ defmodule OpenAgentsPolicy.Scheduler do
   than `max_bytes/0` is sent to the NIF's dirty twin (the same function,
   registered to run on a dirty CPU scheduler) without being read at all.
 
-  What is measured: a binary argument, and the values a NIF reads out of a
-  map argument (`:tier`, `:account_id`, `:id`, `:revoked_at`, `:status`; a
-  viewer, a link, a user). Deliberately not: any other value of a map, which
-  no NIF reads as a binary (a projection's source values are handed back as
-  they are, never inspected).
+  What is measured: a binary argument, and the values a NIF reads as a binary
+  out of a map argument (`:tier`, `:account_id`, `:id`; a viewer, a link, a
+  user). Deliberately not: any other value of a map, which no NIF reads as a
+  binary (a link's `:revoked_at` is only told from `nil`; a projection's
+  source values are handed back as they are, never inspected).
   """
 
   @max_bytes 65_536
@@ -41,7 +41,7 @@ defmodule OpenAgentsPolicy.Scheduler do
   @spec dirty?(term()) :: boolean()
   def dirty?(term) when is_binary(term), do: byte_size(term) > @max_bytes
 
-  for key <- [:tier, :account_id, :id, :revoked_at, :status] do
+  for key <- [:tier, :account_id, :id] do
     def dirty?(%{unquote(key) => value}) when is_binary(value) and byte_size(value) > @max_bytes,
       do: true
   end

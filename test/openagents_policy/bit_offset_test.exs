@@ -104,6 +104,19 @@ defmodule OpenAgentsPolicy.BitOffsetTest do
     end
   end
 
+  test "a link's revoked_at, however large, is only told from nil: it stays on the normal scheduler" do
+    {shifted, _aligned} = shifted(4 * Scheduler.max_bytes(), "r")
+    link = %ArtifactLink{account_id: "acct-1", tier: "glass", revoked_at: shifted}
+    record = %{artifact_link: link}
+
+    {answer, called} =
+      traced(fn -> WorkDisclosure.effective_tier(record, %{account_id: "acct-1"}) end)
+
+    assert answer == :dark
+    assert :linked_tier_normal in called
+    refute :linked_tier_dirty in called
+  end
+
   test "a machine's status, however large, is matched in Elixir and never read by a NIF" do
     {shifted, aligned} = shifted(4 * Scheduler.max_bytes(), "a")
 

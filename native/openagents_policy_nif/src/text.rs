@@ -6,8 +6,8 @@
 //! binary of up to 64 bytes on the calling process's heap instead, which is
 //! what `enif_make_new_binary` (rustler's `NewBinary`) makes. Answers are
 //! encoded through [`Text`] so each gets the cheaper kind; the two are the
-//! same term to every Erlang operation. The `link_for_attempt/3` and
-//! `computer_lifecycle/2` rows of `make bench` are where the difference shows.
+//! same term to every Erlang operation. The `link_for_attempt/3` rows of
+//! `make bench` are where the difference shows.
 
 use rustler::{Encoder, Env, NewBinary, Term};
 
