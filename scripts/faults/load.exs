@@ -197,7 +197,9 @@ defmodule Faults.Load do
     case result do
       {:ok, status, headers, raw} ->
         socket = if headers["connection"] == "close", do: close(socket), else: socket
-        {socket, judge(state, {status, raw}, check, {sent, answered}, acc)}
+        # A 5xx names its request and the id the release logged it under.
+        where = "#{method} #{path} as #{handle || "anonymous"}, #{headers["x-request-id"]}"
+        {socket, judge(state, {status, raw, where}, check, {sent, answered}, acc)}
 
       _error ->
         if socket, do: close(socket)
@@ -305,7 +307,7 @@ defmodule Faults.Load do
 
   # ── the checks ────────────────────────────────────────────────────────
 
-  defp judge(state, {status, raw}, check, times, acc) do
+  defp judge(state, {status, raw, where}, check, times, acc) do
     cond do
       String.contains?(raw, @markers) ->
         problem(acc, :never, "a never-listed value in #{status}: #{String.slice(raw, 0, 200)}")
@@ -317,7 +319,7 @@ defmodule Faults.Load do
         end
 
       status >= 500 ->
-        problem(acc, :server_error, "#{status}: #{String.slice(raw, 0, 200)}")
+        problem(acc, :server_error, "#{status} to #{where}: #{String.slice(raw, 0, 200)}")
 
       true ->
         case Jason.decode(raw) do

@@ -36,6 +36,10 @@ fail() {
     echo "the release's errors, by kind:" >&2
     grep -h -o '\[error\] .*' "${BIN%/bin/*}"/tmp/log/erlang.log.* 2>/dev/null |
       cut -c1-160 | sed 's/[0-9][0-9]*/N/g' | sort | uniq -c | sort -rn | head -20 >&2 || true
+    # The first exception a request raised that is not the database being
+    # away, with its stack.
+    awk '/\[error\] \*\* \(/ && !/ConnectionError|Postgrex.Error/ { n = 30 } n > 0 { print; n-- }' \
+      "${BIN%/bin/*}"/tmp/log/erlang.log.* 2>/dev/null | head -30 >&2 || true
   fi
   exit 1
 }
@@ -73,9 +77,14 @@ release_copy() {
 # connections sheds load with 503s on this 2-core machine: what is measured
 # is the host and the library.
 # From the release's root: castle's start makes releases/RELEASES there.
+# LOG_LEVEL=warning: at :info, a load's request lines overload the log
+# handler, which then drops events (errors too); RUN_ERL_LOG_MAXSIZE: the
+# log rotates at 100 kB into 5 files by default. Either way a failure's
+# exception would be gone by the time fail() reads the log.
 rel() {
   (cd "${BIN%/bin/*}" && DATABASE_URL="$DATABASE_URL" PORT="$PORT" PHX_SERVER=true \
-    POOL_SIZE="${FAULTS_POOL_SIZE:-50}" "$BIN" "$@")
+    POOL_SIZE="${FAULTS_POOL_SIZE:-50}" LOG_LEVEL=warning RUN_ERL_LOG_MAXSIZE=100000000 \
+    "$BIN" "$@")
 }
 
 # A fresh, migrated and seeded database for this mode (one VM boot).

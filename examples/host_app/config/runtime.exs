@@ -7,6 +7,11 @@ if System.get_env("PHX_SERVER") do
 end
 
 if config_env() == :prod do
+  # LOG_LEVEL (debug, info, warning, error) in place of prod's :info.
+  if level = System.get_env("LOG_LEVEL") do
+    config :logger, level: String.to_existing_atom(level)
+  end
+
   config :host_app, OpenAgents.Repo,
     url: System.get_env("DATABASE_URL", "postgres://postgres:postgres@localhost:5432/host_app"),
     pool_size: String.to_integer(System.get_env("POOL_SIZE", "10"))
