@@ -39,11 +39,14 @@ defmodule OpenAgentsPolicy.NifBuildTest do
       dir = fresh!()
       assert_answer!(dir, "active")
 
-      # The edit lands after cargo started the build it raced and no later
-      # than the install: its modification time is the installed library's,
-      # to the nanosecond. Cargo knows its build predates it.
+      # The edit lands after cargo started the build it raced and before the
+      # install: its modification time is that of the library cargo linked
+      # (the build's last step), to the nanosecond. Not the installed copy's:
+      # File.cp/2 writes that one's times back in whole seconds, which can
+      # fall before the build began. Cargo knows its build predates the edit.
       file = edit_decision!(dir, :stopping)
-      {_, 0} = System.cmd("touch", ["-r", installed!(dir), file])
+      linked = Path.join([target_dir(), "debug", "libopenagents_policy_nif.so"])
+      {_, 0} = System.cmd("touch", ["-r", linked, file])
 
       assert_answer!(dir, "stopping")
     end
