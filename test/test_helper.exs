@@ -40,6 +40,14 @@ if nif_problem do
   System.halt(1)
 end
 
+# Mix 1.15 and later keep the OTP applications a project does not declare
+# off the code path; the library declares none. The precompiled test serves
+# artifacts with :inets' httpd. On the path before any test file compiles,
+# so the compiler never warns that :inets is undefined (Elixir 1.18 compiles
+# test files while others run, so whether it warned depended on the order).
+if function_exported?(Mix, :ensure_application!, 1),
+  do: Enum.each([:inets, :ssl, :public_key], &apply(Mix, :ensure_application!, [&1]))
+
 # A message a test waits for may come late on a loaded machine (a CI lane
 # beside another): assert_receive waits up to a minute, where ExUnit's
 # default is 100 ms. A message that comes at once is still taken at once.

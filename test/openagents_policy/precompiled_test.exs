@@ -47,11 +47,7 @@ defmodule OpenAgentsPolicy.PrecompiledTest do
     end
     """)
 
-    # Mix 1.15+ keeps only the OTP apps a project declares on the code path;
-    # the library declares none, so the test's HTTP server asks for inets.
-    if function_exported?(Mix, :ensure_application!, 1),
-      do: Enum.each([:inets, :ssl, :public_key], &apply(Mix, :ensure_application!, [&1]))
-
+    # :inets is on the code path from test_helper.exs.
     {:ok, _} = Application.ensure_all_started(:inets)
 
     {:ok, httpd} =
