@@ -37,8 +37,9 @@ fail() {
     grep -h -o '\[error\] .*' "${BIN%/bin/*}"/tmp/log/erlang.log.* 2>/dev/null |
       cut -c1-160 | sed 's/[0-9][0-9]*/N/g' | sort | uniq -c | sort -rn | head -20 >&2 || true
     # The first exception a request raised that is not the database being
-    # away, with its stack.
-    awk '/\[error\] \*\* \(/ && !/ConnectionError|Postgrex.Error/ { n = 30 } n > 0 { print; n-- }' \
+    # away (what unavailable.ex answers 503: a ConnectionError, PostgreSQL's
+    # 57P* and 08*), with its stack.
+    awk '/\[error\] \*\* \(/ && !/ConnectionError|Postgrex\.Error\) [A-Z]+ (57P|08)/ { n = 30 } n > 0 { print; n-- }' \
       "${BIN%/bin/*}"/tmp/log/erlang.log.* 2>/dev/null | head -30 >&2 || true
   fi
   exit 1
