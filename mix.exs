@@ -111,7 +111,9 @@ defmodule OpenAgentsPolicy.MixProject do
         "guides/delegation-targets.md": [title: "Delegation targets"],
         "guides/rust.md": [title: "The Rust API"],
         "guides/performance.md": [title: "Performance"],
-        "guides/reliability.md": [title: "Reliability under faults"]
+        "guides/reliability.md": [title: "Reliability under faults"],
+        "CHANGELOG.md": [title: "Changelog"],
+        "CONTRIBUTING.md": [title: "Contributing"]
       ],
       groups_for_extras: [Guides: ~r{^guides/}],
       assets: %{"guides/assets" => "assets"},
@@ -144,7 +146,8 @@ defmodule OpenAgentsPolicy.MixProject do
       # precompiled one (written by `make precompiled`, copied in when a
       # version is cut), the crates for a source build.
       files: ~w(lib native/*/src native/*/Cargo.toml Cargo.toml Cargo.lock mix.exs
-           .formatter.exs checksum-Elixir.OpenAgentsPolicy.Native.exs),
+           .formatter.exs checksum-Elixir.OpenAgentsPolicy.Native.exs README.md LICENSE
+           CHANGELOG.md),
       links: %{}
     ]
   end
