@@ -26,7 +26,7 @@ defmodule OpenAgentsPolicy.PrecompiledTest do
 
     # The artifact for this VM, named as the compiler looks for it.
     version = Mix.Project.config()[:version]
-    triple = Mix.Tasks.Compile.OpenagentsPolicyNif.target_triple()
+    triple = Mix.OpenAgentsPolicy.Target.triple()
     library = "libopenagents_policy_nif-v#{version}-nif-2.15-#{triple}.so"
     artifact = library <> ".tar.gz"
     good = File.read!(OpenAgentsPolicy.Native.library_file())
@@ -223,7 +223,7 @@ defmodule OpenAgentsPolicy.PrecompiledTest do
       output = refused(ctx)
 
       assert output =~
-               "lists no artifact for target #{Mix.Tasks.Compile.OpenagentsPolicyNif.target_triple()}"
+               "lists no artifact for target #{Mix.OpenAgentsPolicy.Target.triple()}"
 
       assert output =~ "cargo was not found on PATH"
     end
