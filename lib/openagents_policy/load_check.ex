@@ -50,7 +50,10 @@ defmodule OpenAgentsPolicy.LoadCheck do
   @typedoc "Why a library does not load: the loader's words, or what became of the check VM."
   @type reason :: String.t()
 
-  @typedoc "`:timeout`: milliseconds for the whole check (30 000 by default)."
+  @typedoc """
+  `:timeout`: milliseconds for the whole check (30 000 by default);
+  `:keep_stub` (`library/3` only): where to write the stub module's `.beam`.
+  """
   @type option :: {:timeout, pos_integer()} | {:keep_stub, Path.t()}
 
   @doc """
@@ -63,8 +66,9 @@ defmodule OpenAgentsPolicy.LoadCheck do
   """
   @spec library(Path.t(), module(), [option()]) :: :ok | {:error, reason()}
   def library(file, module, opts \\ []) when is_atom(module) do
-    lib = file |> Path.rootname(".so") |> String.to_charlist()
-    keep = opts |> Keyword.get(:keep_stub, "") |> String.to_charlist()
+    # Absolute: the check VM runs in a directory of its own.
+    lib = file |> Path.expand() |> Path.rootname(".so") |> String.to_charlist()
+    keep = if path = opts[:keep_stub], do: String.to_charlist(Path.expand(path)), else: ~c""
 
     eval = """
     M = #{literal(module)}, Lib = #{literal(lib)}, Keep = #{literal(keep)},
@@ -112,7 +116,8 @@ defmodule OpenAgentsPolicy.LoadCheck do
     #{report("R")}
     """
 
-    paths = Enum.flat_map([Path.join(:code.lib_dir(:elixir), "ebin") | code_paths], &["-pa", &1])
+    elixir = Path.join(:code.lib_dir(:elixir), "ebin")
+    paths = Enum.flat_map([elixir | code_paths], &["-pa", Path.expand(&1)])
     run(eval, paths, opts)
   end
 

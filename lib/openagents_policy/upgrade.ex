@@ -63,7 +63,8 @@ defmodule OpenAgentsPolicy.Upgrade do
   `OpenAgentsPolicy.Native` (the same module, the same `on_load`, the same
   path rule as the running VM will use). That catches a library for another
   CPU or C library, one built for a newer NIF version than this ERTS, a
-  corrupt file and a NIF table that does not match the module.
+  corrupt file and a NIF table that does not match the module; a load that
+  has not finished after 30 s is refused too (its VM killed).
 
   Reasons: `{:no_library, dir}` (no unpacked version or no `.so`),
   `{:several_libraries, files}`, `{:does_not_load, file, why}`.
