@@ -367,6 +367,7 @@ defmodule OpenAgentsPolicy.NifBuildTest do
             do: Path.join(dir, f)
 
       {_, 0} = System.cmd("cp", ["-a" | files] ++ [other])
+      copy_vendor_helper!(dir, other)
 
       {_, 0} =
         System.cmd("find", [Path.join(other, "native"), "-type", "f", "-exec", "touch", "{}", "+"])
