@@ -6,7 +6,13 @@ defmodule OpenAgentsPolicy.LoadCheckTest do
 
   alias OpenAgentsPolicy.LoadCheck
 
-  @moduletag :tmp_dir
+  # A directory of each test's own, outside the checkout.
+  setup do
+    dir = Path.join(System.tmp_dir!(), "load_check_test-#{System.unique_integer([:positive])}")
+    File.mkdir_p!(dir)
+    on_exit(fn -> File.rm_rf!(dir) end)
+    %{tmp_dir: dir}
+  end
 
   # An Erlang module whose on_load runs `body`, compiled into `dir` (never
   # loaded here: its on_load is for the check VM).
