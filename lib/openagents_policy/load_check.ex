@@ -170,7 +170,7 @@ defmodule OpenAgentsPolicy.LoadCheck do
       {^port, {:exit_status, status}} ->
         case String.split(output, @marker, parts: 2) do
           [_, "ok\n"] -> :ok
-          [_, why] -> {:error, String.trim(why)}
+          [before, why] -> {:error, explain(why, before)}
           [_] -> {:error, "the VM loading it #{died(status)}: #{inspect(String.trim(output))}"}
         end
     after
@@ -178,6 +178,12 @@ defmodule OpenAgentsPolicy.LoadCheck do
         kill(port)
         {:error, "loading it did not finish within #{div(timeout, 1000)} s"}
     end
+  end
+
+  # The check VM's verdict, then what it printed before it (a module's
+  # on_load logs the loader's own words there).
+  defp explain(why, before) do
+    [why, before] |> Enum.map(&String.trim/1) |> Enum.reject(&(&1 == "")) |> Enum.join("\n")
   end
 
   # SIGKILL to the check VM (the erl script exec's the emulator, so the
