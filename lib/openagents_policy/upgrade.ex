@@ -33,7 +33,9 @@ defmodule OpenAgentsPolicy.Upgrade do
   Deliberately absent: any check of the Erlang side (the relup's own checks
   already refuse a module with processes still in its old code, with
   `soft_purge`), and any state to carry over (the NIF has no resources or
-  private data, so its `upgrade` callback only makes atoms).
+  private data, so its `upgrade` callback does nothing but succeed; it, and
+  the `openagents_policy_nif_entry` crate that makes room for it, exist only
+  because this kind of load needs one and `rustler::init!` does not emit it).
   """
 
   @nif "libopenagents_policy_nif"

@@ -698,15 +698,17 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyNif do
 
   # Cargo names the units of a workspace by paths relative to its root, so
   # two checkouts sharing a target directory share every unit, fingerprints
-  # included: a checkout's build can link the other's core crate. Cargo
-  # mixes this variable into every unit's metadata hash (Rust's own build
-  # uses it to keep channels apart), so each checkout gets units of its own.
-  defp checkout_env(nil), do: []
+  # included: a checkout's build can link the other's core crate. Cargo names
+  # each unit's files by a hash that includes its rustflags, so rustc's
+  # `-C metadata` with the checkout's digest, added to `build.rustflags` on
+  # the command line (`--config`, which cargo merges with the configured
+  # rustflags), gives each checkout units of its own.
+  defp checkout_args(nil), do: []
 
-  defp checkout_env(mark),
+  defp checkout_args(mark),
     do: [
-      {~c"__CARGO_DEFAULT_LIB_METADATA",
-       ~c"openagents-" ++ String.to_charlist(Base.encode16(mark, case: :lower))}
+      "--config",
+      ~s(build.rustflags=["-C", "metadata=openagents-#{Base.encode16(mark, case: :lower)}"])
     ]
 
   # The GNU build-id note: namesz 4, descsz 16, type 3, "GNU\0", the mark.
@@ -718,6 +720,7 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyNif do
   defp run_cargo!(cargo, root, profile, mark) do
     args =
       ["rustc", "--locked", "-p", @crate, "--lib", "--message-format=json-render-diagnostics"] ++
+        checkout_args(mark) ++
         if(profile == "release", do: ["--release"], else: []) ++
         if(mark,
           do: ["--", "-C", "link-arg=-Wl,--build-id=0x" <> Base.encode16(mark, case: :lower)],
@@ -731,8 +734,7 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyNif do
         :stderr_to_stdout,
         {:line, 65_536},
         args: args,
-        cd: root,
-        env: checkout_env(mark)
+        cd: root
       ])
 
     {status, artifacts} = collect(port, "", [])

@@ -25,9 +25,13 @@
 //! private data; its atoms are made on first use), so upgrading is loading.
 //! The VM unloads the old library once the old code is purged.
 //!
-//! `nif_init` also puts in the function table the entry points of `fast`,
-//! for the four NIFs a host calls per record: rustler's wrapper, without the
-//! `Vec` it collects a call's arguments into.
+//! That callback is the entry's only change: the function table is rustler's
+//! own, so every NIF is entered through its `#[rustler::nif]` wrapper (typed
+//! decoding, each error raised as rustler encodes it, panics caught). The
+//! copy, and with it the `openagents_policy_nif_entry` crate, stays only as
+//! long as hot upgrades need an `upgrade` callback that `rustler::init!` does
+//! not emit; once the rustler this crate builds with emits one, both go and
+//! `rustler::init!` moves here.
 
 /// A NIF on a normal scheduler and its twin, the same function on a dirty CPU
 /// scheduler. Reading a binary argument can copy it before its size is known
@@ -87,7 +91,6 @@ macro_rules! on_either_scheduler {
 
 mod decode;
 mod disclosure;
-mod fast;
 mod target;
 mod text;
 mod words;
@@ -115,8 +118,8 @@ extern "C" {
 /// is a resource), so an upgrade has nothing to carry over or set up. Should
 /// either ever be added, this must do what `load` does.
 ///
-/// Generic in the term type, which rustler's `sys` names differently across
-/// the versions this crate builds with (0.37 and 0.38; `fast` needs one of them).
+/// `load_info` is a term the callback never reads, so its type is left to
+/// the entry's declaration rather than named here.
 extern "C" fn upgrade<LoadInfo>(
     _env: *mut ErlNifEnv,
     _priv_data: *mut *mut c_void,
@@ -137,14 +140,12 @@ extern "C" fn nif_init() -> *const ErlNifEntry {
     // SAFETY: rustler's entry is a static of this library, valid for reads;
     // it is copied bit for bit (its fields are pointers to statics and
     // functions of the library). `ENTRY` is written only here, before the VM
-    // that called this function reads it. rustler's function table is
-    // `num_of_funcs` entries long, as `fast::patched` requires.
+    // that called this function reads it.
     unsafe {
         let rustler = ptr::read(openagents_policy_nif_entry_nif_init());
         let entry = addr_of_mut!(ENTRY).cast::<ErlNifEntry>();
         entry.write(ErlNifEntry {
             upgrade: Some(upgrade),
-            funcs: fast::patched(rustler.funcs, rustler.num_of_funcs),
             ..rustler
         });
         entry
