@@ -49,11 +49,13 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   clauses: `never/1`, `source_columns/1`, `tier_for/2` for every scheduled
   field, `fields_at/2` and `project/3` at every tier named by a word (each
   tier as an atom or a string, and `nil`), and `viewer/2`'s descriptor for
-  every relationship. Anything else (a field off the schedule, a viewer or a
-  user as the tier) is asked of the core on the call, and `effective_tier/2`
-  always is: only the fields it reads are taken from the record here. The
-  test suite walks every domain and holds each clause to the core's live
-  answer; a rebuilt library recompiles this module.
+  every relationship. `effective_tier/2` holds the core's answer for every
+  tier word (a loaded link's, or the tier column's), revoked or not, read by
+  every viewer that is not a struct and names its tier by a word, owner or
+  not. Anything else (a field off the schedule, a viewer or a user as the
+  tier, a struct viewer, a tier that is not a word) is asked of the core on
+  the call. The test suite walks every domain and holds each clause to the
+  core's live answer; a rebuilt library recompiles this module.
 
   ## Host modules
 
@@ -76,6 +78,23 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   # for each; any other tier term (a viewer, a user, an unknown word) is asked
   # of the core on the call.
   @tier_words [nil | Enum.flat_map(Native.tiers(), &[&1, Atom.to_string(&1)])]
+  # A viewer that is a tier word names it as itself: `nil` is no viewer.
+  @viewer_words Enum.reject(@tier_words, &is_nil/1)
+  # The classes of viewer `effective_tier/2` holds the core's answers for
+  # (see `viewer_class/1`), each with a function making a viewer of that
+  # class that reads for a given account (when its shape carries one).
+  @viewer_classes [
+                    operator: fn _account -> %{admin: true} end,
+                    account: fn account -> %{account_id: account} end,
+                    nobody: fn _account -> nil end
+                  ] ++
+                    Enum.map(@tier_words, fn word ->
+                      {{:tiered, word}, fn account -> %{tier: word, account_id: account} end}
+                    end) ++
+                    Enum.map(@viewer_words, fn word ->
+                      {{:word, word}, fn _account -> word end}
+                    end)
+  @dirty_read_bytes OpenAgentsPolicy.Scheduler.dirty_read_bytes()
 
   @typedoc "A family of records: `:attempt`, `:work_job`, `:evidence`, `:trace`."
   @type family :: :attempt | :work_job | :evidence | :trace
@@ -255,20 +274,113 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   # module; a map that claims it without its fields goes to the core whole.
   defp struct_tier(module, link, record, viewer) do
     if module == Host.link_struct() do
-      {viewer, user_admin} = Host.viewer_term(viewer)
-
       case link do
         %{account_id: owner, tier: tier, revoked_at: revoked_at} ->
-          Native.linked_tier(owner, tier, revoked_at, viewer, user_admin)
+          linked_tier(owner, tier, revoked_at, viewer)
 
         _lacking_fields ->
           link = Host.subject_term(link)
+          {viewer, user_admin} = Host.viewer_term(viewer)
 
           Native.effective_tier(link, nil, viewer, user_admin)
       end
     else
       column_tier(Map.get(record, :transparency_tier), viewer)
     end
+  end
+
+  # A loaded link's tier, from its three fields. A revoked link, or a live
+  # one read by a viewer of a compiled class, answers from the core's table
+  # (below) when its tier is a word; anything else is asked of the core.
+  for tier <- @tier_words do
+    answer = Native.linked_tier("owner", tier, :revoked, nil, nil)
+
+    defp linked_tier(_owner, unquote(tier), revoked_at, _viewer) when revoked_at != nil,
+      do: unquote(answer)
+  end
+
+  defp linked_tier(owner, tier, nil, viewer) when tier in @tier_words do
+    with {class, account} <- viewer_class(viewer),
+         owns when is_boolean(owns) <- owns?(owner, account) do
+      linked_answer(tier, class, owns)
+    else
+      :core -> linked_core(owner, tier, nil, viewer)
+    end
+  end
+
+  defp linked_tier(owner, tier, revoked_at, viewer),
+    do: linked_core(owner, tier, revoked_at, viewer)
+
+  defp linked_core(owner, tier, revoked_at, viewer) do
+    {viewer, user_admin} = Host.viewer_term(viewer)
+
+    Native.linked_tier(owner, tier, revoked_at, viewer, user_admin)
+  end
+
+  # Whether a viewer reading for `account` owns a link of `owner`: both set
+  # and equal (`==`, as the core compares them). Compared here only when that
+  # is cheap (binaries a normal scheduler may read, `OpenAgentsPolicy.Scheduler`);
+  # :core otherwise, so the core (and its scheduler choice) compares them.
+  defp owns?(nil, _account), do: false
+  defp owns?(_owner, nil), do: false
+
+  defp owns?(owner, account)
+       when is_binary(owner) and is_binary(account) and
+              byte_size(owner) <= @dirty_read_bytes and byte_size(account) <= @dirty_read_bytes,
+       do: owner == account
+
+  defp owns?(_owner, _account), do: :core
+
+  # The class of a viewer as the core reads its shape, and the account it
+  # reads for: `{class, account}`, or :core for a viewer only the core (and
+  # the host) can read: a struct (which the host's `:user` setting names, and
+  # whose `admin?/1` the host answers), or a tier that is not a word. The
+  # clauses follow the core's order (`decode::viewer`): an operator mark, a
+  # tier, an account, any other map; a word; anything else is nobody.
+  defp viewer_class(%{__struct__: _}), do: :core
+  defp viewer_class(%{admin: true}), do: {:operator, nil}
+
+  for word <- @tier_words do
+    defp viewer_class(%{tier: unquote(word)} = viewer),
+      do: {{:tiered, unquote(word)}, Map.get(viewer, :account_id)}
+  end
+
+  defp viewer_class(%{tier: _}), do: :core
+  defp viewer_class(%{account_id: account}), do: {:account, account}
+  defp viewer_class(%{}), do: {:nobody, nil}
+
+  for word <- @viewer_words do
+    defp viewer_class(unquote(word)), do: {{:word, unquote(word)}, nil}
+  end
+
+  defp viewer_class(viewer) when is_binary(viewer) or (is_atom(viewer) and viewer != nil),
+    do: :core
+
+  defp viewer_class(_viewer), do: {:nobody, nil}
+
+  # The core's answers over the whole compiled domain: a live link of every
+  # tier word, read by a viewer of every class, owner or not; a tier column
+  # of every tier word, read by a viewer of every class. Each class is asked
+  # through a viewer of its shape (`@viewer_classes`); the test suite holds
+  # every answer to the NIF.
+  for tier <- @tier_words, {class, viewer_of} <- @viewer_classes, owns <- [true, false] do
+    answer =
+      Native.linked_tier(
+        "owner",
+        tier,
+        nil,
+        viewer_of.(if owns, do: "owner", else: "reader"),
+        nil
+      )
+
+    defp linked_answer(unquote(tier), unquote(Macro.escape(class)), unquote(owns)),
+      do: unquote(answer)
+  end
+
+  for tier <- @tier_words, {class, viewer_of} <- @viewer_classes do
+    answer = Native.effective_tier(nil, tier, viewer_of.("reader"), nil)
+
+    defp column_answer(unquote(tier), unquote(Macro.escape(class))), do: unquote(answer)
   end
 
   # A link that exists (its id is set) but was not loaded: what the host
@@ -297,8 +409,19 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   defp describe(%{__struct__: module}), do: " (a #{inspect(module)})"
   defp describe(_record), do: ""
 
-  # The tier column (or whatever stands in it), for the core to name and clamp.
-  defp column_tier(tier, viewer) do
+  # The tier column (or whatever stands in it): a tier word read by a viewer
+  # of a compiled class answers from the core's table; anything else is the
+  # core's to name and clamp.
+  defp column_tier(tier, viewer) when tier in @tier_words do
+    case viewer_class(viewer) do
+      {class, _account} -> column_answer(tier, class)
+      :core -> column_core(tier, viewer)
+    end
+  end
+
+  defp column_tier(tier, viewer), do: column_core(tier, viewer)
+
+  defp column_core(tier, viewer) do
     tier = Host.subject_term(tier)
     {viewer, user_admin} = Host.viewer_term(viewer)
 

@@ -9,7 +9,7 @@
 //! lookups, whatever its input, except `classify` (on a dirty scheduler) and
 //! comparisons of account ids too large for a normal scheduler, which the
 //! `*_normal` NIFs decline so that `OpenAgentsPolicy.Native` makes the same
-//! call on their `*_dirty` twins (`on_either_scheduler!`).
+//! call on their `*_dirty` variants (`on_either_scheduler!`).
 //!
 //! # The entry
 //!
@@ -33,20 +33,20 @@
 //! not emit; once the rustler this crate builds with emits one, both go and
 //! `rustler::init!` moves here.
 
-/// A NIF on a normal scheduler and its twin, the same function on a dirty CPU
+/// A NIF on a normal scheduler and its `_dirty` NIF, the same function on a dirty CPU
 /// scheduler. Reading a binary argument can copy it before its size is known
 /// (one that starts part-way through a byte), so `OpenAgentsPolicy.Native`
-/// sends a call whose arguments hold a large binary to the twin without the
+/// sends a call whose arguments hold a large binary to the `_dirty` NIF without the
 /// normal NIF reading it at all (see `OpenAgentsPolicy.Scheduler`).
 ///
 /// - `fn name_normal / name_dirty(args) -> T { body }`: both run `body`.
 /// - `fn name_normal / name_dirty<'a>(env, args) -> T = decide;`: both call
 ///   `decide(env, args)`.
-/// - `fn name_normal / name_dirty<'a>(env, args) -> T = decide(.., heavy);`:
-///   the normal NIF calls `decide(env, args, false)`, which declines (answers
+/// - `fn name_normal / name_dirty<'a>(env, args) -> T = decide(.., dirty);`:
+///   the normal NIF calls `decide(env, args, false)`, which refuses (answers
 ///   `:dirty`) to compare account ids too large for a normal scheduler, and
-///   the twin calls `decide(env, args, true)`, which compares them (see
-///   `decode::unless_heavy`).
+///   the `_dirty` NIF calls `decide(env, args, true)`, which compares them (see
+///   `decode::unless_dirty`).
 ///
 /// The `env` of the last two is written here, not by the caller: rustler's
 /// `nif` attribute names the `Env` argument where it is expanded, and a name
@@ -67,7 +67,7 @@ macro_rules! on_either_scheduler {
     )+};
     ($(fn $normal:ident / $dirty:ident <$lt:lifetime>
         (env, $($arg:ident: $ty:ident $(<$ty_lt:lifetime>)?),+ $(,)?) -> $ret:ty
-        = $decide:ident(.., heavy);)+) => {$(
+        = $decide:ident(.., dirty);)+) => {$(
         #[rustler::nif]
         fn $normal<$lt>(env: rustler::Env<$lt>, $($arg: $ty $(<$ty_lt>)?),+) -> $ret {
             $decide(env, $($arg),+, false)
