@@ -95,6 +95,29 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
                       {{:word, word}, fn _account -> word end}
                     end)
   @dirty_read_bytes OpenAgentsPolicy.Scheduler.dirty_read_bytes()
+  @class_count length(@viewer_classes)
+  # effective_tier/2's answers, the core's over the whole compiled domain, as
+  # tuples indexed by tier word (`word_at/1`), viewer class (`viewer_class/1`)
+  # and, for a live link, whether the viewer owns it: a revoked link of every
+  # tier word; a live link of every tier word read by a viewer of every
+  # class, owner or not; a tier column of every tier word read by a viewer of
+  # every class. Each class is asked through a viewer of its shape; the test
+  # suite holds every answer to the NIF.
+  @revoked_answers List.to_tuple(
+                     for tier <- @tier_words,
+                         do: Native.linked_tier("owner", tier, :revoked, nil, nil)
+                   )
+  @linked_answers List.to_tuple(
+                    for tier <- @tier_words,
+                        {_class, viewer_of} <- @viewer_classes,
+                        account <- ["reader", "owner"],
+                        do: Native.linked_tier("owner", tier, nil, viewer_of.(account), nil)
+                  )
+  @column_answers List.to_tuple(
+                    for tier <- @tier_words,
+                        {_class, viewer_of} <- @viewer_classes,
+                        do: Native.effective_tier(nil, tier, viewer_of.("reader"), nil)
+                  )
 
   @typedoc "A family of records: `:attempt`, `:work_job`, `:evidence`, `:trace`."
   @type family :: :attempt | :work_job | :evidence | :trace
@@ -290,26 +313,24 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   end
 
   # A loaded link's tier, from its three fields. A revoked link, or a live
-  # one read by a viewer of a compiled class, answers from the core's table
+  # one read by a viewer of a compiled class, answers from the core's tables
   # (below) when its tier is a word; anything else is asked of the core.
-  for tier <- @tier_words do
-    answer = Native.linked_tier("owner", tier, :revoked, nil, nil)
-
-    defp linked_tier(_owner, unquote(tier), revoked_at, _viewer) when revoked_at != nil,
-      do: unquote(answer)
-  end
-
-  defp linked_tier(owner, tier, nil, viewer) when tier in @tier_words do
-    with {class, account} <- viewer_class(viewer),
-         owns when is_boolean(owns) <- owns?(owner, account) do
-      linked_answer(tier, class, owns)
-    else
-      :core -> linked_core(owner, tier, nil, viewer)
+  defp linked_tier(owner, tier, revoked_at, viewer) when revoked_at != nil do
+    case word_at(tier) do
+      nil -> linked_core(owner, tier, revoked_at, viewer)
+      at -> elem(@revoked_answers, at)
     end
   end
 
-  defp linked_tier(owner, tier, revoked_at, viewer),
-    do: linked_core(owner, tier, revoked_at, viewer)
+  defp linked_tier(owner, tier, nil, viewer) do
+    with at when at != nil <- word_at(tier),
+         {class, account} <- viewer_class(viewer),
+         owns when is_boolean(owns) <- owns?(owner, account) do
+      elem(@linked_answers, (at * @class_count + class) * 2 + if(owns, do: 1, else: 0))
+    else
+      _core -> linked_core(owner, tier, nil, viewer)
+    end
+  end
 
   defp linked_core(owner, tier, revoked_at, viewer) do
     {viewer, user_admin} = Host.viewer_term(viewer)
@@ -319,8 +340,9 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
   # Whether a viewer reading for `account` owns a link of `owner`: both set
   # and equal (`==`, as the core compares them). Compared here only when that
-  # is cheap (binaries a normal scheduler may read, `OpenAgentsPolicy.Scheduler`);
-  # :core otherwise, so the core (and its scheduler choice) compares them.
+  # is cheap (binaries a normal-scheduler NIF may read,
+  # `OpenAgentsPolicy.Scheduler`); :core otherwise, so the core (and its
+  # choice of scheduler) compares them.
   defp owns?(nil, _account), do: false
   defp owns?(_owner, nil), do: false
 
@@ -331,57 +353,42 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
   defp owns?(_owner, _account), do: :core
 
-  # The class of a viewer as the core reads its shape, and the account it
+  # A tier word's place in @tier_words (the row of the tables below), or nil.
+  for {word, at} <- Enum.with_index(@tier_words) do
+    defp word_at(unquote(word)), do: unquote(at)
+  end
+
+  defp word_at(_other), do: nil
+
+  # The class of a viewer as the core reads its shape (its place in
+  # @viewer_classes, the column of the tables below), and the account it
   # reads for: `{class, account}`, or :core for a viewer only the core (and
   # the host) can read: a struct (which the host's `:user` setting names, and
   # whose `admin?/1` the host answers), or a tier that is not a word. The
   # clauses follow the core's order (`decode::viewer`): an operator mark, a
   # tier, an account, any other map; a word; anything else is nobody.
+  class_at = fn class -> Enum.find_index(@viewer_classes, &(elem(&1, 0) == class)) end
+
   defp viewer_class(%{__struct__: _}), do: :core
-  defp viewer_class(%{admin: true}), do: {:operator, nil}
+  defp viewer_class(%{admin: true}), do: {unquote(class_at.(:operator)), nil}
 
   for word <- @tier_words do
     defp viewer_class(%{tier: unquote(word)} = viewer),
-      do: {{:tiered, unquote(word)}, Map.get(viewer, :account_id)}
+      do: {unquote(class_at.({:tiered, word})), Map.get(viewer, :account_id)}
   end
 
   defp viewer_class(%{tier: _}), do: :core
-  defp viewer_class(%{account_id: account}), do: {:account, account}
-  defp viewer_class(%{}), do: {:nobody, nil}
+  defp viewer_class(%{account_id: account}), do: {unquote(class_at.(:account)), account}
+  defp viewer_class(%{}), do: {unquote(class_at.(:nobody)), nil}
 
   for word <- @viewer_words do
-    defp viewer_class(unquote(word)), do: {{:word, unquote(word)}, nil}
+    defp viewer_class(unquote(word)), do: {unquote(class_at.({:word, word})), nil}
   end
 
   defp viewer_class(viewer) when is_binary(viewer) or (is_atom(viewer) and viewer != nil),
     do: :core
 
-  defp viewer_class(_viewer), do: {:nobody, nil}
-
-  # The core's answers over the whole compiled domain: a live link of every
-  # tier word, read by a viewer of every class, owner or not; a tier column
-  # of every tier word, read by a viewer of every class. Each class is asked
-  # through a viewer of its shape (`@viewer_classes`); the test suite holds
-  # every answer to the NIF.
-  for tier <- @tier_words, {class, viewer_of} <- @viewer_classes, owns <- [true, false] do
-    answer =
-      Native.linked_tier(
-        "owner",
-        tier,
-        nil,
-        viewer_of.(if owns, do: "owner", else: "reader"),
-        nil
-      )
-
-    defp linked_answer(unquote(tier), unquote(Macro.escape(class)), unquote(owns)),
-      do: unquote(answer)
-  end
-
-  for tier <- @tier_words, {class, viewer_of} <- @viewer_classes do
-    answer = Native.effective_tier(nil, tier, viewer_of.("reader"), nil)
-
-    defp column_answer(unquote(tier), unquote(Macro.escape(class))), do: unquote(answer)
-  end
+  defp viewer_class(_viewer), do: {unquote(class_at.(:nobody)), nil}
 
   # A link that exists (its id is set) but was not loaded: what the host
   # configured. With no id there is no link to have forgotten.
@@ -412,14 +419,14 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   # The tier column (or whatever stands in it): a tier word read by a viewer
   # of a compiled class answers from the core's table; anything else is the
   # core's to name and clamp.
-  defp column_tier(tier, viewer) when tier in @tier_words do
-    case viewer_class(viewer) do
-      {class, _account} -> column_answer(tier, class)
-      :core -> column_core(tier, viewer)
+  defp column_tier(tier, viewer) do
+    with at when at != nil <- word_at(tier),
+         {class, _account} <- viewer_class(viewer) do
+      elem(@column_answers, at * @class_count + class)
+    else
+      _core -> column_core(tier, viewer)
     end
   end
-
-  defp column_tier(tier, viewer), do: column_core(tier, viewer)
 
   defp column_core(tier, viewer) do
     tier = Host.subject_term(tier)
