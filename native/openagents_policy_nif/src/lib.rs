@@ -118,8 +118,10 @@ extern "C" {
 /// is a resource), so an upgrade has nothing to carry over or set up. Should
 /// either ever be added, this must do what `load` does.
 ///
-/// `load_info` is a term the callback never reads, so its type is left to
-/// the entry's declaration rather than named here.
+/// Generic in the type of `load_info`, a term the callback never reads:
+/// rustler's `sys` calls the raw term type `ERL_NIF_TERM` in 0.37 and 0.38
+/// and `ErlNifTerm` in 0.39, all in the workspace's range, and the entry's
+/// field names whichever the build has.
 extern "C" fn upgrade<LoadInfo>(
     _env: *mut ErlNifEnv,
     _priv_data: *mut *mut c_void,
