@@ -9,7 +9,7 @@ export LC_ALL := C.UTF-8
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: demo check tools rust-checks elixir-checks docs-checks parity bench bench-host fuzz \
-	precompiled precompiled-check
+	precompiled precompiled-check reference
 
 tools:
 	@scripts/ensure_tools.sh
@@ -21,13 +21,13 @@ demo: tools
 	@mix compile
 	@mix openagents_policy.show
 
+# The library's own checks, then the example host's (examples/host_app/Makefile:
+# its suite and release, a hot upgrade under load, the fault runs).
 check: tools rust-checks elixir-checks docs-checks
 	scripts/dialyzer.sh
-	scripts/release_check.sh
 	@$(MAKE) --no-print-directory precompiled-check
-	scripts/hot_upgrade.sh short
-	scripts/faults/panic.sh
-	scripts/faults/run.sh short
+	scripts/panic_check.sh
+	@$(MAKE) --no-print-directory -C examples/host_app check
 	@echo "make check: every check passed"
 
 rust-checks:
@@ -61,18 +61,24 @@ precompiled-check:
 	  echo "precompiled check skipped: no dist/ (run make precompiled first)"; \
 	fi
 
-# Needs ../shared/reference (the seeds), which a user of the library does not have.
-parity: tools
+# parity, bench and bench-host compare the library with the seeds, so they
+# need ../shared/reference (the seeds, runnable), which this repository's CI
+# lays beside the checkout and a user of the library does not have.
+REFERENCE := ../shared/reference/load.exs
+reference:
+	@test -f $(REFERENCE) || { echo "needs the seeds beside the checkout: $(REFERENCE) is missing" >&2; exit 1; }
+
+parity: tools reference
 	mix run scripts/parity.exs
 
 # Seed vs library with Benchee (MIX_ENV=bench: compiled as a host compiles it).
-bench: tools
+bench: tools reference
 	MIX_ENV=bench mix run bench/run.exs
 
 # The library's share of a real request: the example host on PostgreSQL over
 # HTTP (bench/host_requests.exs). Its own database (HOST_BENCH_DATABASE_URL,
 # seeded once and kept) and port (HOST_BENCH_PORT); needs ../shared/reference.
-bench-host: tools
+bench-host: tools reference
 	cd examples/host_app && if [ -z "$${HEX_VENDOR_DIR:-}" ]; then MIX_ENV=bench mix deps.get; fi
 	cd examples/host_app && MIX_ENV=bench mix run --no-start ../../bench/host_requests.exs
 

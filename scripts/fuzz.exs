@@ -7,7 +7,7 @@
 # function of Delegations.Target, Transparency.WorkDisclosure and
 # Transparency.Ladder, with arguments generated from `seed` (default
 # 20260825). Each outcome is held to the seeds' behaviour (see
-# scripts/fuzz_gen.exs). Prints the calls made, the outcomes by exception
+# test/support/fuzz.ex). Prints the calls made, the outcomes by exception
 # class, calls per second, and up to 20 disagreements; exits 1 if there was
 # any.
 #
@@ -18,10 +18,10 @@
 # the atom count. Exits 1 if the resident set grew by more than 16 MB or the
 # atom table grew at all.
 #
-# Runs in any MIX_ENV: outside MIX_ENV=test, scripts/fuzz_gen.exs loads the
-# host stand-ins of test/support/host.ex itself.
+# Runs in any MIX_ENV: outside MIX_ENV=test, scripts/test_support.exs loads
+# the oracle, the host stand-ins and the fuzzer from test/support.
 
-Code.require_file("fuzz_gen.exs", __DIR__)
+Code.require_file("test_support.exs", __DIR__)
 
 alias OpenAgentsPolicy.Fuzz
 

@@ -9,7 +9,7 @@
 # Inputs: every vocabulary word and thousands of near misses of each (case
 # changes, affixes, truncations, byte flips, deletions) through every
 # function of one word; then `calls` (default 4_000) arguments per function
-# from the fuzzer's generator (scripts/fuzz_gen.exs), which covers machines,
+# from the fuzzer's generator (test/support/fuzz.ex), which covers machines,
 # users, links, viewers, records, sources and arbitrary terms. Each call is
 # made on both sides and compared as `{:ok, value}` (===) or
 # `{:raise, exception_module}` (with `original` for an ErlangError). Prints
@@ -37,7 +37,7 @@ unless Code.ensure_loaded?(Ecto.Association.NotLoaded) do
 end
 
 Code.require_file(Path.expand("../shared/reference/load.exs", root))
-Code.require_file("fuzz_gen.exs", __DIR__)
+Code.require_file("test_support.exs", __DIR__)
 
 defmodule Parity do
   @moduledoc false

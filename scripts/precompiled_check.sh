@@ -23,7 +23,7 @@
 #       by scripts/arm64_root.sh and kept under /tmp), every NIF's answers
 #       compared with the x86_64-gnu artifact's, line by line.
 # DATABASE_URL names the PostgreSQL server for the host's suite (unset:
-# scripts/postgres.sh starts one). PRECOMPILED_CHECK_PORT: the HTTP port
+# examples/host_app/scripts/postgres.sh starts one). PRECOMPILED_CHECK_PORT: the HTTP port
 # (default 4793).
 set -euo pipefail
 
@@ -132,7 +132,7 @@ for tool in cargo rustc cc gcc ld; do
   [[ ! -e $BIN/$tool ]] || fail "$tool is still on the check's PATH"
 done
 
-: "${DATABASE_URL:=$("$ROOT/scripts/postgres.sh" start)}"
+: "${DATABASE_URL:=$("$ROOT/examples/host_app/scripts/postgres.sh" start)}"
 export DATABASE_URL
 host() { # host ENV... -- CMD...: runs CMD in the host with no Rust, from this check's cache
   local env=()

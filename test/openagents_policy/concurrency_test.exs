@@ -1,5 +1,3 @@
-Code.require_file("../../scripts/fuzz_gen.exs", __DIR__)
-
 defmodule OpenAgentsPolicy.ConcurrencyTest do
   # Thousands of processes calling every public function of the three modules
   # at once each get the seeds' answer (test/support/oracle/seed_rules.ex): the NIF keeps no state

@@ -1,9 +1,7 @@
-Code.require_file("../../scripts/fuzz_gen.exs", __DIR__)
-
 defmodule OpenAgentsPolicy.FuzzTest do
   # Seeded random terms into every public function of Delegations.Target,
   # Transparency.WorkDisclosure and Transparency.Ladder, each outcome held to
-  # the seeds' behaviour (scripts/fuzz_gen.exs has the generator and the
+  # the seeds' behaviour (test/support/fuzz.ex has the generator and the
   # oracle; scripts/fuzz.exs runs the same fuzzer for longer).
   #
   # The oracle: the VM survives; every call returns exactly the seed's value

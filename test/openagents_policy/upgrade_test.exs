@@ -2,7 +2,7 @@ defmodule OpenAgentsPolicy.UpgradeTest do
   # The library's part in a relup: the appup its compiler writes into ebin,
   # and OpenAgentsPolicy.Upgrade.check/3, which the appup runs before the
   # relup's point of no return, watched passing and refusing. The relup
-  # itself, in a running release under load, is scripts/hot_upgrade.sh.
+  # itself, in a running release under load, is examples/host_app/scripts/hot_upgrade.sh.
   use ExUnit.Case, async: true
 
   alias OpenAgentsPolicy.Upgrade

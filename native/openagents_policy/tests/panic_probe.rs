@@ -2,7 +2,7 @@
 //!
 //! `cargo test` (no feature, as every normal build) checks that the probe word
 //! is an unknown tier word like any other, which names `dark`;
-//! `cargo test --features panic_probe` (run by `scripts/faults/panic.sh`)
+//! `cargo test --features panic_probe` (run by `scripts/panic_check.sh`)
 //! checks that reading it panics, with its message, and that every other word
 //! still reads as before.
 

@@ -3,12 +3,12 @@ defmodule OpenAgentsPolicy.SeedRules do
   # The tests' oracle: the seeds' rules (000 `Delegations.Target`, 002
   # `Transparency.WorkDisclosure`) and the host's `OpenAgents.Transparency`
   # (upstream.md), written out once and independently of the library: nothing
-  # here calls it. The library's tests, its fuzz run, its concurrency test and
-  # the example host's tests (which compile this file, see
-  # examples/host_app/mix.exs) all hold the library to this.
+  # here calls it. The library's tests, its fuzz run, its concurrency test,
+  # `make parity` and the fault runs' load client all hold the library to this.
   #
   # The rules' data (vocabularies, tables, the schedule) is seed_rules.json,
-  # which the core crate's tests read too; this module reads it at compile
+  # the core crate's test fixture (native/openagents_policy/tests/oracle/),
+  # which the crate's tests read too; this module reads it at compile
   # time (atoms made here, where the seeds hold atoms) and holds the rules
   # that are code, `Target`'s with the seed's own guards. The nested modules
   # `Ladder` and `WorkDisclosure` are the seeds' other public functions built
@@ -18,7 +18,11 @@ defmodule OpenAgentsPolicy.SeedRules do
   # FunctionClauseError, `Map.get/2` on a non-map raises BadMapError, dot
   # access on a struct missing the key raises KeyError).
 
-  @external_resource json = Path.join(__DIR__, "seed_rules.json")
+  @external_resource json =
+                       Path.expand(
+                         "../../../native/openagents_policy/tests/oracle/seed_rules.json",
+                         __DIR__
+                       )
   @data json |> File.read!() |> Jason.decode!()
   @target @data["target"]
   @host @data["host"]

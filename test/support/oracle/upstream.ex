@@ -2,15 +2,19 @@ defmodule OpenAgentsPolicy.Test.Upstream do
   @moduledoc false
   # The host application's facts, transcribed once from the project's
   # specification of the host (upstream.md: "The host app: facts the library
-  # must fit") into seed_rules.json's "host" section, which the core crate's
-  # tests read too. The test modules derive their inputs from these lists
+  # must fit") into the "host" section of seed_rules.json, the core crate's
+  # test fixture, which the crate's tests read too. The test modules derive their inputs from these lists
   # rather than from the library, so a word the host adds (a Box state, a
   # column) fails the suite the day it lands instead of silently reading
   # `failed` or slipping past the disclosure schedule.
   #
   # Every list is in the host's declaration order.
 
-  @external_resource json = Path.join(__DIR__, "seed_rules.json")
+  @external_resource json =
+                       Path.expand(
+                         "../../../native/openagents_policy/tests/oracle/seed_rules.json",
+                         __DIR__
+                       )
   @host (json |> File.read!() |> Jason.decode!())["host"]
 
   # Atoms where the host's own code holds atoms (fields, columns, tiers).

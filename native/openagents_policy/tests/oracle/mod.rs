@@ -1,7 +1,8 @@
 //! The tests' oracle: the seeds' tables and the host's facts, read from the
-//! one fixture every suite shares, `test/support/oracle/seed_rules.json`
-//! (the Elixir oracle, `OpenAgentsPolicy.SeedRules` and
-//! `OpenAgentsPolicy.Test.Upstream`, reads the same file at compile time).
+//! one fixture every suite shares, `seed_rules.json` beside this file (the
+//! Elixir oracle, `OpenAgentsPolicy.SeedRules` and
+//! `OpenAgentsPolicy.Test.Upstream` in the library's `test/support/oracle/`,
+//! reads the same file at compile time).
 //!
 //! The fixture is hand-written from the seeds and `upstream.md`, never
 //! generated from this crate, so the crate is asked and the fixture answers.
@@ -11,10 +12,9 @@
 //! `failed`, the computer's `cond`, the seam's capability and reason) are
 //! written here once, as the seed writes them.
 //!
-//! Trade-off: the fixture lives outside the crate (`include_str!` reaches
-//! four directories up), so a `cargo package` of the core would carry these
-//! tests without their oracle; the crate is built and tested from the
-//! repository only.
+//! The fixture lives in the crate, beside its reader, so the core's tests
+//! need nothing outside the crate; the Elixir suites reach into the crate
+//! for it.
 //!
 //! Each test crate uses a part of this module, hence the `dead_code` allow.
 #![allow(
@@ -29,7 +29,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 /// The fixture, as the Elixir oracle reads it.
-const FIXTURE: &str = include_str!("../../../../test/support/oracle/seed_rules.json");
+const FIXTURE: &str = include_str!("seed_rules.json");
 
 /// The seeds' catch-all (`_unknown -> "failed"`): a word missing from a
 /// lifecycle table reads this.

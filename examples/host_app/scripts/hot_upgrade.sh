@@ -46,8 +46,8 @@ case $MODE in
   *) echo "usage: $0 [full|short]" >&2 && exit 2 ;;
 esac
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-APP="$ROOT/examples/host_app"
+APP="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$APP/../.." && pwd)"
 NIF=libopenagents_policy_nif
 PORT=${HOT_UPGRADE_PORT:-4795}
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/hot_upgrade.XXXXXX")"
@@ -93,9 +93,9 @@ trap cleanup EXIT
 trap 'printf "\nFAIL: line %s: %s\n" "$LINENO" "$BASH_COMMAND" >&2' ERR
 
 # shellcheck source=castle_sys_config.sh
-. "$ROOT/scripts/castle_sys_config.sh"
+. "$APP/scripts/castle_sys_config.sh"
 unset OPENAGENTS_POLICY_NIF_PATH
-: "${DATABASE_URL:=$("$ROOT/scripts/postgres.sh" start)}"
+: "${DATABASE_URL:=$("$APP/scripts/postgres.sh" start)}"
 DB_URL="${DATABASE_URL%/*}/$(basename "${DATABASE_URL%%\?*}")_hot_upgrade"
 export DATABASE_URL="$DB_URL" PORT PHX_SERVER=true
 
@@ -233,7 +233,7 @@ ok "B's tarball (with releases/0.1.1/relup) copied into A's releases/"
 
 step "5. load: the five readers' attempts page, $CLIENTS clients"
 mkdir -p "$LOAD_DIR"
-elixir "$ROOT/scripts/hot_upgrade_load.exs" --port "$PORT" --dir "$LOAD_DIR" --clients "$CLIENTS" \
+elixir "$APP/scripts/hot_upgrade_load.exs" --port "$PORT" --dir "$LOAD_DIR" --clients "$CLIENTS" \
   >"$WORK/load.out" 2>&1 &
 LOAD_PID=$!
 for _ in $(seq 1 300); do

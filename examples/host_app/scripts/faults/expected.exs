@@ -2,11 +2,11 @@
 #
 # The database says who the readers are (admin, member of acme-widgets) and
 # what each attempt and evidence row carries (its transparency_tier, its
-# link: account, tier, revoked or not); `Faults.Truth.expected/5` applies the
+# link: account, tier, revoked or not); `Faults.Expected.expected/5` applies the
 # tests' oracle of the seeds' rules (OpenAgentsPolicy.SeedRules, compiled
 # under MIX_ENV=test from test/support/oracle) to them, not the library
 # under test.
-defmodule Faults.Truth do
+defmodule Faults.Expected do
   @moduledoc false
 
   alias OpenAgentsPolicy.SeedRules

@@ -1,5 +1,5 @@
 # A panic inside a decision, at the library's own boundary. Run by
-# scripts/faults/panic.sh in a VM whose openagents_policy carries the NIF
+# scripts/panic_check.sh in a VM whose openagents_policy carries the NIF
 # built with the core's test-only `panic_probe` feature (probe_nif.sh), with
 # the VM's stderr in a file the shell then reads.
 #
@@ -21,7 +21,7 @@ alias OpenAgents.Transparency.{Ladder, WorkDisclosure}
 probe = "panic_probe"
 marker = "PANIC-PROBE-FIRED"
 
-lib = Path.expand("../../lib/openagents", __DIR__)
+lib = Path.expand("../lib/openagents", __DIR__)
 compiled = Path.wildcard(Path.join(lib, "**/*.ex"))
 Code.put_compiler_option(:ignore_module_conflict, true)
 modules = Enum.flat_map(compiled, &(Code.compile_file(&1) |> Enum.map(fn {m, _} -> m end)))

@@ -9,9 +9,9 @@
 # answering (panic_nif.exs). The panic's message goes to the VM's stderr,
 # once per panic, and nowhere else.
 #
-#   scripts/faults/panic.sh   (PANICS=50 by default)
+#   scripts/panic_check.sh   (PANICS=50 by default)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 
 cargo clippy -q -p openagents_policy --all-targets --features panic_probe -- -D warnings
@@ -22,9 +22,9 @@ app="$(MIX_ENV=test mix run --no-compile --no-start -e 'IO.puts(Mix.Project.app_
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cp -a "$app/." "$work/openagents_policy"
-scripts/faults/probe_nif.sh install "$work/openagents_policy" >/dev/null
+scripts/probe_nif.sh install "$work/openagents_policy" >/dev/null
 
-RUST_BACKTRACE=0 PANICS="${PANICS:-50}" elixir -pa "$work/openagents_policy/ebin" scripts/faults/panic_nif.exs 2>"$work/stderr"
+RUST_BACKTRACE=0 PANICS="${PANICS:-50}" elixir -pa "$work/openagents_policy/ebin" scripts/panic_nif.exs 2>"$work/stderr"
 printed="$(grep -c 'PANIC-PROBE-FIRED' "$work/stderr" || true)"
 echo "panic probe (library): the panic's message printed to the VM's stderr $printed times"
 [ "$printed" = "${PANICS:-50}" ] || { echo "expected ${PANICS:-50}"; tail -5 "$work/stderr"; exit 1; }

@@ -18,7 +18,7 @@
 #     holds it) or the core's panic_probe message;
 #   * every body is whole JSON (a page cut short fails to decode);
 #   * each attempt shown is at the tier upstream.md's rules give its reader
-#     (Faults.Truth, from the database), every attempt the reader may see
+#     (Faults.Expected, from the database), every attempt the reader may see
 #     between the page's cursor and its last item (or the end, on the last
 #     page) is on it, oldest first, no page is longer than its limit, "next"
 #     is its last item's id when there is one, and each record's keys are
@@ -28,12 +28,12 @@
 # Prints requests per second, p50/p99/max latency and every count; exits 1
 # when any check failed. The database is read with psql (DATABASE_URL).
 Code.require_file("http.exs", __DIR__)
-Code.require_file("truth.exs", __DIR__)
+Code.require_file("expected.exs", __DIR__)
 
 defmodule Faults.Load do
   @moduledoc false
 
-  alias Faults.{HTTP, Truth}
+  alias Faults.{Expected, HTTP}
   alias OpenAgentsPolicy.SeedRules
 
   @readers [nil, "stranger", "member", "owner", "operator"]
@@ -73,7 +73,7 @@ defmodule Faults.Load do
     url = Keyword.get(opts, :database_url) || System.fetch_env!("DATABASE_URL")
 
     table = :ets.new(:faults, [:public, :set, write_concurrency: true, read_concurrency: true])
-    {:ok, snapshot} = Truth.read(url)
+    {:ok, snapshot} = Expected.read(url)
     # scripts/faults/run.sh dbdown waits for this line before it stops PostgreSQL.
     IO.puts("load: database snapshot read")
     revoked_before = for {id, %{"revoked" => true}} <- snapshot.links, into: MapSet.new(), do: id
@@ -112,7 +112,7 @@ defmodule Faults.Load do
     Process.exit(poller, :kill)
 
     # The deferred records: attempts created after the last snapshot.
-    {:ok, final} = Truth.read(url)
+    {:ok, final} = Expected.read(url)
     :ets.insert(table, {:snapshot, final})
 
     deferred =
@@ -129,7 +129,7 @@ defmodule Faults.Load do
   defp poll(table, url) do
     Process.sleep(500)
 
-    case Truth.read(url) do
+    case Expected.read(url) do
       {:ok, snapshot} -> :ets.insert(table, {:snapshot, snapshot})
       {:error, _} -> :database_down
     end
@@ -382,7 +382,12 @@ defmodule Faults.Load do
               }
 
             record ->
-              tier(acc, Truth.expected(record, reader, preload?, truth, times), item["tier"], id)
+              tier(
+                acc,
+                Expected.expected(record, reader, preload?, truth, times),
+                item["tier"],
+                id
+              )
           end
 
         {acc, MapSet.put(shown, id)}
@@ -409,7 +414,7 @@ defmodule Faults.Load do
           created_before?(state, id, sent),
           from == nil or key(record) > from,
           (next == nil and upto == nil) or (upto != nil and key(record) <= upto),
-          {:exactly, tier} <- [Truth.expected(record, reader, preload?, truth, times)],
+          {:exactly, tier} <- [Expected.expected(record, reader, preload?, truth, times)],
           tier != :dark,
           do: id
 
@@ -430,7 +435,7 @@ defmodule Faults.Load do
     truth = truth(state)
     {snapshot, _, _} = truth
     reader = reader(state, handle)
-    expected = Truth.expected(snapshot.attempts[id], reader, true, truth, times)
+    expected = Expected.expected(snapshot.attempts[id], reader, true, truth, times)
 
     case {status, body, expected} do
       {404, _, {_, :dark}} ->
@@ -493,7 +498,7 @@ defmodule Faults.Load do
   defp answer(state, {:delegation, handle, attempt}, status, body, times, acc) do
     truth = truth(state)
 
-    case {Truth.expected(attempt, reader(state, handle), true, truth, times), status, body} do
+    case {Expected.expected(attempt, reader(state, handle), true, truth, times), status, body} do
       {{:exactly, :dark}, 404, _} ->
         count(acc, :checked)
 
@@ -520,7 +525,7 @@ defmodule Faults.Load do
     case item["link"] do
       %{"id" => link, "tier" => tier} ->
         :ets.insert(state.table, [{{:minted, link}, handle}, {{:created, id}, answered}])
-        expected = Truth.live_tier(%{"account" => reader["id"], "tier" => tier}, reader)
+        expected = Expected.live_tier(%{"account" => reader["id"], "tier" => tier}, reader)
 
         acc
         |> fields(Map.delete(item, "link"))
@@ -610,7 +615,7 @@ defmodule Faults.Load do
     by_id = Map.new(shown, &{&1["id"], &1})
 
     Enum.reduce(rows, acc, fn row, acc ->
-      case {Truth.expected(row, reader, true, truth, times), by_id[row["id"]]} do
+      case {Expected.expected(row, reader, true, truth, times), by_id[row["id"]]} do
         {{_, :dark}, nil} ->
           acc
 
@@ -660,7 +665,7 @@ defmodule Faults.Load do
         "page for #{handle}: attempt #{id} is not in the database"
 
       record ->
-        case Truth.expected(record, reader(state, handle), preload?, truth, times) do
+        case Expected.expected(record, reader(state, handle), preload?, truth, times) do
           {_, tier} when tier != :dark ->
             if Atom.to_string(tier) == shown,
               do: nil,

@@ -1,6 +1,8 @@
 # The fuzzer shared by test/openagents_policy/fuzz_test.exs (a bounded run in
-# `mix test`), test/openagents_policy/concurrency_test.exs and scripts/fuzz.exs
-# (a long run). Each loads it with `Code.require_file/1` (once per VM).
+# `mix test`), test/openagents_policy/concurrency_test.exs, and the longer
+# runs of scripts/fuzz.exs and scripts/parity.exs. Compiled with the rest of
+# test/support under MIX_ENV=test; the scripts, which run where test/support
+# is not compiled, load it through scripts/test_support.exs.
 #
 #   * `OpenAgentsPolicy.Fuzz.Gen`: a seeded generator of Erlang terms, biased
 #     towards the library's vocabularies and the host's shapes (nested maps,
@@ -18,18 +20,6 @@
 # and its inputs (1 MB binaries, 5 000-element lists, pids) would make
 # shrinking most of a failing run. The property of fuzz_test.exs generates
 # its calls with StreamData, holds them to `Fuzz.check/1`, and shrinks.
-
-# The oracle, the host's vocabularies and the host stand-ins (each defined
-# only where the VM has none), where test/support is not compiled (`make
-# fuzz` runs under MIX_ENV=bench, where the oracle's Jason is a dependency).
-
-for {module, file} <- [
-      {OpenAgentsPolicy.Test.Upstream, "oracle/upstream.ex"},
-      {OpenAgentsPolicy.SeedRules, "oracle/seed_rules.ex"},
-      {OpenAgentsPolicy.Test.Assignment, "host.ex"}
-    ],
-    not Code.ensure_loaded?(module),
-    do: Code.require_file("../test/support/" <> file, __DIR__)
 
 defmodule OpenAgentsPolicy.Fuzz.Gen do
   @moduledoc false

@@ -16,8 +16,8 @@
 # Run from anywhere: paths are relative to the repository root.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-APP="$ROOT/examples/host_app"
+APP="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$APP/../.." && pwd)"
 NIF=libopenagents_policy_nif
 PORT=${HOST_CHECK_PORT:-4791}
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/release_check.XXXXXX")"
@@ -28,17 +28,17 @@ export RELEASE_NODE="host_check_$$_$RANDOM" RELEASE_COOKIE="release_check_$$_$RA
 export OPENAGENTS_PG_STARTED="$WORK/pg_started"
 cleanup() {
   if [[ -n $DAEMON ]]; then "$DAEMON" stop >/dev/null 2>&1 || true; fi
-  "$ROOT/scripts/postgres.sh" stop-started || true
+  "$APP/scripts/postgres.sh" stop-started || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 trap 'printf "\nFAIL: line %s: %s\n" "$LINENO" "$BASH_COMMAND" >&2' ERR
 
 # shellcheck source=castle_sys_config.sh
-. "$ROOT/scripts/castle_sys_config.sh"
+. "$APP/scripts/castle_sys_config.sh"
 # The prebuilt path is tested in (c) only; (a) and (b) build with cargo.
 unset OPENAGENTS_POLICY_NIF_PATH
-: "${DATABASE_URL:=$("$ROOT/scripts/postgres.sh" start)}"
+: "${DATABASE_URL:=$("$APP/scripts/postgres.sh" start)}"
 export DATABASE_URL
 
 START=$SECONDS

@@ -3,12 +3,12 @@
 # prints its path. It goes to its own target directory (target/panic_probe),
 # so it never replaces the library that `mix compile` builds and installs.
 #
-#   scripts/faults/probe_nif.sh            -> .../target/panic_probe/release/libopenagents_policy_nif.so
-#   scripts/faults/probe_nif.sh install D  also puts it in place of every
+#   scripts/probe_nif.sh            -> .../target/panic_probe/release/libopenagents_policy_nif.so
+#   scripts/probe_nif.sh install D  also puts it in place of every
 #                                          libopenagents_policy_nif*.so under D
 #                                          (a copy of a built app or a release)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 
 dir="${CARGO_TARGET_DIR:-$PWD/target}/panic_probe"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Faults against the example host's production release: load,
-# crash mid-write, the database going away, a panic in the core.
+# crash mid-write, the database going away, a panic in the core. Paths are
+# examples/host_app's; it runs from any directory.
 #
 #   scripts/faults/run.sh load    [--clients 50] [--duration 60]   two identical runs, RSS
 #   scripts/faults/run.sh crash   [--kills 20]                     kill -9 during POSTs
@@ -15,11 +16,11 @@
 # (default 4891). Each mode prints its figures and exits 1 when a check fails.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+APP="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+ROOT="$(cd "$APP/../.." && pwd)"
 # shellcheck source=../castle_sys_config.sh
-. "$ROOT/scripts/castle_sys_config.sh"
-APP="$ROOT/examples/host_app"
-FAULTS="$ROOT/scripts/faults"
+. "$APP/scripts/castle_sys_config.sh"
+FAULTS="$APP/scripts/faults"
 PG_PORT=${FAULTS_PG_PORT:-5499}
 PORT=${FAULTS_PORT:-4891}
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -48,7 +49,7 @@ fail() {
 export OPENAGENTS_PG_STARTED="$WORK/pg_started"
 cleanup() {
   if [[ -n $BIN ]]; then "$BIN" stop >/dev/null 2>&1 || true; fi
-  "$ROOT/scripts/postgres.sh" stop-started || true
+  "$APP/scripts/postgres.sh" stop-started || true
   if [[ -n ${FAULTS_KEEP:-} ]]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
@@ -57,7 +58,7 @@ now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 
 # ── PostgreSQL, ours alone ───────────────────────────────────────────────
-pg() { "$ROOT/scripts/postgres.sh" "$1" "$PG_PORT" 2>/dev/null; }
+pg() { "$APP/scripts/postgres.sh" "$1" "$PG_PORT" 2>/dev/null; }
 sql() { psql "$DATABASE_URL" -X -At -q -v ON_ERROR_STOP=1 -c "$1"; }
 
 # ── the release ──────────────────────────────────────────────────────────
@@ -319,7 +320,7 @@ mode_panic() {
   compile_client
   release_copy "$WORK/rel"
   cp -a "$WORK/rel" "$WORK/probe"
-  "$FAULTS/probe_nif.sh" install "$WORK/probe" >/dev/null
+  "$ROOT/scripts/probe_nif.sh" install "$WORK/probe" >/dev/null
   cmp -s "$(find "$WORK/rel" -name 'libopenagents_policy_nif*.so')" \
     "$(find "$WORK/probe" -name 'libopenagents_policy_nif*.so')" &&
     fail "the probe library is the shipped one"
