@@ -8,22 +8,27 @@ export LANG := C.UTF-8
 export LC_ALL := C.UTF-8
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: demo check tools rust-checks elixir-checks docs-checks parity bench bench-host fuzz \
+.PHONY: demo check tools deps rust-checks elixir-checks docs-checks parity bench bench-host fuzz \
 	precompiled precompiled-check reference
 
 tools:
 	@scripts/ensure_tools.sh
-	@# Test and doc dependencies: from the offline mirror when HEX_VENDOR_DIR
-	@# names one (path deps, nothing to fetch), else from Hex.
-	@if [ -z "$${HEX_VENDOR_DIR:-}" ]; then mix deps.get; fi
 
+# Test, doc and bench dependencies: from the offline mirror when
+# HEX_VENDOR_DIR names one (path deps, nothing to fetch), else from Hex; with
+# neither, it says so and what to do (scripts/ensure_deps.sh).
+deps: tools
+	@scripts/ensure_deps.sh
+
+# MIX_ENV=demo has no dependencies (mix.exs), so the demo needs Elixir and
+# cargo only: no Hex, no deps.get.
 demo: tools
-	@mix compile
-	@mix openagents_policy.show
+	@MIX_ENV=demo mix compile
+	@MIX_ENV=demo mix openagents_policy.show
 
 # The library's own checks, then the example host's (examples/host_app/Makefile:
 # its suite and release, a hot upgrade under load, the fault runs).
-check: tools rust-checks elixir-checks docs-checks
+check: deps rust-checks elixir-checks docs-checks
 	scripts/dialyzer.sh
 	@$(MAKE) --no-print-directory precompiled-check
 	scripts/panic_check.sh
@@ -68,23 +73,23 @@ REFERENCE := ../shared/reference/load.exs
 reference:
 	@test -f $(REFERENCE) || { echo "needs the seeds beside the checkout: $(REFERENCE) is missing" >&2; exit 1; }
 
-parity: tools reference
+parity: deps reference
 	mix run scripts/parity.exs
 
 # Seed vs library with Benchee (MIX_ENV=bench: compiled as a host compiles it).
-bench: tools reference
+bench: deps reference
 	MIX_ENV=bench mix run bench/run.exs
 
 # The library's share of a real request: the example host on PostgreSQL over
 # HTTP (bench/host_requests.exs). Its own database (HOST_BENCH_DATABASE_URL,
 # seeded once and kept) and port (HOST_BENCH_PORT); needs ../shared/reference.
-bench-host: tools reference
-	cd examples/host_app && if [ -z "$${HEX_VENDOR_DIR:-}" ]; then MIX_ENV=bench mix deps.get; fi
+bench-host: deps reference
+	scripts/ensure_deps.sh examples/host_app bench
 	cd examples/host_app && MIX_ENV=bench mix run --no-start ../../bench/host_requests.exs
 
 
 # A million calls held to the tests' oracle, with the VM's memory measured
 # flat across them; then the core's own fuzz test, longer.
-fuzz: tools
+fuzz: deps
 	MIX_ENV=bench mix run scripts/fuzz.exs 1000000
 	OPENAGENTS_FUZZ_CASES=200000 cargo test --release -p openagents_policy --test fuzz

@@ -72,7 +72,7 @@ defmodule OpenAgentsPolicy.MixProject do
       # ebin/openagents_policy.appup, after (it lists the compiled modules).
       compilers: [:openagents_policy_nif] ++ Mix.compilers() ++ [:openagents_policy_appup],
       elixirc_paths: elixirc_paths(Mix.env()),
-      deps: vendor(deps()),
+      deps: vendor(deps(Mix.env())),
       description: "OpenAgents delegation and disclosure policy, implemented in Rust as a NIF.",
       package: package(),
       # Where the compiler fetches the precompiled NIFs that the checksum file
@@ -88,8 +88,13 @@ defmodule OpenAgentsPolicy.MixProject do
   def application, do: []
 
   # The library has no dependency at build or run time, so a host never gets a
-  # version conflict from it. These serve its own tests and docs only.
-  defp deps do
+  # version conflict from it. These serve its own tests and docs only. The
+  # demo env (`make demo`) declares none at all: Mix looks every declared
+  # dependency up, whatever its `:only`, and without Hex a Hex dependency
+  # stops it, so the demo builds with Elixir and cargo alone.
+  defp deps(:demo), do: []
+
+  defp deps(_env) do
     [
       # The tests' oracle reads its fixture with Jason; `make bench` and `make
       # fuzz` (MIX_ENV=bench) load the oracle too.
@@ -109,10 +114,11 @@ defmodule OpenAgentsPolicy.MixProject do
   end
 
   # dev/ holds the docs tooling (Report, Pictures and their Mix tasks): compiled
-  # for the library's own docs and tests, never in a host's build (a
-  # dependency compiles as :prod) nor in the package.
+  # for the library's own docs and tests, and for `make demo` (MIX_ENV=demo,
+  # which has no dependencies), never in a host's build (a dependency compiles
+  # as :prod) nor in the package.
   defp elixirc_paths(:test), do: ["lib", "dev", "test/support"]
-  defp elixirc_paths(:dev), do: ["lib", "dev"]
+  defp elixirc_paths(env) when env in [:dev, :demo], do: ["lib", "dev"]
   defp elixirc_paths(_), do: ["lib"]
 
   # `mix docs` (the alias above first redraws guides/assets/*.svg from the core).
@@ -123,6 +129,7 @@ defmodule OpenAgentsPolicy.MixProject do
       extras: [
         "README.md": [title: "Overview"],
         "guides/phoenix.md": [title: "Adding it to a Phoenix app"],
+        "guides/openagents-app.md": [title: "Adopting it in the OpenAgents app"],
         "guides/host-configuration.md": [title: "Host configuration"],
         "guides/releases.md": [title: "Releases and prebuilt libraries"],
         "guides/disclosure-model.md": [title: "The disclosure model"],

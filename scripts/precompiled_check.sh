@@ -9,6 +9,11 @@
 #       and examples/host_app laid in it, compiled from a clean _build with no
 #       cargo, rustc or C compiler on PATH; the time of the library's cold
 #       compile is printed; then the host's suite runs against that library;
+#       then the host's production release is built the way a Dockerfile
+#       builds it (MIX_ENV=prod mix release, still no Rust), and asked for an
+#       answer: the artifact it took, the VM's NIF version and OTP release,
+#       and the release's build time are printed (run in the testing root,
+#       that is the app's own stack: Elixir 1.20, OTP 29, NIF 2.15 artifacts);
 #   (c) each refusal (a digest that differs, an artifact the checksum file
 #       does not list, a tampered cache and download, a 404, an unknown
 #       target): the compile fails naming the file and the way out, and
@@ -106,10 +111,9 @@ rm -rf "$PKG"/native/*/target
 mkdir -p "$PKG/examples"
 cp -a examples/host_app "$PKG/examples/"
 rm -rf "$PKG/examples/host_app/_build" "$PKG/examples/host_app/deps"
-# The host's tests hold it to the seeds' rules through the repository's one
-# oracle (test code, not part of the package), at the path they expect.
-mkdir -p "$PKG/test/support"
-cp -a test/support/oracle "$PKG/test/support/"
+# The host's tests compile nothing from the library's test/ (they compare
+# what the host serves with the library's public API), so the package and
+# the host are all there is.
 HOST="$PKG/examples/host_app"
 
 # PATH without compilers, linkers or Rust: links to everything else.
@@ -155,6 +159,35 @@ echo "cold compile of the library, no cargo, download included: $(((t1 - t0) / 1
 
 echo "-- the host's suite, against the precompiled library"
 host -- mix test 2>&1 | tail -5
+
+echo "-- the host's production release, as a Dockerfile builds it (no cargo, rustc or cc)"
+rm -rf "$WORK/cache"
+r0=$SECONDS
+host MIX_ENV=prod -- mix release --overwrite >"$WORK/release.log" 2>&1 ||
+  { cat "$WORK/release.log"; fail "MIX_ENV=prod mix release failed with no Rust"; }
+taken="$(grep -oE "Downloading http://127.0.0.1:$PORT/dist/[^ ]+" "$WORK/release.log" | sed 's|.*/||')" ||
+  { cat "$WORK/release.log"; fail "the release did not fetch the precompiled library"; }
+echo "  built in $((SECONDS - r0)) s (every prod dependency compiled, the library fetched)"
+echo "  artifact taken: $taken"
+REL="$HOST/_build/prod/rel/host_app"
+shipped=("$REL"/lib/openagents_policy-*/priv/native/libopenagents_policy_nif-*.so)
+[[ ${#shipped[@]} -eq 1 && -f ${shipped[0]} ]] || fail "the release carries no single NIF: ${shipped[*]}"
+cmp -s "${shipped[0]}" "$WORK/lib/${taken%.tar.gz}" || fail "the release's NIF is not the artifact taken"
+# shellcheck source=../examples/host_app/scripts/castle_sys_config.sh
+. "$ROOT/examples/host_app/scripts/castle_sys_config.sh"
+vsn="$(cut -d' ' -f2 "$REL/releases/start_erl.data")"
+(export PATH="$BIN" RELEASE_NODE="precompiled_$$" RELEASE_COOKIE="precompiled_$$_$RANDOM"
+  castle_sys_config "$REL" "$vsn" >/dev/null
+  answer="$(cd "$REL" && bin/host_app eval '
+    IO.puts("  VM: OTP #{System.otp_release()}, erts #{:erlang.system_info(:version)}, " <>
+      "NIF version #{:erlang.system_info(:nif_version)}, Elixir #{System.version()}")
+    IO.puts("  the release answers: clamp(:glass, pulse viewer) = " <>
+      inspect(OpenAgents.Transparency.Ladder.clamp(:glass, %{tier: :pulse})) <>
+      ", seam(box, active, owner) = " <>
+      inspect(OpenAgents.Delegations.Target.seam("box", "active", true)))')" ||
+    fail "the release did not answer"
+  echo "$answer"
+  grep -q 'clamp(:glass, pulse viewer) = :pulse' <<<"$answer" || fail "the release answered wrongly: $answer")
 
 echo "== (c) refusals, each from a clean build of the library"
 refused() { # refused NAME GREP ENV...: the compile fails, says GREP and the way out, installs nothing

@@ -41,20 +41,24 @@ defmodule HostApp.MixProject do
     ]
   end
 
-  # The tests' oracle of the seeds' rules is the library's own, not a copy.
-  defp elixirc_paths(:test),
-    do: ["lib", "test/support", Path.expand("../../test/support/oracle", __DIR__)]
+  # Nothing from the library's test/: the host's tests compare what it serves
+  # with the library's public API, and the library's suite holds the library
+  # to the seeds.
+  defp elixirc_paths(:test), do: ["lib", "test/support"]
 
   defp elixirc_paths(_), do: ["lib"]
 
   # The library under test, from the repository this example lives in: its own
   # Mix compiler builds (or, with OPENAGENTS_POLICY_NIF_PATH, installs) the
-  # NIF. The rest is what a Phoenix 1.7 JSON API on PostgreSQL needs; with
-  # HEX_VENDOR_DIR set they come from that offline mirror, else from Hex.
+  # NIF. The rest is what a Phoenix JSON API on PostgreSQL needs: Phoenix 1.7
+  # on Elixir 1.14, or 1.8 as the OpenAgents app locks it (1.8.11, Elixir
+  # >= 1.15), so each requirement admits both lines. With HEX_VENDOR_DIR set
+  # they come from that offline mirror (a path dep, which overrides the
+  # requirement), else from Hex.
   defp deps do
     [
       {:openagents_policy, path: "../.."},
-      {:phoenix, "~> 1.7.14"},
+      {:phoenix, "~> 1.7.14 or ~> 1.8.0"},
       {:ecto_sql, "~> 3.10"},
       {:postgrex, ">= 0.0.0"},
       {:bandit, "~> 1.5"},

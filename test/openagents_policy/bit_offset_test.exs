@@ -13,10 +13,13 @@ defmodule OpenAgentsPolicy.BitOffsetTest do
 
   doctest OpenAgentsPolicy.Scheduler
 
-  # `bytes` bytes at a bit offset of 1, and the same bytes aligned.
+  # `bytes` bytes at a bit offset of 1 (within their first byte), and the same
+  # bytes aligned. The length travels in the matched binary itself, so the
+  # size is bound inside the match (Elixir 1.20 asks a size from outside it
+  # to be pinned, which Elixir 1.14 does not accept).
   defp shifted(bytes, fill) do
-    <<_::1, shifted::binary-size(bytes), _::7>> =
-      <<0::1, :binary.copy(fill, bytes)::binary, 0::7>>
+    <<length::32, _::1, shifted::binary-size(length), _::7>> =
+      <<bytes::32, 0::1, :binary.copy(fill, bytes)::binary, 0::7>>
 
     {shifted, :binary.copy(shifted)}
   end

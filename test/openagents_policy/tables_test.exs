@@ -132,7 +132,7 @@ defmodule OpenAgentsPolicy.TablesTest do
         end
       end
 
-      assert_raise FunctionClauseError, fn -> WorkDisclosure.tier_for(:changelog, :id) end
+      assert_raise FunctionClauseError, fn -> WorkDisclosure.tier_for(unknown_family(), :id) end
     end
 
     test "fields_at/2 over every family and every tier word, and the core's answer off them" do
@@ -146,7 +146,9 @@ defmodule OpenAgentsPolicy.TablesTest do
                inspect({family, tier})
       end
 
-      assert_raise FunctionClauseError, fn -> WorkDisclosure.fields_at(:changelog, :glass) end
+      assert_raise FunctionClauseError, fn ->
+        WorkDisclosure.fields_at(unknown_family(), :glass)
+      end
     end
 
     test "project/3 over every family and tier word, on sources with and without each field" do
@@ -256,4 +258,9 @@ defmodule OpenAgentsPolicy.TablesTest do
       end
     end
   end
+
+  # A family the schedule does not have, read at run time as a host's data
+  # would bring it: the call under test is the one a host makes, not one the
+  # compiler can already see has no clause.
+  defp unknown_family, do: String.to_atom("changelog")
 end

@@ -16,7 +16,15 @@ config :host_app, HostAppWeb.Endpoint,
 
 config :phoenix, :json_library, Jason
 
-config :logger, :console, format: "$time $metadata[$level] $message\n", metadata: [:request_id]
+# Elixir 1.15 and later configure the default handler's formatter (what
+# Phoenix 1.8's generator writes); 1.14 has only the :console backend.
+if Version.match?(System.version(), ">= 1.15.0") do
+  config :logger, :default_formatter,
+    format: "$time $metadata[$level] $message\n",
+    metadata: [:request_id]
+else
+  config :logger, :console, format: "$time $metadata[$level] $message\n", metadata: [:request_id]
+end
 
 # The host modules the library calls are its defaults (OpenAgents.Accounts,
 # OpenAgents.Repositories, OpenAgents.Transparency.ArtifactLink,

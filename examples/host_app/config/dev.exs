@@ -19,7 +19,10 @@ config :host_app, HostAppWeb.Endpoint,
   debug_errors: false,
   secret_key_base: "dev-only-secret-key-base-of-the-example-host-app-not-for-production-use"
 
-config :logger, :console, format: "[$level] $message\n"
+if Version.match?(System.version(), ">= 1.15.0"),
+  do: config(:logger, :default_formatter, format: "[$level] $message\n"),
+  else: config(:logger, :console, format: "[$level] $message\n")
+
 config :phoenix, :stacktrace_depth, 20
 config :phoenix, :plug_init_mode, :runtime
 

@@ -133,7 +133,7 @@ done_section
 
 section "(a) compile host_app with its tests (--warnings-as-errors) and run its suite"
 cd "$APP"
-[[ -n ${HEX_VENDOR_DIR:-} ]] || mix deps.get
+"$ROOT/scripts/ensure_deps.sh" "$APP"
 mix format --check-formatted
 MIX_ENV=test mix compile --warnings-as-errors
 mix test --warnings-as-errors

@@ -1,6 +1,6 @@
 defmodule HostAppWeb.Router do
   @moduledoc "The JSON API: see examples/host_app/README.md for each route."
-  use Phoenix.Router
+  use HostAppWeb, :router
 
   pipeline :api do
     plug :accepts, ["json"]

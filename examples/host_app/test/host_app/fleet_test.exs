@@ -3,13 +3,15 @@ defmodule HostApp.FleetTest do
   use HostApp.DataCase, async: true
 
   alias HostApp.{Fixtures, Fleet}
-  alias OpenAgentsPolicy.SeedRules
+  alias OpenAgents.Box.ConversationBox
+  alias OpenAgents.Delegations.Target
+  alias OpenAgents.Work.Job
 
   # Every job status, plus the in-flight cancel word the vocabulary lacks.
-  @statuses SeedRules.job_statuses() ++ ["stopping"]
+  @statuses Job.statuses() ++ ["stopping"]
 
   defp fleet(user, reach, extra \\ 0) do
-    box_states = SeedRules.box_states() ++ ["queued"]
+    box_states = ConversationBox.states() ++ ["queued"]
 
     computers =
       for n <- 0..(31 + extra) do
@@ -38,12 +40,10 @@ defmodule HostApp.FleetTest do
     assert panel.hidden == %{boxes: 0, queued: 0, computers: 0}
 
     for {box, entry} <- Enum.zip(fleet.boxes, panel.boxes) do
-      lifecycle = SeedRules.box_lifecycle(box.state)
       assert entry["ref"] == "box:" <> box.id
-      assert entry["seam"]["lifecycle"] == lifecycle
+      assert entry["seam"] == Target.seam("box", Target.box_lifecycle(box.state), true)
       assert entry["seam"]["custody"] == "openagents_managed"
       assert entry["seam"]["runtime_class"] == nil
-      assert entry["seam"]["capabilities"] == SeedRules.capabilities(lifecycle, true)
     end
 
     # A fan-out item not yet admitted is the only thing that reads `queued`,
@@ -61,23 +61,17 @@ defmodule HostApp.FleetTest do
     end
 
     for {computer, entry} <- Enum.zip(fleet.computers, panel.computers) do
-      lifecycle = SeedRules.computer_lifecycle(computer.machine, computer.online?)
-      assert entry["seam"]["lifecycle"] == lifecycle
+      lifecycle = Target.computer_lifecycle(computer.machine, computer.online?)
+      assert entry["seam"] == Target.seam("computer", lifecycle, true)
       assert entry["seam"]["custody"] == "customer_premises"
       assert entry["seam"]["runtime_class"] == "connected"
-      assert entry["seam"]["capabilities"] == SeedRules.capabilities(lifecycle, true)
 
       job = computer.latest_job
-      delegation = SeedRules.job_lifecycle(job.status)
 
       assert entry["delegation"] == %{
                "job_id" => job.id,
                "status" => job.status,
-               "seam" => %{
-                 "lifecycle" => delegation,
-                 "capabilities" =>
-                   if(SeedRules.cancellable?(delegation), do: ["cancel"], else: [])
-               }
+               "seam" => job.status |> Target.job_lifecycle() |> Target.delegation_seam()
              }
     end
   end

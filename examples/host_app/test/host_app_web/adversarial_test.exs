@@ -9,8 +9,9 @@ defmodule HostAppWeb.AdversarialTest do
   `SECRET` (every never-listed text column of the world holds it) in any
   byte, nor any never-listed id; and no record above its tier. The tier each
   record must be shown at is computed from the database as the request
-  finds it, by the seeds' rules (`OpenAgentsPolicy.SeedRules.effective_tier/4`, with
-  the reader's relationship to the record's own repository), and the fields
+  finds it: what the library decides (`WorkDisclosure.effective_tier/2` of the
+  record, for the descriptor of the reader's relationship to the record's own
+  repository, `HostApp.DataCase.descriptor/2`), and the fields
   each record may carry are the library's schedule at that tier
   (`WorkDisclosure.fields_at/2`). A record dark to the reader, revoked or by
   its tier, appears nowhere: not its id, nor its work job's, evidence's or
@@ -24,7 +25,6 @@ defmodule HostAppWeb.AdversarialTest do
 
   import Ecto.Query
   alias HostApp.Attempts
-  alias OpenAgentsPolicy.SeedRules
   alias OpenAgents.Forge.{Assignment, Issue, IssueEvidence}
   alias OpenAgents.Repositories.{Membership, Repository}
   alias OpenAgents.Traces.Trace
@@ -134,9 +134,8 @@ defmodule HostAppWeb.AdversarialTest do
     do: if(MapSet.member?(truth.members, {repository_id, user.id}), do: :member, else: :stranger)
 
   defp tier_of(truth, reader, user, record) do
-    link = record.artifact_link || :none
     role = role(truth, reader, user, record.repository_id)
-    SeedRules.effective_tier(role, user && user.id, link, record.transparency_tier)
+    WorkDisclosure.effective_tier(record, descriptor(role, user))
   end
 
   # Every id the reader may not see: of attempts dark to them and of their

@@ -2,26 +2,15 @@ defmodule HostAppWeb.AttemptShowTest do
   @moduledoc "GET /api/attempts/:id: the item plus its evidence and traces, each at its own tier."
   use HostAppWeb.ConnCase, async: true
 
-  alias OpenAgentsPolicy.SeedRules
   alias OpenAgents.Traces.Trace
 
   setup :seeded
 
   defp show(ctx, reader, id), do: request_as(ctx.readers[reader], :get, "/api/attempts/#{id}")
 
-  defp names(atoms), do: atoms |> Enum.map(&Atom.to_string/1) |> Enum.sort()
-
   test "each reader gets the item, its evidence and its trace at the tiers the rules give", ctx do
     for reader <- readers(), attempt <- ctx.attempts do
-      link = attempt.artifact_link || :none
-
-      tier =
-        SeedRules.effective_tier(
-          reader,
-          reader_id(ctx.readers, reader),
-          link,
-          attempt.transparency_tier
-        )
+      tier = decided_tier(ctx.readers, reader, attempt)
 
       conn = show(ctx, reader, attempt.id)
 
@@ -32,14 +21,14 @@ defmodule HostAppWeb.AttemptShowTest do
         assert Enum.sort(Map.keys(data)) == ~w(attempt evidence tier traces work_job)
         assert data["tier"] == Atom.to_string(tier)
         assert data["attempt"]["id"] == attempt.id
-        assert Enum.sort(Map.keys(data["attempt"])) == names(SeedRules.fields(:attempt, tier))
+        assert Enum.sort(Map.keys(data["attempt"])) == field_names(:attempt, tier)
 
         # The seeded evidence row shares its attempt's link and tier column.
         assert [edge] = data["evidence"]
-        assert Enum.sort(Map.keys(edge)) == names(SeedRules.fields(:evidence, tier))
+        assert Enum.sort(Map.keys(edge)) == field_names(:evidence, tier)
         # The trace is read at its attempt's tier.
         assert [trace] = data["traces"]
-        assert Enum.sort(Map.keys(trace)) == names(SeedRules.fields(:trace, tier))
+        assert Enum.sort(Map.keys(trace)) == field_names(:trace, tier)
         assert trace["schema_version"] == "ATIF-v1.7"
         assert trace["step_count"] == 3
       end
@@ -71,7 +60,7 @@ defmodule HostAppWeb.AttemptShowTest do
 
     for reader <- [:anonymous, :stranger] do
       %{"data" => %{"evidence" => [edge]}} = show(ctx, reader, linked.id) |> json!(200)
-      assert Enum.sort(Map.keys(edge)) == names(SeedRules.fields(:evidence, :pulse))
+      assert Enum.sort(Map.keys(edge)) == field_names(:evidence, :pulse)
     end
   end
 

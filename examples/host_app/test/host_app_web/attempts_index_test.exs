@@ -2,8 +2,6 @@ defmodule HostAppWeb.AttemptsIndexTest do
   @moduledoc "GET /api/repositories/:slug/attempts on the seeded world, for the five readers."
   use HostAppWeb.ConnCase, async: true
 
-  alias OpenAgentsPolicy.SeedRules
-
   setup :seeded
 
   @path "/api/repositories/acme-widgets/attempts"
@@ -12,18 +10,11 @@ defmodule HostAppWeb.AttemptsIndexTest do
     ctx.readers[reader] |> request_as(:get, @path <> query) |> json!(200) |> Map.fetch!("data")
   end
 
-  # What upstream.md's rules give `reader` for each seeded attempt, with its
-  # link as loaded (or :not_loaded); dark ones are left off the page.
-  defp expected(ctx, reader, loaded?) do
+  # The tier the library decides for `reader` on each seeded attempt, its
+  # link loaded; dark ones are left off the page.
+  defp expected(ctx, reader) do
     for attempt <- ctx.attempts,
-        link = if(loaded?, do: attempt.artifact_link || :none, else: :not_loaded),
-        tier =
-          SeedRules.effective_tier(
-            reader,
-            reader_id(ctx.readers, reader),
-            link,
-            attempt.transparency_tier
-          ),
+        tier = decided_tier(ctx.readers, reader, attempt),
         tier != :dark,
         do: {attempt, tier}
   end
@@ -32,15 +23,15 @@ defmodule HostAppWeb.AttemptsIndexTest do
     @reader reader
     test "#{reader} reads each attempt at its tier, with exactly that tier's fields", ctx do
       items = page(ctx, @reader)
-      expected = expected(ctx, @reader, true)
+      expected = expected(ctx, @reader)
 
       assert Enum.map(items, &{&1["attempt"]["id"], &1["tier"]}) ==
                Enum.map(expected, fn {a, tier} -> {a.id, Atom.to_string(tier)} end)
 
       for {item, {attempt, tier}} <- Enum.zip(items, expected) do
         assert Enum.sort(Map.keys(item)) == ~w(attempt tier work_job)
-        assert Enum.sort(Map.keys(item["attempt"])) == names(SeedRules.fields(:attempt, tier))
-        assert Enum.sort(Map.keys(item["work_job"])) == names(SeedRules.fields(:work_job, tier))
+        assert Enum.sort(Map.keys(item["attempt"])) == field_names(:attempt, tier)
+        assert Enum.sort(Map.keys(item["work_job"])) == field_names(:work_job, tier)
 
         assert_values(item["attempt"], attempt,
           requester_kind: attempt.requesting_principal["type"]
@@ -84,7 +75,7 @@ defmodule HostAppWeb.AttemptsIndexTest do
       items = page(ctx, reader, query)
 
       assert Enum.map(items, &{&1["attempt"]["id"], &1["tier"]}) ==
-               Enum.map(expected(ctx, reader, true), fn {a, tier} ->
+               Enum.map(expected(ctx, reader), fn {a, tier} ->
                  {a.id, Atom.to_string(tier)}
                end)
 
@@ -152,7 +143,7 @@ defmodule HostAppWeb.AttemptsIndexTest do
       created = more(ctx, 52)
 
       for reader <- readers() do
-        whole = Enum.map(expected(ctx, reader, true), fn {a, _} -> a.id end) ++ created
+        whole = Enum.map(expected(ctx, reader), fn {a, _} -> a.id end) ++ created
         %{"data" => first, "next" => next} = body(ctx, reader, "")
         assert length(first) == 50
         assert Enum.map(first, & &1["attempt"]["id"]) == Enum.take(whole, 50)
@@ -167,7 +158,7 @@ defmodule HostAppWeb.AttemptsIndexTest do
       created = more(ctx, 7)
 
       for reader <- readers(), limit <- [1, 2, 3, 10, 200] do
-        whole = Enum.map(expected(ctx, reader, true), fn {a, _} -> a.id end) ++ created
+        whole = Enum.map(expected(ctx, reader), fn {a, _} -> a.id end) ++ created
         pages = walk(ctx, reader, limit)
         assert pages |> List.flatten() |> Enum.map(& &1["attempt"]["id"]) == whole
         # Dark attempts cost reads, never an empty page: only the last may be short.
@@ -252,8 +243,6 @@ defmodule HostAppWeb.AttemptsIndexTest do
     ids = Enum.map(page(ctx, :member), & &1["attempt"]["id"])
     assert Enum.take(ids, -length(created)) == created
   end
-
-  defp names(atoms), do: atoms |> Enum.map(&Atom.to_string/1) |> Enum.sort()
 
   # Each published value is the record's own, by field name (JSON-encoded).
   defp assert_values(published, record, computed) do

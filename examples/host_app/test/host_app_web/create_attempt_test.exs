@@ -49,19 +49,12 @@ defmodule HostAppWeb.CreateAttemptTest do
       %{"data" => %{"attempt" => %{"id" => id}, "tier" => "glass"}} =
         create(ctx, requester, %{issue_number: 1, target_kind: "box"}) |> json!(201)
 
-      link =
-        Repo.get!(Assignment, id) |> Repo.preload(:artifact_link) |> Map.fetch!(:artifact_link)
+      attempt = Repo.get!(Assignment, id) |> Repo.preload(:artifact_link)
 
       for reader <- readers() do
         %{"data" => items} = request_as(ctx.readers[reader], :get, path) |> json!(200)
 
-        expected =
-          OpenAgentsPolicy.SeedRules.effective_tier(
-            reader,
-            reader_id(ctx.readers, reader),
-            link,
-            "ledger"
-          )
+        expected = decided_tier(ctx.readers, reader, attempt)
 
         assert Enum.find(items, &(&1["attempt"]["id"] == id))["tier"] == Atom.to_string(expected)
       end

@@ -3,24 +3,21 @@ defmodule HostAppWeb.DelegationsTest do
   use HostAppWeb.ConnCase, async: true
 
   import Ecto.Query, only: [where: 2]
-  alias OpenAgentsPolicy.SeedRules
+  alias OpenAgents.Delegations.Target
   alias OpenAgents.Work.Job
 
   setup :seeded
 
-  test "every job status, and the in-flight cancel word, reads its delegation seam", ctx do
+  test "every job status, and the in-flight cancel word, serves the library's delegation seam",
+       ctx do
     [linked | _] = ctx.attempts
 
-    for status <- SeedRules.job_statuses() ++ ["stopping"] do
+    for status <- Job.statuses() ++ ["stopping"] do
       {1, _} = Repo.update_all(where(Job, id: ^linked.work_job_id), set: [status: status])
-      lifecycle = SeedRules.job_lifecycle(status)
+      seam = status |> Target.job_lifecycle() |> Target.delegation_seam()
 
-      assert request_as(nil, :get, "/api/delegations/#{linked.work_job_id}") |> json!(200) == %{
-               "data" => %{
-                 "lifecycle" => lifecycle,
-                 "capabilities" => if(SeedRules.cancellable?(lifecycle), do: ["cancel"], else: [])
-               }
-             }
+      assert request_as(nil, :get, "/api/delegations/#{linked.work_job_id}") |> json!(200) ==
+               %{"data" => seam}
     end
   end
 

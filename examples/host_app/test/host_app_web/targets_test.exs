@@ -3,7 +3,7 @@ defmodule HostAppWeb.TargetsTest do
   use HostAppWeb.ConnCase, async: false
 
   alias HostApp.{Presence}
-  alias OpenAgentsPolicy.SeedRules
+  alias OpenAgents.Delegations.Target
 
   setup :seeded
 
@@ -61,17 +61,10 @@ defmodule HostAppWeb.TargetsTest do
     refute conn.resp_body =~ ctx.readers.owner.id
   end
 
-  # The seam the seeds' rules give a target of `kind` whose substrate word
-  # reads `lifecycle_word` (a Box state, or a computer lifecycle).
+  # The seam the library decides for a target of `kind` whose substrate word
+  # is `word` (a Box state, or a computer lifecycle).
   defp seam(kind, word, authorized?) do
-    lifecycle = if kind == "box", do: SeedRules.box_lifecycle(word), else: word
-
-    %{
-      "custody" => SeedRules.custody(kind),
-      "runtime_class" => SeedRules.runtime_class(kind),
-      "lifecycle" => lifecycle,
-      "capabilities" => SeedRules.capabilities(lifecycle, authorized?),
-      "unavailable_reason" => SeedRules.unavailable_reason(lifecycle, authorized?)
-    }
+    lifecycle = if kind == "box", do: Target.box_lifecycle(word), else: word
+    Target.seam(kind, lifecycle, authorized?)
   end
 end

@@ -12,7 +12,18 @@ defmodule HostAppWeb.ConnCase do
     quote do
       import Phoenix.ConnTest
       import HostAppWeb.ConnCase
-      import HostApp.DataCase, only: [readers: 0, reader_id: 2, seeded: 1, hidden_ids: 2]
+
+      import HostApp.DataCase,
+        only: [
+          readers: 0,
+          reader_id: 2,
+          seeded: 1,
+          hidden_ids: 2,
+          descriptor: 2,
+          decided_tier: 3,
+          field_names: 2
+        ]
+
       alias OpenAgents.Repo
       @endpoint HostAppWeb.Endpoint
     end

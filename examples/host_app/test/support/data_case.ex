@@ -15,6 +15,7 @@ defmodule HostApp.DataCase do
   alias Ecto.Adapters.SQL.Sandbox
   alias OpenAgents.Forge.Assignment
   alias OpenAgents.Repo
+  alias OpenAgents.Transparency.WorkDisclosure
 
   using do
     quote do
@@ -50,6 +51,31 @@ defmodule HostApp.DataCase do
 
   @doc "`reader`'s account id, `nil` for the anonymous reader."
   def reader_id(readers, reader), do: readers[reader] && readers[reader].id
+
+  @doc """
+  The viewer descriptor a reader of the relationship `role` (`:anonymous`,
+  `:stranger`, `:member`, `:owner`, `:operator`) to a repository has, written
+  out as the app's `WorkDisclosure.viewer/2` contract states it (upstream.md),
+  not asked of the host: the tests compare what the host serves with what the
+  library decides for this descriptor. An owner of attempts who is not a
+  member reads as any other user.
+  """
+  def descriptor(:anonymous, _user), do: %{account_id: nil, tier: :pulse}
+  def descriptor(:operator, user), do: %{account_id: user.id, tier: :glass, admin: true}
+  def descriptor(:member, user), do: %{account_id: user.id, tier: :ledger}
+  def descriptor(_stranger_or_owner, user), do: %{account_id: user.id, tier: :pulse}
+
+  @doc """
+  The tier the library decides `reader` (of the seeded world, in its
+  repository) reads `record` at: `WorkDisclosure.effective_tier/2` of the
+  record as loaded, for the reader's descriptor.
+  """
+  def decided_tier(readers, reader, record),
+    do: WorkDisclosure.effective_tier(record, descriptor(reader, readers[reader]))
+
+  @doc "The JSON keys `family` publishes at `tier`: the library's `fields_at/2`, as sorted strings."
+  def field_names(family, tier),
+    do: family |> WorkDisclosure.fields_at(tier) |> Enum.map(&Atom.to_string/1) |> Enum.sort()
 
   @doc """
   Every value of a never-listed column in the seeded world that no scheduled

@@ -5,6 +5,10 @@ defmodule OpenAgents.Box.ConversationBox do
   """
   use OpenAgents.Schema
 
+  # The host's Box vocabulary, in its declaration order (the app's
+  # `Box.ConversationBox.states/0`).
+  @states ~w(init provisioning provisioned cloning ready idle running archiving archived error)
+
   schema "conversation_boxes" do
     belongs_to :user, OpenAgents.Accounts.User
     belongs_to :conversation, OpenAgents.Chat.Conversation
@@ -14,4 +18,8 @@ defmodule OpenAgents.Box.ConversationBox do
   end
 
   @type t :: %__MODULE__{}
+
+  @doc "Every Box state, in declaration order: the words `state` holds."
+  @spec states() :: [String.t()]
+  def states, do: @states
 end

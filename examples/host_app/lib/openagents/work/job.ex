@@ -11,6 +11,10 @@ defmodule OpenAgents.Work.Job do
   # The bounds half of `budget_snapshot`: what `budget` publishes at `ledger`.
   @bounds ~w(wall_clock_seconds max_report_bytes max_prompt_bytes)
 
+  # The host's job vocabulary, in its declaration order (the app's
+  # `Work.Job.statuses/0`); `"stopping"` is deliberately not in it.
+  @statuses ~w(queued running completed failed interrupted budget_exhausted cancelled)
+
   schema "work_jobs" do
     belongs_to :conversation, OpenAgents.Chat.Conversation
     field :owner_visitor_id, :string
@@ -42,6 +46,10 @@ defmodule OpenAgents.Work.Job do
   end
 
   @type t :: %__MODULE__{}
+
+  @doc "Every job status, in declaration order (not `\"stopping\"`, the in-flight cancel's word)."
+  @spec statuses() :: [String.t()]
+  def statuses, do: @statuses
 
   @doc "The wall clock, report ceiling and prompt ceiling of the job's budget snapshot."
   @spec budget_bounds(t()) :: map() | nil
