@@ -34,6 +34,8 @@ rust-checks:
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo test --workspace
+	@# The decision digest moved by a rule changed in the core's source (a test-only feature).
+	cargo test -p openagents_policy --features fingerprint_probe --test fingerprint
 
 elixir-checks:
 	mix format --check-formatted

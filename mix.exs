@@ -125,7 +125,7 @@ defmodule OpenAgentsPolicy.MixProject do
           OpenAgents.Transparency.Ladder
         ],
         "Host boundary": [OpenAgentsPolicy.Host, OpenAgentsPolicy.Scheduler],
-        "Hot upgrades": [OpenAgentsPolicy.Upgrade],
+        "Hot upgrades": [OpenAgentsPolicy, OpenAgentsPolicy.Upgrade],
         # dev/: the library's own docs tooling, not in the package.
         "Docs tooling (dev only)": [
           Mix.Tasks.OpenagentsPolicy.Show,

@@ -88,6 +88,7 @@ macro_rules! on_either_scheduler {
 mod decode;
 mod disclosure;
 mod fast;
+mod fingerprint;
 mod target;
 mod text;
 mod words;
