@@ -62,6 +62,16 @@ defmodule OpenAgentsPolicy do
   end
 
   @doc """
+  The `:decision_digest` of `fingerprint/0` alone: cheap (computed once per
+  loaded NIF library), for a host that names it on every response.
+
+      iex> OpenAgentsPolicy.decision_digest() == OpenAgentsPolicy.fingerprint().decision_digest
+      true
+  """
+  @spec decision_digest() :: String.t()
+  def decision_digest, do: from_core(OpenAgentsPolicy.Native.decision_digest())
+
+  @doc """
   The canonical JSON document `:decision_digest` is the SHA-256 of: every
   finite-domain decision, as the Rust core writes it.
 
@@ -71,8 +81,6 @@ defmodule OpenAgentsPolicy do
   """
   @spec decisions_json() :: String.t()
   def decisions_json, do: from_core(OpenAgentsPolicy.Native.decision_json())
-
-  defp decision_digest, do: from_core(OpenAgentsPolicy.Native.decision_digest())
 
   defp from_core(answer) when is_binary(answer), do: answer
 
