@@ -1,14 +1,19 @@
-# The NIF compiler must exist before lib/ is compiled, so it is a script that
-# mix.exs loads rather than a module of the library (.exs: not compiled twice).
-# Compiling it would cost every Mix command (a host's too) about a third of a
-# second, so its compiled modules are kept under _build/nif_compiler, named by
-# the script's digest, the OTP release and the Elixir version (a build tree
-# may be shared by two toolchains), and loaded from there while all three are
-# unchanged. A cache file that cannot be read or loaded is compiled again.
+# The NIF compiler must exist before lib/ is compiled, so it is a set of
+# scripts that mix.exs loads rather than modules of the library (.exs: not
+# compiled twice): the task, and its jobs under lib/mix/openagents_policy/.
+# Compiling them would cost every Mix command (a host's too) about a third of
+# a second, so their compiled modules are kept under _build/nif_compiler,
+# named by the scripts' digest, the OTP release and the Elixir version (a
+# build tree may be shared by two toolchains), and loaded from there while
+# all three are unchanged. A cache file that cannot be read or loaded is
+# compiled again.
 unless Code.ensure_loaded?(Mix.Tasks.Compile.OpenagentsPolicyNif) do
-  script = Path.join(__DIR__, "lib/mix/tasks/compile.openagents_policy_nif.exs")
-  source = File.read!(script)
-  digest = Base.encode16(:erlang.md5(source), case: :lower)
+  scripts =
+    [Path.join(__DIR__, "lib/mix/tasks/compile.openagents_policy_nif.exs")] ++
+      Enum.sort(Path.wildcard(Path.join(__DIR__, "lib/mix/openagents_policy/*.exs")))
+
+  sources = Enum.map(scripts, &{&1, File.read!(&1)})
+  digest = Base.encode16(:erlang.md5(:erlang.term_to_binary(sources)), case: :lower)
   key = "#{digest}-otp#{System.otp_release()}-elixir#{System.version()}"
   cached = Path.join([__DIR__, "_build", "nif_compiler", key <> ".etf"])
 
@@ -16,15 +21,20 @@ unless Code.ensure_loaded?(Mix.Tasks.Compile.OpenagentsPolicyNif) do
     try do
       modules = cached |> File.read!() |> :erlang.binary_to_term([:safe])
 
-      Enum.all?(modules, fn {module, beam} ->
-        match?({:module, ^module}, :code.load_binary(module, to_charlist(script), beam))
-      end)
+      modules != [] and
+        Enum.all?(modules, fn {module, {script, beam}} ->
+          match?({:module, ^module}, :code.load_binary(module, to_charlist(script), beam))
+        end)
     rescue
       _ -> false
     end
 
   unless loaded? do
-    modules = Code.compile_string(source, script)
+    modules =
+      for {script, source} <- sources,
+          {module, beam} <- Code.compile_string(source, script),
+          do: {module, {script, beam}}
+
     # Written under a name of this process's, then renamed: a concurrent Mix
     # never reads half a file. A read-only checkout just compiles it again.
     tmp = "#{cached}.#{System.pid()}.tmp"
@@ -41,8 +51,12 @@ end
 unless Code.ensure_loaded?(Mix.Tasks.Compile.OpenagentsPolicyAppup),
   do: Code.require_file("lib/mix/tasks/compile.openagents_policy_appup.exs", __DIR__)
 
-# The offline-mirror helper, shared with examples/host_app/mix.exs.
-Code.require_file("lib/mix/vendor.exs", __DIR__)
+# The offline-mirror helper (HEX_VENDOR_DIR), shared with
+# examples/host_app/mix.exs: this repository's own CI and dev only, so it is
+# in dev/ and not in the package; a copy without it (a Hex install) builds
+# with its deps as they are written.
+vendor = Path.join(__DIR__, "dev/vendor.exs")
+if File.regular?(vendor), do: Code.require_file(vendor)
 
 defmodule OpenAgentsPolicy.MixProject do
   use Mix.Project
@@ -87,8 +101,12 @@ defmodule OpenAgentsPolicy.MixProject do
     ]
   end
 
-  # Offline builds: see lib/mix/vendor.exs (HEX_VENDOR_DIR).
-  defp vendor(deps), do: OpenAgentsPolicy.Vendor.deps(deps)
+  # Offline builds: see dev/vendor.exs (HEX_VENDOR_DIR), where it exists.
+  defp vendor(deps) do
+    if Code.ensure_loaded?(OpenAgentsPolicy.Vendor),
+      do: OpenAgentsPolicy.Vendor.deps(deps),
+      else: deps
+  end
 
   # dev/ holds the docs tooling (Report, Pictures and their Mix tasks): compiled
   # for the library's own docs and tests, never in a host's build (a
@@ -111,7 +129,9 @@ defmodule OpenAgentsPolicy.MixProject do
         "guides/delegation-targets.md": [title: "Delegation targets"],
         "guides/rust.md": [title: "The Rust API"],
         "guides/performance.md": [title: "Performance"],
-        "guides/reliability.md": [title: "Reliability under faults"]
+        "guides/reliability.md": [title: "Reliability under faults"],
+        "CHANGELOG.md": [title: "Changelog"],
+        "CONTRIBUTING.md": [title: "Contributing"]
       ],
       groups_for_extras: [Guides: ~r{^guides/}],
       assets: %{"guides/assets" => "assets"},
@@ -125,7 +145,7 @@ defmodule OpenAgentsPolicy.MixProject do
           OpenAgents.Transparency.Ladder
         ],
         "Host boundary": [OpenAgentsPolicy.Host, OpenAgentsPolicy.Scheduler],
-        "Hot upgrades": [OpenAgentsPolicy, OpenAgentsPolicy.Upgrade],
+        "Hot upgrades": [OpenAgentsPolicy, OpenAgentsPolicy.Upgrade, OpenAgentsPolicy.LoadCheck],
         # dev/: the library's own docs tooling, not in the package.
         "Docs tooling (dev only)": [
           Mix.Tasks.OpenagentsPolicy.Show,
@@ -144,7 +164,8 @@ defmodule OpenAgentsPolicy.MixProject do
       # precompiled one (written by `make precompiled`, copied in when a
       # version is cut), the crates for a source build.
       files: ~w(lib native/*/src native/*/Cargo.toml Cargo.toml Cargo.lock mix.exs
-           .formatter.exs checksum-Elixir.OpenAgentsPolicy.Native.exs),
+           .formatter.exs checksum-Elixir.OpenAgentsPolicy.Native.exs README.md LICENSE
+           CHANGELOG.md),
       links: %{}
     ]
   end

@@ -1,5 +1,5 @@
-%% nif_answers.erl: loads a NIF library through the stub module the NIF
-%% compiler writes (Mix.Tasks.Compile.OpenagentsPolicyNif.stub_module/1) and
+%% nif_answers.erl: loads a NIF library through the stub module the load
+%% check leaves (OpenAgentsPolicy.LoadCheck.library/3, keep_stub:) and
 %% prints what every NIF answers for a fixed set of arguments, one line each,
 %% so two VMs (x86_64 and arm64) can be compared line by line. Needs only
 %% erts, kernel and stdlib: no Elixir.

@@ -197,11 +197,12 @@ if [[ ${PRECOMPILED_ARM64:-0} == 1 ]]; then
   a0=$SECONDS
   ARM="$(scripts/arm64_root.sh)"
   mkdir -p "$WORK/answers"
-  MIX_ENV=test mix run --no-compile --no-start --no-deps-check -e "
-    File.write!(\"$WORK/answers/Elixir.OpenAgentsPolicy.Native.beam\",
-      Mix.Tasks.Compile.OpenagentsPolicyNif.stub_module(File.cwd!()))"
-  erlc -o "$WORK/answers" scripts/nif_answers.erl
   x86="$WORK/lib/$(lib_of x86_64-unknown-linux-gnu)"
+  # The stub module the load check loaded the x86_64 artifact into.
+  MIX_ENV=test mix run --no-compile --no-start --no-deps-check -e "
+    :ok = OpenAgentsPolicy.LoadCheck.library(\"$x86\", OpenAgentsPolicy.Native,
+      keep_stub: \"$WORK/answers/Elixir.OpenAgentsPolicy.Native.beam\")"
+  erlc -o "$WORK/answers" scripts/nif_answers.erl
   erl -noshell -pa "$WORK/answers" -eval "nif_answers:main(\"${x86%.so}\")" >"$WORK/answers/x86_64.txt"
   inside="/tmp/nif_answers.$$"
   mkdir -p "$ARM$inside"

@@ -1,5 +1,7 @@
-# The library's offline-mirror helper (HEX_VENDOR_DIR), shared with its mix.exs.
-Code.require_file("../../lib/mix/vendor.exs", __DIR__)
+# The library's offline-mirror helper (HEX_VENDOR_DIR), shared with its
+# mix.exs; loaded only where the checkout has it (dev/ is not in the package).
+vendor = Path.expand("../../dev/vendor.exs", __DIR__)
+if File.regular?(vendor), do: Code.require_file(vendor)
 
 defmodule HostApp.MixProject do
   use Mix.Project
@@ -15,7 +17,7 @@ defmodule HostApp.MixProject do
       # the library writes its own (ebin/openagents_policy.appup).
       appup: "appup.exs",
       compilers: Mix.compilers() ++ [:appup],
-      deps: OpenAgentsPolicy.Vendor.deps(deps()),
+      deps: vendor(deps()),
       aliases: aliases(),
       releases: [
         # A release that upgrades in place, made as upstream makes one:
@@ -65,6 +67,13 @@ defmodule HostApp.MixProject do
       # in a release nor in the tests' build.
       {:benchee, "~> 1.3", only: :bench, runtime: false}
     ]
+  end
+
+  # Offline builds (HEX_VENDOR_DIR), where the library's dev/vendor.exs is.
+  defp vendor(deps) do
+    if Code.ensure_loaded?(OpenAgentsPolicy.Vendor),
+      do: OpenAgentsPolicy.Vendor.deps(deps),
+      else: deps
   end
 
   defp aliases do

@@ -32,12 +32,19 @@ defmodule OpenAgentsPolicy.Upgrade do
 
   Deliberately absent: any check of the Erlang side (the relup's own checks
   already refuse a module with processes still in its old code, with
-  `soft_purge`), and any state to carry over (the NIF has no resources or
-  private data, so its `upgrade` callback only makes atoms).
+  `soft_purge`), and any state to carry over: the NIF library has no
+  resource types and no private data, and its `upgrade` callback
+  (`native/openagents_policy_nif/src/lib.rs`) does nothing but return 0,
+  success, so the VM takes the new library as it is (the atoms it uses are
+  made on first use, not by any callback).
+
+  The load itself is `OpenAgentsPolicy.LoadCheck.module/3`, the check the
+  NIF compiler's install shares.
   """
 
+  alias OpenAgentsPolicy.LoadCheck
+
   @nif "libopenagents_policy_nif"
-  @timeout 15_000
 
   @typedoc "Which way the relup goes: to the version that carries this appup, or from it."
   @type direction :: :up | :down
@@ -56,7 +63,8 @@ defmodule OpenAgentsPolicy.Upgrade do
   `OpenAgentsPolicy.Native` (the same module, the same `on_load`, the same
   path rule as the running VM will use). That catches a library for another
   CPU or C library, one built for a newer NIF version than this ERTS, a
-  corrupt file and a NIF table that does not match the module.
+  corrupt file and a NIF table that does not match the module; a load that
+  has not finished after 30 s is refused too (its VM killed).
 
   Reasons: `{:no_library, dir}` (no unpacked version or no `.so`),
   `{:several_libraries, files}`, `{:does_not_load, file, why}`.
@@ -95,88 +103,9 @@ defmodule OpenAgentsPolicy.Upgrade do
   # relup's load will (release_handler points the code path at the new
   # version before it loads any module).
   defp check_loads!(file, ebin) do
-    eval = ~S"""
-    case code:ensure_loaded('Elixir.OpenAgentsPolicy.Native') of
-      {module, _} -> io:put_chars("upgrade_check: ok\n");
-      Other -> io:format("upgrade_check: ~p~n", [Other])
-    end,
-    halt(0).
-    """
-
-    args =
-      boot_args() ++
-        ["-noshell", "-pa", Path.join(:code.lib_dir(:elixir), "ebin"), "-pa", ebin] ++
-        ["-eval", eval]
-
-    port =
-      Port.open({:spawn_executable, erl()}, [
-        :binary,
-        :exit_status,
-        :stderr_to_stdout,
-        args: args,
-        env: for(var <- ~w(ERL_FLAGS ERL_AFLAGS ERL_ZFLAGS), do: {String.to_charlist(var), false})
-      ])
-
-    case await(port, "") do
+    case LoadCheck.module(OpenAgentsPolicy.Native, [ebin]) do
       :ok -> :ok
       {:error, why} -> refuse({:does_not_load, file, why})
-    end
-  end
-
-  defp await(port, output) do
-    receive do
-      {^port, {:data, data}} ->
-        await(port, output <> data)
-
-      {^port, {:exit_status, status}} ->
-        cond do
-          output =~ "upgrade_check: ok\n" ->
-            :ok
-
-          status == 0 ->
-            {:error, String.trim(output)}
-
-          true ->
-            {:error, "the VM loading it exited with status #{status}: #{String.trim(output)}"}
-        end
-    after
-      @timeout ->
-        _killed =
-          with {:os_pid, pid} <- Port.info(port, :os_pid),
-               do: System.cmd("kill", ["-KILL", "#{pid}"])
-
-        {:error, "loading it did not finish within #{div(@timeout, 1000)} s"}
-    end
-  end
-
-  # This installation's erl: in a release, the one in its erts directory.
-  defp erl do
-    root = :code.root_dir()
-
-    [
-      Path.join([root, "erts-#{:erlang.system_info(:version)}", "bin", "erl"]),
-      Path.join([root, "bin", "erl"])
-    ]
-    |> Enum.find(&File.regular?/1)
-    |> Kernel.||(System.find_executable("erl"))
-  end
-
-  # A release has no bin/start.boot: the fresh VM boots the start_clean
-  # script beside the boot script this VM started from, with the same boot
-  # variables.
-  defp boot_args do
-    with {:ok, [[boot]]} <- :init.get_argument(:boot),
-         clean = Path.join(Path.dirname(to_string(boot)), "start_clean"),
-         true <- File.regular?(clean <> ".boot") do
-      vars =
-        case :init.get_argument(:boot_var) do
-          {:ok, pairs} -> Enum.flat_map(pairs, fn [k, v] -> ["-boot_var", "#{k}", "#{v}"] end)
-          :error -> []
-        end
-
-      ["-boot", clean | vars]
-    else
-      _ -> []
     end
   end
 end

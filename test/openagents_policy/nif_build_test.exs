@@ -1,9 +1,10 @@
 defmodule OpenAgentsPolicy.NifBuildTest do
-  # The NIF compiler (lib/mix/tasks/compile.openagents_policy_nif.exs) and the
-  # loader, driven as a developer drives them: `mix compile` and `mix run` in
-  # a copy of this project, with real cargo builds. Each test holds one
-  # promise of the compiler and the loader (OPENAGENTS_BUILD_TEST_SOURCE runs
-  # them against an export of another revision).
+  # The NIF compiler (lib/mix/tasks/compile.openagents_policy_nif.exs and its
+  # jobs, lib/mix/openagents_policy/) and the loader, driven as a developer
+  # drives them: `mix compile` and `mix run` in a copy of this project, with
+  # real cargo builds. Each test holds one promise of the compiler and the
+  # loader (OPENAGENTS_BUILD_TEST_SOURCE runs them against an export of
+  # another revision).
   #
   # async: true, as other modules go: its tests run one at a time, in one
   # copy (see ProjectCopy.fresh!/0), and touch nothing of this VM.
@@ -366,6 +367,7 @@ defmodule OpenAgentsPolicy.NifBuildTest do
             do: Path.join(dir, f)
 
       {_, 0} = System.cmd("cp", ["-a" | files] ++ [other])
+      copy_vendor_helper!(dir, other)
 
       {_, 0} =
         System.cmd("find", [Path.join(other, "native"), "-type", "f", "-exec", "touch", "{}", "+"])

@@ -1,7 +1,8 @@
 defmodule OpenAgentsPolicy.PrecompiledTest do
   # The precompiled path of the NIF compiler, as a host meets it: a host
   # project depending on a copy of this library that holds only the files
-  # `package/0` lists (as Hex unpacks a package), with the checksum file a
+  # `package/0` lists (as Hex unpacks a package; plus dev/vendor.exs, for
+  # this machine has no Hex: see ProjectCopy), with the checksum file a
   # release puts beside them, artifacts served over HTTP from 127.0.0.1, and
   # no cargo, rustc or C compiler on PATH.
   #
@@ -11,7 +12,8 @@ defmodule OpenAgentsPolicy.PrecompiledTest do
   # ProjectCopy.fresh!/0's.
   use ExUnit.Case, async: true
 
-  import OpenAgentsPolicy.Test.ProjectCopy, only: [base: 0, mix: 3, answer: 1, ask_expression: 0]
+  import OpenAgentsPolicy.Test.ProjectCopy,
+    only: [base: 0, mix: 3, answer: 1, ask_expression: 0, copy_vendor_helper!: 2]
 
   @moduletag timeout: 600_000
   @checksum_file "checksum-Elixir.OpenAgentsPolicy.Native.exs"
@@ -26,7 +28,7 @@ defmodule OpenAgentsPolicy.PrecompiledTest do
 
     # The artifact for this VM, named as the compiler looks for it.
     version = Mix.Project.config()[:version]
-    triple = Mix.Tasks.Compile.OpenagentsPolicyNif.target_triple()
+    triple = Mix.OpenAgentsPolicy.Target.triple()
     library = "libopenagents_policy_nif-v#{version}-nif-2.15-#{triple}.so"
     artifact = library <> ".tar.gz"
     good = File.read!(OpenAgentsPolicy.Native.library_file())
@@ -87,10 +89,16 @@ defmodule OpenAgentsPolicy.PrecompiledTest do
           File.regular?(file),
           do: Path.relative_to(file, source)
 
+    # The offline-mirror helper is this repository's own, never the package's.
+    assert "dev/vendor.exs" not in files
+    assert Enum.all?(files, &(not String.starts_with?(&1, "dev/")))
+
     for file <- files do
       File.mkdir_p!(Path.dirname(Path.join(package, file)))
       File.cp!(Path.join(source, file), Path.join(package, file))
     end
+
+    copy_vendor_helper!(source, package)
   end
 
   defp pack(name, content) do
@@ -223,7 +231,7 @@ defmodule OpenAgentsPolicy.PrecompiledTest do
       output = refused(ctx)
 
       assert output =~
-               "lists no artifact for target #{Mix.Tasks.Compile.OpenagentsPolicyNif.target_triple()}"
+               "lists no artifact for target #{Mix.OpenAgentsPolicy.Target.triple()}"
 
       assert output =~ "cargo was not found on PATH"
     end

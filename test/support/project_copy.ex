@@ -4,7 +4,7 @@ defmodule OpenAgentsPolicy.Test.ProjectCopy do
   # for the tests of the build (the NIF compiler, the loader, a Rust edit
   # served by a running VM). A copy holds what a dependent gets (mix.exs,
   # lib/, native/, Cargo.toml, Cargo.lock), so an edit never touches the
-  # project itself.
+  # project itself, and dev/vendor.exs (see copy_vendor_helper!/2).
   #
   # The project copied is this one, or OPENAGENTS_BUILD_TEST_SOURCE: pointing
   # it at an export of an older revision runs these tests against that
@@ -48,9 +48,25 @@ defmodule OpenAgentsPolicy.Test.ProjectCopy do
     source = source()
     files = for file <- @files, File.exists?(Path.join(source, file)), do: Path.join(source, file)
     {_, 0} = System.cmd("cp", ["-a" | files] ++ [dir])
+    copy_vendor_helper!(source, dir)
     native = Path.join(dir, "native")
     {_, 0} = System.cmd("find", [native, "-type", "f", "-exec", "touch", "{}", "+"])
     dir
+  end
+
+  @doc """
+  Copies dev/vendor.exs, the offline-mirror helper that mix.exs loads where
+  it exists, from `source` into the copy at `dir`. A dependent never has it
+  (it is not in the package), but this machine has no Hex either: without
+  it a copy could not even read its own test dependencies' requirements.
+  """
+  def copy_vendor_helper!(source, dir) do
+    helper = Path.join(source, "dev/vendor.exs")
+
+    if File.regular?(helper) do
+      File.mkdir_p!(Path.join(dir, "dev"))
+      File.cp!(helper, Path.join(dir, "dev/vendor.exs"))
+    end
   end
 
   @doc """

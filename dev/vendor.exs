@@ -5,7 +5,9 @@ defmodule OpenAgentsPolicy.Vendor do
   # dependency name), each dependency found there is taken by path instead of
   # from Hex, keeping its :only, :runtime and :optional. Unset (or empty), the
   # requirements are ordinary Hex ones (`mix deps.get`, mix.lock). A .exs that
-  # mix.exs loads, like the NIF compiler, so it is never compiled into the app.
+  # mix.exs loads when it exists: in dev/, so neither in the Hex package nor
+  # compiled into the app, and a host that has the library from Hex never
+  # runs it.
 
   @doc false
   def deps(deps) do

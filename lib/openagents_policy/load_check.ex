@@ -1,0 +1,253 @@
+defmodule OpenAgentsPolicy.LoadCheck do
+  @moduledoc """
+  The one load check: does a fresh VM of this OTP installation load a NIF
+  library? Used by the NIF compiler before it installs a library (a
+  wrong-architecture, truncated or too-new library fails the compile in
+  seconds, with the loader's own error) and by `OpenAgentsPolicy.Upgrade.check/3`
+  before a relup's point of no return.
+
+  A fresh VM, because a library loaded here would stay loaded, and because
+  a loader that crashes (a truncated file makes it touch pages past its
+  end: SIGBUS) must not take this VM with it.
+
+  Two subjects:
+
+    * `library/3` (the compiler's): a NIF library file, loaded into a module
+      of the name its NIF table carries, generated in the check VM with a
+      stub for every function **the library itself names**. The check VM
+      asks the loader: `:erlang.load_nif/2` refuses a library that names a
+      function its module lacks with ERTS's `Function not found M:F/A`; the
+      stub is added and the load tried again, until it loads or fails for
+      another reason. So the check depends on nothing in
+      `lib/openagents_policy/native.ex` (which has not been compiled when
+      the compiler runs: it is compiled against the installed library), only
+      on the loader's message, which has read so since OTP R13. A library
+      whose table does not match `native.ex` still passes here; the Elixir
+      compile then fails in `OpenAgentsPolicy.Native`'s own `on_load`.
+    * `module/3` (the upgrade's): a compiled module whose `on_load` loads
+      the library, from the given code path (a target release's own ebin),
+      exactly as the relup will load it.
+
+  How the check VM is run, for both: the `erl` of this installation (in a
+  release, the one in its `erts-*` directory), booting the `start_clean`
+  script beside this VM's boot script (a release has no `bin/start.boot`);
+  `ERL_FLAGS`, `ERL_AFLAGS` and `ERL_ZFLAGS` unset (a node name meant for a
+  developer's own VMs would make this one fail for reasons of its own);
+  `HOME` set to an empty directory of the check's own, and
+  `XDG_CONFIG_HOME` unset, so no `.erlang` of the user's runs in it. One
+  deadline for the whole check (30 s unless `:timeout` says otherwise),
+  not renewed by output: a library whose load prints forever is still cut
+  off; then the check VM is killed (SIGKILL to its OS process), so none is
+  left behind.
+
+  Absent: anything Mix or Elixir at run time in the check VM (`library/3`
+  needs erts, kernel, stdlib and compiler only), and any retry.
+  """
+
+  @timeout 30_000
+  @marker "load_check: "
+
+  @typedoc "Why a library does not load: the loader's words, or what became of the check VM."
+  @type reason :: String.t()
+
+  @typedoc """
+  `:timeout`: milliseconds for the whole check (30 000 by default);
+  `:keep_stub` (`library/3` only): where to write the stub module's `.beam`.
+  """
+  @type option :: {:timeout, pos_integer()} | {:keep_stub, Path.t()}
+
+  @doc """
+  Loads the NIF library `file` (a path ending in `.so`) into a stub module
+  named `module` in a fresh VM, and returns `:ok` if it loads.
+
+  With `keep_stub: path`, the stub module it loaded into is written there
+  as a `.beam` (scripts/precompiled_check.sh loads artifacts in a VM of
+  another architecture with it).
+  """
+  @spec library(Path.t(), module(), [option()]) :: :ok | {:error, reason()}
+  def library(file, module, opts \\ []) when is_atom(module) do
+    # Absolute: the check VM runs in a directory of its own.
+    lib = file |> Path.expand() |> Path.rootname(".so") |> String.to_charlist()
+    keep = if path = opts[:keep_stub], do: String.to_charlist(Path.expand(path)), else: ~c""
+
+    eval = """
+    M = #{literal(module)}, Lib = #{literal(lib)}, Keep = #{literal(keep)},
+    Call = fun(F, As) -> {call, 1, {remote, 1, {atom, 1, erlang}, {atom, 1, F}}, As} end,
+    Stub = fun({N, A}) ->
+      {function, 1, N, A, [{clause, 1, [{var, 1, '_'} || _ <- lists:seq(1, A)], [],
+                            [Call(nif_error, [{atom, 1, nif_not_loaded}])]}]}
+    end,
+    Load = fun Load(Fs) ->
+      Forms = [{attribute, 1, module, M}, {attribute, 1, export, [{check, 1} | Fs]},
+               {function, 1, check, 1, [{clause, 1, [{var, 1, 'P'}], [],
+                                         [Call(load_nif, [{var, 1, 'P'}, {integer, 1, 0}])]}]}
+               | lists:map(Stub, Fs)],
+      {ok, M, Bin} = compile:forms(Forms, [binary, return_errors]),
+      code:purge(M), code:delete(M), code:purge(M),
+      {module, M} = code:load_binary(M, "load_check", Bin),
+      case catch M:check(Lib) of
+        ok when Keep =:= "" -> ok;
+        ok -> file:write_file(Keep, Bin);
+        {error, {bad_lib, "Function not found " ++ Missing}} = Error ->
+          case re:run(Missing, ":([^:]+)/([0-9]+)$", [{capture, all_but_first, list}]) of
+            {match, [N, A]} ->
+              F = {list_to_atom(N), list_to_integer(A)},
+              case lists:member(F, Fs) of true -> Error; false -> Load([F | Fs]) end;
+            nomatch -> Error
+          end;
+        Other -> Other
+      end
+    end,
+    #{report("Load([])")}
+    """
+
+    run(eval, [], opts)
+  end
+
+  @doc """
+  Loads `module` from `code_paths` (put first on the check VM's code path)
+  in a fresh VM, and returns `:ok` if it loads: its `on_load`, which loads
+  the NIF library, succeeded. `elixir`'s own ebin is on the path too.
+  """
+  @spec module(module(), [Path.t()], [option()]) :: :ok | {:error, reason()}
+  def module(module, code_paths, opts \\ []) when is_atom(module) do
+    eval = """
+    R = case code:ensure_loaded(#{literal(module)}) of {module, _} -> ok; Other -> Other end,
+    #{report("R")}
+    """
+
+    elixir = Path.join(:code.lib_dir(:elixir), "ebin")
+    paths = Enum.flat_map([elixir | code_paths], &["-pa", Path.expand(&1)])
+    run(eval, paths, opts)
+  end
+
+  defp literal(term), do: :io_lib.format(~c"~p", [term]) |> IO.iodata_to_binary()
+
+  # The check VM's last words: one marked line saying ok or why not.
+  defp report(result) do
+    """
+    case #{result} of
+      ok -> io:put_chars("#{@marker}ok\\n");
+      {error, {Reason, Text}} when is_list(Text) -> io:format("#{@marker}~p: ~ts~n", [Reason, Text]);
+      Why -> io:format("#{@marker}~p~n", [Why])
+    end,
+    halt(0).
+    """
+  end
+
+  defp run(eval, paths, opts) do
+    timeout = Keyword.get(opts, :timeout, @timeout)
+    home = Path.join(System.tmp_dir!(), "load_check-#{System.unique_integer([:positive])}")
+    File.mkdir_p!(home)
+
+    try do
+      port =
+        Port.open({:spawn_executable, erl()}, [
+          :binary,
+          :exit_status,
+          :stderr_to_stdout,
+          args: boot_args() ++ ["-noshell"] ++ paths ++ ["-eval", eval],
+          cd: home,
+          env:
+            [{~c"HOME", String.to_charlist(home)}, {~c"XDG_CONFIG_HOME", false}] ++
+              for(
+                var <- ~w(ERL_FLAGS ERL_AFLAGS ERL_ZFLAGS),
+                do: {String.to_charlist(var), false}
+              )
+        ])
+
+      await(port, "", System.monotonic_time(:millisecond) + timeout, timeout)
+    after
+      File.rm_rf(home)
+    end
+  end
+
+  defp await(port, output, deadline, timeout) do
+    receive do
+      {^port, {:data, data}} ->
+        await(port, output <> data, deadline, timeout)
+
+      {^port, {:exit_status, status}} ->
+        case String.split(output, @marker, parts: 2) do
+          [_, "ok\n"] -> :ok
+          [before, why] -> {:error, explain(why, before)}
+          [_] -> {:error, "the VM loading it #{died(status)}: #{inspect(String.trim(output))}"}
+        end
+    after
+      max(deadline - System.monotonic_time(:millisecond), 0) ->
+        kill(port)
+        {:error, "loading it did not finish within #{div(timeout, 1000)} s"}
+    end
+  end
+
+  # The check VM's verdict, then what it printed before it (a module's
+  # on_load logs the loader's own words there).
+  defp explain(why, before) do
+    [why, before] |> Enum.map(&String.trim/1) |> Enum.reject(&(&1 == "")) |> Enum.join("\n")
+  end
+
+  # SIGKILL to the check VM (the erl script exec's the emulator, so the
+  # port's OS process is the VM), then the port closed and its messages
+  # dropped.
+  defp kill(port) do
+    with {:os_pid, pid} <- Port.info(port, :os_pid),
+         do: System.cmd("kill", ["-KILL", "#{pid}"], stderr_to_stdout: true)
+
+    receive do
+      {^port, {:exit_status, _}} -> :ok
+    after
+      5_000 -> :ok
+    end
+
+    if Port.info(port), do: Port.close(port)
+    flush(port)
+  end
+
+  defp flush(port) do
+    receive do
+      {^port, _} -> flush(port)
+    after
+      0 -> :ok
+    end
+  end
+
+  defp died(status) when status > 128 do
+    signal = status - 128
+    names = %{6 => " (SIGABRT)", 7 => " (SIGBUS)", 9 => " (SIGKILL)", 11 => " (SIGSEGV)"}
+    "was killed by signal #{signal}#{Map.get(names, signal)}"
+  end
+
+  defp died(status), do: "exited with status #{status}"
+
+  # This installation's erl: in a release, the one in its erts directory
+  # (a release's bin/ holds its own scripts); else the installation's bin/.
+  defp erl do
+    root = :code.root_dir()
+
+    [
+      Path.join([root, "erts-#{:erlang.system_info(:version)}", "bin", "erl"]),
+      Path.join([root, "bin", "erl"])
+    ]
+    |> Enum.find(&File.regular?/1)
+    |> Kernel.||(System.find_executable("erl"))
+  end
+
+  # The start_clean script beside the boot script this VM started from,
+  # with the same boot variables; none named (erl's default boot) when this
+  # VM was started without -boot.
+  defp boot_args do
+    with {:ok, [[boot]]} <- :init.get_argument(:boot),
+         clean = Path.join(Path.dirname(to_string(boot)), "start_clean"),
+         true <- File.regular?(clean <> ".boot") do
+      vars =
+        case :init.get_argument(:boot_var) do
+          {:ok, pairs} -> Enum.flat_map(pairs, fn [k, v] -> ["-boot_var", "#{k}", "#{v}"] end)
+          :error -> []
+        end
+
+      ["-boot", clean | vars]
+    else
+      _ -> []
+    end
+  end
+end
