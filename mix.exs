@@ -125,6 +125,7 @@ defmodule OpenAgentsPolicy.MixProject do
         "guides/phoenix.md": [title: "Adding it to a Phoenix app"],
         "guides/host-configuration.md": [title: "Host configuration"],
         "guides/releases.md": [title: "Releases and prebuilt libraries"],
+        "guides/deploying.md": [title: "Deploying it like the app does"],
         "guides/disclosure-model.md": [title: "The disclosure model"],
         "guides/delegation-targets.md": [title: "Delegation targets"],
         "guides/rust.md": [title: "The Rust API"],

@@ -39,15 +39,16 @@ PHASE=${ROLLING_PHASE:-up}
 rpc() { # rpc NAME DIR EXPR
   (cd "$2" && RELEASE_NODE="$1" bin/host_app rpc "$3")
 }
-# "version digest nif_sha256" of a node.
-fingerprint() {
-  rpc "$1" "$2" 'f = OpenAgentsPolicy.fingerprint(); IO.puts("#{f.version} #{f.decision_digest} #{f.nif.sha256}")' |
-    tr -d '\r'
+# One call per look at a node (each rpc boots a VM): "OS_PID VERSION
+# DECISION_DIGEST NIF_SHA256 VSN:STATUS...", the fingerprint being
+# OpenAgentsPolicy.fingerprint/0's.
+status() {
+  rpc "$1" "$2" 'f = OpenAgentsPolicy.fingerprint()
+    rels = Enum.map_join(:release_handler.which_releases(), " ", fn {_, v, _, s} -> "#{v}:#{s}" end)
+    IO.puts("#{System.pid()} #{f.version} #{f.decision_digest} #{f.nif.sha256} #{rels}")' | tr -d '\r'
 }
-os_pid() { (cd "$2" && RELEASE_NODE="$1" bin/host_app pid) | tr -d '[:space:]'; }
-releases() { # VSN:STATUS ...
-  rpc "$1" "$2" 'IO.puts(Enum.map_join(:release_handler.which_releases(), " ", fn {_, v, _, s} -> "#{v}:#{s}" end))'
-}
+field() { cut -d' ' -f"$1" <<<"$2"; }
+fingerprint_of() { cut -d' ' -f2-4 <<<"$1"; }
 now_us() { date +%s%6N; }
 stop() {
   echo "coordinator: STOPPED at $1: $2"
@@ -68,17 +69,18 @@ json_line() { # NAME PID_BEFORE PID_AFTER FP_BEFORE FP_AFTER INSTALL_MS OUTCOME
 declare -A PID_OF
 for spec in "${SPECS[@]}"; do
   name=${spec%%=*} dir=${spec#*=}
-  PID_OF[$name]=$(os_pid "$name" "$dir")
-  [[ ${PID_OF[$name]} =~ ^[0-9]+$ ]] || stop "$name" "no OS pid (bin/host_app pid said ${PID_OF[$name]})"
+  PID_OF[$name]=$(field 1 "$(status "$name" "$dir")")
+  [[ ${PID_OF[$name]} =~ ^[0-9]+$ ]] || stop "$name" "no OS pid (it said ${PID_OF[$name]})"
 done
 
 done_count=0
 for spec in "${SPECS[@]}"; do
   name=${spec%%=*} dir=${spec#*=}
-  before=$(fingerprint "$name" "$dir")
-  [[ $(cut -d' ' -f2 <<<"$before") == "$FROM" ]] ||
-    stop "$name" "before its install it reports decision digest $(cut -d' ' -f2 <<<"$before"), not $FROM"
-  if [[ " $(releases "$name" "$dir") " != *" $VSN:"* ]]; then
+  seen=$(status "$name" "$dir")
+  before=$(fingerprint_of "$seen")
+  [[ $(field 3 "$seen") == "$FROM" ]] ||
+    stop "$name" "before its install it reports decision digest $(field 3 "$seen"), not $FROM"
+  if [[ " $seen " != *" $VSN:"* ]]; then
     out=$(cd "$dir" && RELEASE_NODE="$name" bin/host_app unpack "$VSN")
     [[ $out == "Unpacked $VSN ok"* ]] || stop "$name" "unpack $VSN: $out"
   fi
@@ -89,21 +91,20 @@ for spec in "${SPECS[@]}"; do
   took=$((($(now_us) - t0) / 1000))
   [[ -z ${ROLLING_MARKS:-} ]] || now_us >"$ROLLING_MARKS/${PHASE}_${name}_end"
   if [[ $out != "Now running $VSN"* ]]; then
-    after=$(fingerprint "$name" "$dir" || true)
-    json_line "$name" "${PID_OF[$name]}" "$(os_pid "$name" "$dir" || echo null)" "$before" "$after" "$took" refused
+    seen=$(status "$name" "$dir" || true)
+    json_line "$name" "${PID_OF[$name]}" "$(field 1 "$seen")" "$before" "$(fingerprint_of "$seen")" "$took" refused
     stop "$name" "install of $VSN refused after ${took} ms: $out"
   fi
 
   out=$(rpc "$name" "$dir" "Castle.commit(\"$VSN\")")
   [[ $out == "Committed $VSN."* ]] || stop "$name" "commit $VSN: $out"
-  [[ " $(releases "$name" "$dir") " == *" $VSN:permanent "* ]] ||
-    stop "$name" "$VSN is not its permanent release: $(releases "$name" "$dir")"
-  pid=$(os_pid "$name" "$dir")
-  [[ $pid == "${PID_OF[$name]}" ]] || stop "$name" "its OS pid changed: ${PID_OF[$name]} -> $pid"
-  after=$(fingerprint "$name" "$dir")
+  seen=$(status "$name" "$dir")
+  pid=$(field 1 "$seen") after=$(fingerprint_of "$seen")
   json_line "$name" "${PID_OF[$name]}" "$pid" "$before" "$after" "$took" installed
-  [[ $(cut -d' ' -f2 <<<"$after") == "$TO" ]] ||
-    stop "$name" "after its install it reports decision digest $(cut -d' ' -f2 <<<"$after"), not $TO"
+  [[ " $seen " == *" $VSN:permanent "* ]] || stop "$name" "$VSN is not its permanent release: $seen"
+  [[ $pid == "${PID_OF[$name]}" ]] || stop "$name" "its OS pid changed: ${PID_OF[$name]} -> $pid"
+  [[ $(field 3 "$seen") == "$TO" ]] ||
+    stop "$name" "after its install it reports decision digest $(field 3 "$seen"), not $TO"
   done_count=$((done_count + 1))
 
   # Every node: the ones done on TO, the others still on FROM, same pids.
@@ -114,9 +115,10 @@ for spec in "${SPECS[@]}"; do
     [[ $oname == "$name" ]] && continue
     want=$FROM
     [[ $i -le $done_count ]] && want=$TO
-    got=$(fingerprint "$oname" "$odir" | cut -d' ' -f2)
-    [[ $got == "$want" ]] || stop "$name" "after its install, $oname reports $got, not $want"
-    [[ $(os_pid "$oname" "$odir") == "${PID_OF[$oname]}" ]] || stop "$name" "$oname's OS pid changed"
+    seen=$(status "$oname" "$odir")
+    [[ $(field 3 "$seen") == "$want" ]] ||
+      stop "$name" "after its install, $oname reports $(field 3 "$seen"), not $want"
+    [[ $(field 1 "$seen") == "${PID_OF[$oname]}" ]] || stop "$name" "$oname's OS pid changed"
   done
   echo "coordinator: $name on $VSN (permanent), pid $pid, digest ${TO:0:12}, install ${took} ms; $((${#SPECS[@]} - done_count)) to go"
 done

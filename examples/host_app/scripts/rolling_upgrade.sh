@@ -199,7 +199,7 @@ for i in 0 1 2; do
   [[ $seen == 2 ]] || fail "${NAMES[$i]} sees $seen other nodes, not 2"
   [[ $(digest_of "$i") == "$DIGEST_A" ]] || fail "${NAMES[$i]} does not report A's digest"
 done
-ok "three nodes up (OS pids $(cat "$WORK"/pid_* | paste -sd' ')), each connected to the other two, each on A's digest"
+ok "three nodes up (OS pids $(for i in 0 1 2; do cat "$WORK/pid_$i"; echo; done | paste -sd' ')), each connected to the other two, each on A's digest"
 
 step "3. load: the five readers, round-robin over the three nodes, $CLIENTS clients"
 JASON_EBIN="$HOST/_build/prod/lib/jason/ebin"

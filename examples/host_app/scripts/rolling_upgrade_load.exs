@@ -231,11 +231,13 @@ defmodule RollingUpgrade.Load do
         stop = mark(dir, "#{phase}_#{node}_end")
         during = Enum.filter(judged, &(&1.t1 >= start and &1.t0 <= stop))
         bad = Enum.count(during, &match?({:failed, _}, &1.verdict))
+        own = Enum.count(during, &(&1.node == node))
 
         IO.puts(
-          "     #{phase} #{node}: install #{ms(stop - start)} ms, #{length(during)} requests " <>
-            "answered meanwhile (#{Enum.count(during, &(&1.verdict == :a))} A, " <>
-            "#{Enum.count(during, &(&1.verdict == :b))} B), #{bad} failed"
+          "     #{phase} #{node}: install #{ms(stop - start)} ms; meanwhile the cluster answered " <>
+            "#{length(during)} requests (#{Enum.count(during, &(&1.verdict == :a))} A, " <>
+            "#{Enum.count(during, &(&1.verdict == :b))} B; #{own} by this node, held at its gate " <>
+            "or served before and after), #{bad} failed"
         )
 
         %{
@@ -243,6 +245,7 @@ defmodule RollingUpgrade.Load do
           node: node,
           install_ms: div(stop - start, 1000),
           requests: length(during),
+          requests_by_node: own,
           failed: bad
         }
       end
