@@ -3,9 +3,13 @@ defmodule HostAppWeb.UpgradeWedgeTest do
   The security review's four reproductions against HostApp.Upgrade's gate,
   each over real HTTP where the review used it (the endpoint served by
   Bandit on a port of its own, 127.0.0.1): a gate that one request, one
-  killed installer or one slow body could wedge. Each failed on the gate
-  these tests were written against (counters in atomics, an `after` to
-  leave, a 1 ms poll to wait); see the commit that added them.
+  killed installer or one slow body could wedge. Each failed, run alone, on
+  the gate they were written against (two counters in atomics, an `after`
+  to leave, a 1 ms poll to wait, the gate around Plug.Parsers): the aborted
+  HTTP/2 request and the killed request left `inside` at 1; the killed
+  installer left the door closed; the slow body made the install return
+  `{:error, {:requests_still_running, 1}}`; the held request ran thousands
+  of reductions in 300 ms; the cap, the 503 and `reopen/0` did not exist.
   Not async: they close the one gate.
   """
   use HostAppWeb.ConnCase, async: false
