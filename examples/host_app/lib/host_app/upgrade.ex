@@ -79,15 +79,14 @@ defmodule HostApp.Upgrade do
   @spec serve((() -> result)) :: result | {:error, :gate_full | :gate_timeout} when result: var
   def serve(fun) do
     case enter() do
-      :ok ->
+      # :no_gate too leaves: a gate that did not answer in time may have
+      # counted this request (a leave it does not know is ignored).
+      entered when entered in [:ok, :no_gate] ->
         try do
           fun.()
         after
           leave()
         end
-
-      :no_gate ->
-        fun.()
 
       {:error, _} = refused ->
         refused
