@@ -6,8 +6,8 @@
 #
 # Each call runs in a fresh process that already holds its input; a system
 # monitor ({:long_schedule, 1}) reports every time slice of that process
-# longer than 1 ms. The public functions send such a call to the NIF's dirty
-# twin (OpenAgentsPolicy.Scheduler); the bare normal-scheduler NIF, called
+# longer than 1 ms. The public functions send such a call to its
+# `_dirty` NIF (OpenAgentsPolicy.Scheduler); the bare normal-scheduler NIF, called
 # directly, shows what the copy costs where it is not moved.
 alias OpenAgents.Delegations.Target
 alias OpenAgents.Transparency.{Ladder, WorkDisclosure}

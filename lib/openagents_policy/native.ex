@@ -124,19 +124,19 @@ defmodule OpenAgentsPolicy.Native do
   def decision_json(), do: :erlang.nif_error(:nif_not_loaded)
   def sha256(_a), do: :erlang.nif_error(:nif_not_loaded)
 
-  # The calls that may run on either scheduler. Each is two NIFs: `_normal`,
-  # on a normal scheduler, and `_dirty`, the same function on a dirty CPU
-  # one. The function of the plain name, below, chooses, and is the only
-  # place that does: a call whose measured arguments hold a binary too large
-  # to read on a normal scheduler (OpenAgentsPolicy.Scheduler) goes to
-  # `_dirty` without `_normal` reading it; and the calls that compare account
-  # ids (`declines?`) may have `_normal` answer `:dirty`, having compared
-  # nothing, for ids too large to compare there (a binary past 256 KiB, an
-  # integer past 64 bits, a list, tuple or map), and are then made again on
-  # `_dirty`.
-  twins = [
-    # {name, arguments, the arguments measured (those a NIF reads as a
-    # binary; `revoked_at` is only told from nil), declines?}
+  # The calls that may go dirty (run on a dirty CPU scheduler instead of a
+  # normal one). Each is two NIFs: `_normal`, on a normal scheduler, and
+  # `_dirty`, the same function on a dirty CPU one. The function of the plain
+  # name, below, chooses, and is the only place that does: a call whose read
+  # arguments are `OpenAgentsPolicy.Scheduler.dirty?/1` (a binary past
+  # `dirty_read_bytes/0`) goes to `_dirty` without `_normal` reading it; and
+  # a call that compares account ids (`answers_dirty?`) may have `_normal`
+  # answer `:dirty`, having compared nothing, for ids too large to compare
+  # there (the NIF crate's `decode::DIRTY_COMPARE_BYTES`), and is then made
+  # again on `_dirty`.
+  on_either_scheduler = [
+    # {name, arguments, the arguments read (those a NIF reads as a binary;
+    # `revoked_at` is only told from nil), answers_dirty?}
     {:fields_at, [:family, :tier, :user_admin], [:tier], false},
     {:project, [:family, :source, :tier, :user_admin], [:tier], false},
     {:link_for_attempt, [:repository, :kind, :id, :authority], [:kind], false},
@@ -151,20 +151,20 @@ defmodule OpenAgentsPolicy.Native do
     {:ladder_allows, [:subject, :access, :viewer, :user_admin], [:subject, :viewer], true}
   ]
 
-  for {name, arguments, measured, declines?} <- twins do
+  for {name, arguments, read, answers_dirty?} <- on_either_scheduler do
     vars = Enum.map(arguments, &Macro.var(&1, __MODULE__))
     normal = :"#{name}_normal"
     dirty = :"#{name}_dirty"
 
-    large? =
-      measured
+    dirty? =
+      read
       |> Enum.map(
         &quote(do: OpenAgentsPolicy.Scheduler.dirty?(unquote(Macro.var(&1, __MODULE__))))
       )
       |> Enum.reduce(&quote(do: unquote(&2) or unquote(&1)))
 
     on_normal =
-      if declines?,
+      if answers_dirty?,
         do:
           quote(
             do:
@@ -177,7 +177,7 @@ defmodule OpenAgentsPolicy.Native do
 
     @doc false
     def unquote(name)(unquote_splicing(vars)) do
-      if unquote(large?), do: unquote(dirty)(unquote_splicing(vars)), else: unquote(on_normal)
+      if unquote(dirty?), do: unquote(dirty)(unquote_splicing(vars)), else: unquote(on_normal)
     end
   end
 

@@ -9,25 +9,26 @@ defmodule OpenAgentsPolicy.Scheduler do
   size: 100 MB held a normal scheduler for over 100 ms, inside the VM, before
   any of the library's own size guards could run. `byte_size/1` here costs
   the same for every binary, so a call whose arguments hold a binary larger
-  than `max_bytes/0` is sent to the NIF's dirty twin (the same function,
-  registered to run on a dirty CPU scheduler) without being read at all.
+  than `dirty_read_bytes/0` goes dirty: it is sent to its `_dirty` NIF (the same
+  function, registered to run on a dirty CPU scheduler) without being read
+  at all.
 
-  What is measured: a binary argument, and the values a NIF reads as a binary
+  What `dirty?/1` reads: a binary argument, and the values a NIF reads as a binary
   out of a map argument (`:tier`, `:account_id`, `:id`; a viewer, a link, a
   user). Deliberately not: any other value of a map, which no NIF reads as a
   binary (a link's `:revoked_at` is only told from `nil`; a projection's
   source values are handed back as they are, never inspected).
   """
 
-  @max_bytes 65_536
+  @dirty_read_bytes 65_536
 
   @doc """
   The largest binary (in bytes) an argument may hold and still be read on a
   normal scheduler: 64 KiB, which even at a bit offset is copied well inside
   the slice a NIF may hold one.
   """
-  @spec max_bytes() :: pos_integer()
-  def max_bytes, do: @max_bytes
+  @spec dirty_read_bytes() :: pos_integer()
+  def dirty_read_bytes, do: @dirty_read_bytes
 
   @doc """
   Whether `term` holds a binary too large for a normal scheduler: itself, or
@@ -39,11 +40,12 @@ defmodule OpenAgentsPolicy.Scheduler do
       false
   """
   @spec dirty?(term()) :: boolean()
-  def dirty?(term) when is_binary(term), do: byte_size(term) > @max_bytes
+  def dirty?(term) when is_binary(term), do: byte_size(term) > @dirty_read_bytes
 
   for key <- [:tier, :account_id, :id] do
-    def dirty?(%{unquote(key) => value}) when is_binary(value) and byte_size(value) > @max_bytes,
-      do: true
+    def dirty?(%{unquote(key) => value})
+        when is_binary(value) and byte_size(value) > @dirty_read_bytes,
+        do: true
   end
 
   def dirty?(_term), do: false

@@ -36,7 +36,9 @@ defmodule OpenAgentsPolicy.Upgrade do
   resource types and no private data, and its `upgrade` callback
   (`native/openagents_policy_nif/src/lib.rs`) does nothing but return 0,
   success, so the VM takes the new library as it is (the atoms it uses are
-  made on first use, not by any callback).
+  made on first use, not by any callback). That callback, and the
+  `openagents_policy_nif_entry` crate that makes room for it, exist only
+  because this kind of load needs one and `rustler::init!` does not emit it.
 
   The load itself is `OpenAgentsPolicy.LoadCheck.module/3`, the check the
   NIF compiler's install shares.

@@ -47,9 +47,9 @@ defmodule OpenAgentsPolicy.LargeIdsTest do
 
   # The property behind the answers above: a normal scheduler never compares
   # a large id. Each call that compares ids has a `_normal` NIF, which
-  # declines (`:dirty`, having compared nothing) when a comparison would be
-  # heavy, and a `_dirty` twin on a dirty CPU scheduler, which answers.
-  test "the normal-scheduler NIFs decline a large comparison; their dirty twins make it" do
+  # answers `:dirty` (having compared nothing) when a comparison would go
+  # dirty (past `DIRTY_COMPARE_BYTES`), and a `_dirty` NIF, which answers.
+  test "the normal-scheduler NIFs answer :dirty for a large comparison; their `_dirty` NIFs make it" do
     for {owner, same, _other} <- ids() do
       link = link(owner, nil)
       viewer = %{account_id: same, tier: :pulse}

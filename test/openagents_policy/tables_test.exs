@@ -9,7 +9,7 @@ defmodule OpenAgentsPolicy.TablesTest do
   alias OpenAgents.Accounts.User
   alias OpenAgents.Delegations.Target
   alias OpenAgents.Machines.Machine
-  alias OpenAgents.Transparency.WorkDisclosure
+  alias OpenAgents.Transparency.{ArtifactLink, WorkDisclosure}
   alias OpenAgentsPolicy.Native
 
   # Words no vocabulary holds, and near misses of the ones they do.
@@ -199,6 +199,60 @@ defmodule OpenAgentsPolicy.TablesTest do
 
       for not_a_user <- [%{id: "u"}, "u", :u] do
         assert WorkDisclosure.viewer(repository, not_a_user) == Native.viewer(:anonymous, nil)
+      end
+    end
+
+    # effective_tier/2's compiled answers: every tier word (and words just
+    # outside, which the core answers on the call), revoked or live, owned or
+    # not, read by a viewer of every class the table holds (and of the
+    # shapes next to them), each held to the NIF called directly.
+    test "effective_tier/2 over every tier word, viewer class and ownership" do
+      words = [nil | Enum.flat_map(Native.tiers(), &[&1, Atom.to_string(&1)])]
+      tiers = words ++ ["bogus", :bogus, "Glass", 7]
+
+      viewers = fn account ->
+        [
+          %{admin: true},
+          %{admin: true, tier: :pulse, account_id: account},
+          %{admin: false, tier: :ledger, account_id: account},
+          %{account_id: account},
+          %{account_id: nil},
+          %{},
+          %{name: "someone"},
+          nil,
+          7,
+          [],
+          "bogus",
+          :bogus
+        ] ++
+          for(word <- tiers, do: %{tier: word, account_id: account}) ++
+          for(word <- tiers, do: %{tier: word}) ++
+          Enum.reject(tiers, &is_nil/1)
+      end
+
+      for owner <- ["acct-1", nil, 1],
+          account <- ["acct-1", "acct-2", nil, 1.0],
+          viewer <- viewers.(account),
+          tier <- tiers,
+          revoked_at <- [nil, ~U[2026-08-25 10:00:00Z]] do
+        link = %ArtifactLink{account_id: owner, tier: tier, revoked_at: revoked_at}
+
+        assert WorkDisclosure.effective_tier(%{artifact_link: link}, viewer) ==
+                 Native.linked_tier(owner, tier, revoked_at, viewer, nil),
+               inspect({link, viewer})
+      end
+
+      for account <- ["acct-1", nil], viewer <- viewers.(account), tier <- tiers do
+        assert WorkDisclosure.effective_tier(%{transparency_tier: tier}, viewer) ==
+                 Native.effective_tier(nil, tier, viewer, nil),
+               inspect({tier, viewer})
+
+        assert WorkDisclosure.effective_tier(
+                 %{artifact_link: nil, transparency_tier: tier},
+                 viewer
+               ) ==
+                 Native.effective_tier(nil, tier, viewer, nil),
+               inspect({tier, viewer})
       end
     end
   end

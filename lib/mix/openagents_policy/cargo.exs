@@ -77,15 +77,19 @@ defmodule Mix.OpenAgentsPolicy.Cargo do
 
   # Cargo names the units of a workspace by paths relative to its root, so
   # two checkouts sharing a target directory share every unit, fingerprints
-  # included: a checkout's build can link the other's core crate. Cargo
-  # mixes this variable into every unit's metadata hash (Rust's own build
-  # uses it to keep channels apart), so each checkout gets units of its own.
-  defp checkout_env(nil), do: []
+  # included: a checkout's build can link the other's core crate. Cargo names
+  # each unit's files by a hash that includes its rustflags, so rustc's
+  # `-C metadata` with the checkout's digest, added to `build.rustflags` on
+  # the command line (`--config`, which cargo merges with the configured
+  # rustflags), gives each checkout units of its own. (A `RUSTFLAGS`
+  # environment variable replaces `build.rustflags`, ours included; the
+  # build-id check then still refuses another checkout's library.)
+  defp checkout_args(nil), do: []
 
-  defp checkout_env(mark),
+  defp checkout_args(mark),
     do: [
-      {~c"__CARGO_DEFAULT_LIB_METADATA",
-       ~c"openagents-" ++ String.to_charlist(Base.encode16(mark, case: :lower))}
+      "--config",
+      ~s(build.rustflags=["-C", "metadata=openagents-#{Base.encode16(mark, case: :lower)}"])
     ]
 
   # The GNU build-id note: namesz 4, descsz 16, type 3, "GNU\0", the mark.
@@ -99,6 +103,7 @@ defmodule Mix.OpenAgentsPolicy.Cargo do
 
     args =
       ["rustc", "--locked", "-p", crate, "--lib", "--message-format=json-render-diagnostics"] ++
+        checkout_args(mark) ++
         if(profile == "release", do: ["--release"], else: []) ++
         if(mark,
           do: ["--", "-C", "link-arg=-Wl,--build-id=0x" <> Base.encode16(mark, case: :lower)],
@@ -112,8 +117,7 @@ defmodule Mix.OpenAgentsPolicy.Cargo do
         :stderr_to_stdout,
         {:line, 65_536},
         args: args,
-        cd: root,
-        env: checkout_env(mark)
+        cd: root
       ])
 
     {status, libraries} = collect(port, "", [])

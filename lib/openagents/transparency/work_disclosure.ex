@@ -49,11 +49,13 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   clauses: `never/1`, `source_columns/1`, `tier_for/2` for every scheduled
   field, `fields_at/2` and `project/3` at every tier named by a word (each
   tier as an atom or a string, and `nil`), and `viewer/2`'s descriptor for
-  every relationship. Anything else (a field off the schedule, a viewer or a
-  user as the tier) is asked of the core on the call, and `effective_tier/2`
-  always is: only the fields it reads are taken from the record here. The
-  test suite walks every domain and holds each clause to the core's live
-  answer; a rebuilt library recompiles this module.
+  every relationship. `effective_tier/2` holds the core's answer for every
+  tier word (a loaded link's, or the tier column's), revoked or not, read by
+  every viewer that is not a struct and names its tier by a word, owner or
+  not. Anything else (a field off the schedule, a viewer or a user as the
+  tier, a struct viewer, a tier that is not a word) is asked of the core on
+  the call. The test suite walks every domain and holds each clause to the
+  core's live answer; a rebuilt library recompiles this module.
 
   ## Host modules
 
@@ -76,6 +78,46 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   # for each; any other tier term (a viewer, a user, an unknown word) is asked
   # of the core on the call.
   @tier_words [nil | Enum.flat_map(Native.tiers(), &[&1, Atom.to_string(&1)])]
+  # A viewer that is a tier word names it as itself: `nil` is no viewer.
+  @viewer_words Enum.reject(@tier_words, &is_nil/1)
+  # The classes of viewer `effective_tier/2` holds the core's answers for
+  # (see `viewer_class/1`), each with a function making a viewer of that
+  # class that reads for a given account (when its shape carries one).
+  @viewer_classes [
+                    operator: fn _account -> %{admin: true} end,
+                    account: fn account -> %{account_id: account} end,
+                    nobody: fn _account -> nil end
+                  ] ++
+                    Enum.map(@tier_words, fn word ->
+                      {{:tiered, word}, fn account -> %{tier: word, account_id: account} end}
+                    end) ++
+                    Enum.map(@viewer_words, fn word ->
+                      {{:word, word}, fn _account -> word end}
+                    end)
+  @dirty_read_bytes OpenAgentsPolicy.Scheduler.dirty_read_bytes()
+  @class_count length(@viewer_classes)
+  # effective_tier/2's answers, the core's over the whole compiled domain, as
+  # tuples indexed by tier word (`word_at/1`), viewer class (`viewer_class/1`)
+  # and, for a live link, whether the viewer owns it: a revoked link of every
+  # tier word; a live link of every tier word read by a viewer of every
+  # class, owner or not; a tier column of every tier word read by a viewer of
+  # every class. Each class is asked through a viewer of its shape; the test
+  # suite holds every answer to the NIF.
+  @revoked_answers List.to_tuple(
+                     for tier <- @tier_words,
+                         do: Native.linked_tier("owner", tier, :revoked, nil, nil)
+                   )
+  @linked_answers List.to_tuple(
+                    for tier <- @tier_words,
+                        {_class, viewer_of} <- @viewer_classes,
+                        account <- ["reader", "owner"],
+                        do: Native.linked_tier("owner", tier, nil, viewer_of.(account), nil)
+                  )
+  @column_answers List.to_tuple(
+                    for tier <- @tier_words,
+                        {_class, viewer_of} <- @viewer_classes,
+                        do: Native.effective_tier(nil, tier, viewer_of.("reader"), nil)
+                  )
 
   @typedoc "A family of records: `:attempt`, `:work_job`, `:evidence`, `:trace`."
   @type family :: :attempt | :work_job | :evidence | :trace
@@ -255,14 +297,13 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   # module; a map that claims it without its fields goes to the core whole.
   defp struct_tier(module, link, record, viewer) do
     if module == Host.link_struct() do
-      {viewer, user_admin} = Host.viewer_term(viewer)
-
       case link do
         %{account_id: owner, tier: tier, revoked_at: revoked_at} ->
-          Native.linked_tier(owner, tier, revoked_at, viewer, user_admin)
+          linked_tier(owner, tier, revoked_at, viewer)
 
         _lacking_fields ->
           link = Host.subject_term(link)
+          {viewer, user_admin} = Host.viewer_term(viewer)
 
           Native.effective_tier(link, nil, viewer, user_admin)
       end
@@ -270,6 +311,84 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       column_tier(Map.get(record, :transparency_tier), viewer)
     end
   end
+
+  # A loaded link's tier, from its three fields. A revoked link, or a live
+  # one read by a viewer of a compiled class, answers from the core's tables
+  # (below) when its tier is a word; anything else is asked of the core.
+  defp linked_tier(owner, tier, revoked_at, viewer) when revoked_at != nil do
+    case word_at(tier) do
+      nil -> linked_core(owner, tier, revoked_at, viewer)
+      at -> elem(@revoked_answers, at)
+    end
+  end
+
+  defp linked_tier(owner, tier, nil, viewer) do
+    with at when at != nil <- word_at(tier),
+         {class, account} <- viewer_class(viewer),
+         owns when is_boolean(owns) <- owns?(owner, account) do
+      elem(@linked_answers, (at * @class_count + class) * 2 + if(owns, do: 1, else: 0))
+    else
+      _core -> linked_core(owner, tier, nil, viewer)
+    end
+  end
+
+  defp linked_core(owner, tier, revoked_at, viewer) do
+    {viewer, user_admin} = Host.viewer_term(viewer)
+
+    Native.linked_tier(owner, tier, revoked_at, viewer, user_admin)
+  end
+
+  # Whether a viewer reading for `account` owns a link of `owner`: both set
+  # and equal (`==`, as the core compares them). Compared here only when that
+  # is cheap (binaries a normal-scheduler NIF may read,
+  # `OpenAgentsPolicy.Scheduler`); :core otherwise, so the core (and its
+  # choice of scheduler) compares them.
+  defp owns?(nil, _account), do: false
+  defp owns?(_owner, nil), do: false
+
+  defp owns?(owner, account)
+       when is_binary(owner) and is_binary(account) and
+              byte_size(owner) <= @dirty_read_bytes and byte_size(account) <= @dirty_read_bytes,
+       do: owner == account
+
+  defp owns?(_owner, _account), do: :core
+
+  # A tier word's place in @tier_words (the row of the tables below), or nil.
+  for {word, at} <- Enum.with_index(@tier_words) do
+    defp word_at(unquote(word)), do: unquote(at)
+  end
+
+  defp word_at(_other), do: nil
+
+  # The class of a viewer as the core reads its shape (its place in
+  # @viewer_classes, the column of the tables below), and the account it
+  # reads for: `{class, account}`, or :core for a viewer only the core (and
+  # the host) can read: a struct (which the host's `:user` setting names, and
+  # whose `admin?/1` the host answers), or a tier that is not a word. The
+  # clauses follow the core's order (`decode::viewer`): an operator mark, a
+  # tier, an account, any other map; a word; anything else is nobody.
+  class_at = fn class -> Enum.find_index(@viewer_classes, &(elem(&1, 0) == class)) end
+
+  defp viewer_class(%{__struct__: _}), do: :core
+  defp viewer_class(%{admin: true}), do: {unquote(class_at.(:operator)), nil}
+
+  for word <- @tier_words do
+    defp viewer_class(%{tier: unquote(word)} = viewer),
+      do: {unquote(class_at.({:tiered, word})), Map.get(viewer, :account_id)}
+  end
+
+  defp viewer_class(%{tier: _}), do: :core
+  defp viewer_class(%{account_id: account}), do: {unquote(class_at.(:account)), account}
+  defp viewer_class(%{}), do: {unquote(class_at.(:nobody)), nil}
+
+  for word <- @viewer_words do
+    defp viewer_class(unquote(word)), do: {unquote(class_at.({:word, word})), nil}
+  end
+
+  defp viewer_class(viewer) when is_binary(viewer) or (is_atom(viewer) and viewer != nil),
+    do: :core
+
+  defp viewer_class(_viewer), do: {unquote(class_at.(:nobody)), nil}
 
   # A link that exists (its id is set) but was not loaded: what the host
   # configured. With no id there is no link to have forgotten.
@@ -297,8 +416,19 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   defp describe(%{__struct__: module}), do: " (a #{inspect(module)})"
   defp describe(_record), do: ""
 
-  # The tier column (or whatever stands in it), for the core to name and clamp.
+  # The tier column (or whatever stands in it): a tier word read by a viewer
+  # of a compiled class answers from the core's table; anything else is the
+  # core's to name and clamp.
   defp column_tier(tier, viewer) do
+    with at when at != nil <- word_at(tier),
+         {class, _account} <- viewer_class(viewer) do
+      elem(@column_answers, at * @class_count + class)
+    else
+      _core -> column_core(tier, viewer)
+    end
+  end
+
+  defp column_core(tier, viewer) do
     tier = Host.subject_term(tier)
     {viewer, user_admin} = Host.viewer_term(viewer)
 

@@ -4,7 +4,7 @@
 //! The words a NIF takes on their own (a family, a relationship, a tier) are
 //! `Decoder`s, so a NIF names them as typed arguments. A viewer is read with
 //! the host's `admin?` answer beside it, a link or a subject by its shape, and
-//! the arguments of the twin NIFs (`on_either_scheduler!`) are all terms, so
+//! the arguments of the NIFs that may go dirty (`on_either_scheduler!`) are all terms, so
 //! those are read inside the NIF from its `Term` arguments.
 
 use std::cell::Cell;
@@ -21,7 +21,7 @@ use crate::words::{self, words};
 /// A term compared as Erlang's `==` compares (so `1 == 1.0`), which is how
 /// the host compares account ids.
 ///
-/// Inside [`unless_heavy`], a comparison involving a [`heavy`] term is not
+/// Inside [`unless_dirty`], a comparison involving a [`dirty_to_compare`] term is not
 /// made: it is noted, and the caller moves the whole call to a dirty
 /// scheduler. Only comparisons the core actually asks for are checked.
 pub struct ErlEq<'a>(pub Term<'a>);
@@ -35,13 +35,13 @@ impl PartialEq for ErlEq<'_> {
             if left.len() != right.len() {
                 return false;
             }
-            if watched && left.len() > COMPARED_BYTES {
+            if watched && left.len() > DIRTY_COMPARE_BYTES {
                 WATCH.set(Watch::Tripped);
                 return false;
             }
             return left.as_slice() == right.as_slice();
         }
-        if watched && (heavy(self.0) || heavy(other.0)) {
+        if watched && (dirty_to_compare(self.0) || dirty_to_compare(other.0)) {
             WATCH.set(Watch::Tripped);
             return false;
         }
@@ -54,9 +54,9 @@ enum Watch {
     /// Compare whatever is asked (a dirty scheduler, or a NIF that never
     /// compares ids).
     Off,
-    /// On a normal scheduler: refuse heavy comparisons.
+    /// On a normal scheduler: refuse comparisons that must go dirty.
     On,
-    /// A heavy comparison was asked for and not made.
+    /// A comparison that must go dirty was asked for and not made.
     Tripped,
 }
 
@@ -64,7 +64,7 @@ thread_local! {
     static WATCH: Cell<Watch> = const { Cell::new(Watch::Off) };
 }
 
-/// Turns the watch off when [`unless_heavy`] ends, panicking or not.
+/// Turns the watch off when [`unless_dirty`] ends, panicking or not.
 struct Unwatch;
 
 impl Drop for Unwatch {
@@ -73,11 +73,11 @@ impl Drop for Unwatch {
     }
 }
 
-/// `decide()`, or `None` when it asked for a comparison of [`heavy`] terms,
+/// `decide()`, or `None` when it asked for a comparison of [`dirty_to_compare`] terms,
 /// which was then not made (and the answer is worthless): the caller moves to
 /// a dirty scheduler, where (`dirty`) it decides again with every comparison
 /// made.
-pub fn unless_heavy<T>(dirty: bool, decide: impl FnOnce() -> T) -> Option<T> {
+pub fn unless_dirty<T>(dirty: bool, decide: impl FnOnce() -> T) -> Option<T> {
     if dirty {
         return Some(decide());
     }
@@ -90,15 +90,15 @@ pub fn unless_heavy<T>(dirty: bool, decide: impl FnOnce() -> T) -> Option<T> {
 /// How many bytes of binary two account ids may hold and still be compared on
 /// a normal scheduler: comparing two equal binaries of this size takes tens
 /// of microseconds here, well inside the 1 ms a NIF may hold one.
-pub const COMPARED_BYTES: usize = 256 * 1024;
+pub const DIRTY_COMPARE_BYTES: usize = 256 * 1024;
 
 /// Whether comparing `term` with another could outlast a normal scheduler's
-/// slice: a binary past [`COMPARED_BYTES`], an integer past 64 bits, or a
+/// slice: a binary past [`DIRTY_COMPARE_BYTES`], an integer past 64 bits, or a
 /// list, tuple or map, whose size is not known without walking it.
-pub fn heavy(term: Term) -> bool {
+pub fn dirty_to_compare(term: Term) -> bool {
     // A binary first: what account ids are, told apart in one call.
     if let Ok(bytes) = Binary::from_term(term) {
-        return bytes.len() > COMPARED_BYTES;
+        return bytes.len() > DIRTY_COMPARE_BYTES;
     }
     match term.get_type() {
         TermType::Binary | TermType::List | TermType::Tuple | TermType::Map => true,

@@ -12,7 +12,7 @@ use rustler::types::atom;
 use rustler::{Atom, Binary, Encoder, Env, Error, NifResult, Term};
 
 use crate::decode::{
-    self, get, is_nil, is_struct, unless_heavy, ErlEq, FamilyWord, RelationshipWord, TierWord,
+    self, get, is_nil, is_struct, unless_dirty, ErlEq, FamilyWord, RelationshipWord, TierWord,
 };
 use crate::text::Text;
 use crate::words::{self, position, words};
@@ -142,7 +142,7 @@ fn decide_record<'a>(
         }
     }
     let viewer = decode::viewer(viewer, user_admin);
-    unless_heavy(dirty, || disclosure::effective_tier(record, &viewer))
+    unless_dirty(dirty, || disclosure::effective_tier(record, &viewer))
 }
 
 /// A tier, or `:dirty` when the call must be made again on a dirty scheduler.
@@ -349,7 +349,7 @@ fn ladder_effective_tier<'a>(
     let (subject, viewer) = (decode::subject(subject), decode::viewer(viewer, user_admin));
     tier_or_dirty(
         env,
-        unless_heavy(dirty, || ladder::effective_tier(&subject, &viewer)),
+        unless_dirty(dirty, || ladder::effective_tier(&subject, &viewer)),
     )
 }
 
@@ -365,13 +365,13 @@ fn ladder_allows<'a>(
 ) -> Term<'a> {
     let access = decode::access(access);
     let (subject, viewer) = (decode::subject(subject), decode::viewer(viewer, user_admin));
-    match unless_heavy(dirty, || ladder::allows(&subject, access, &viewer)) {
+    match unless_dirty(dirty, || ladder::allows(&subject, access, &viewer)) {
         Some(allowed) => allowed.encode(env),
         None => words::dirty().encode(env),
     }
 }
 
-// The twins, one line each: the calls that read a binary argument, then the
+// The `_normal` / `_dirty` pairs, one line each: the calls that read a binary argument, then the
 // account-id comparisons, each declining on a normal scheduler what only a
 // dirty one should compare.
 #[rustfmt::skip]
@@ -383,8 +383,8 @@ on_either_scheduler! {
 
 #[rustfmt::skip]
 on_either_scheduler! {
-    fn effective_tier_normal / effective_tier_dirty<'a>(env, link: Term<'a>, tier: Term<'a>, viewer: Term<'a>, user_admin: Term<'a>) -> Term<'a> = effective_tier(.., heavy);
-    fn linked_tier_normal / linked_tier_dirty<'a>(env, owner: Term<'a>, tier: Term<'a>, revoked_at: Term<'a>, viewer: Term<'a>, user_admin: Term<'a>) -> Term<'a> = linked_tier(.., heavy);
-    fn ladder_effective_tier_normal / ladder_effective_tier_dirty<'a>(env, subject: Term<'a>, viewer: Term<'a>, user_admin: Term<'a>) -> Term<'a> = ladder_effective_tier(.., heavy);
-    fn ladder_allows_normal / ladder_allows_dirty<'a>(env, subject: Term<'a>, access: Term<'a>, viewer: Term<'a>, user_admin: Term<'a>) -> Term<'a> = ladder_allows(.., heavy);
+    fn effective_tier_normal / effective_tier_dirty<'a>(env, link: Term<'a>, tier: Term<'a>, viewer: Term<'a>, user_admin: Term<'a>) -> Term<'a> = effective_tier(.., dirty);
+    fn linked_tier_normal / linked_tier_dirty<'a>(env, owner: Term<'a>, tier: Term<'a>, revoked_at: Term<'a>, viewer: Term<'a>, user_admin: Term<'a>) -> Term<'a> = linked_tier(.., dirty);
+    fn ladder_effective_tier_normal / ladder_effective_tier_dirty<'a>(env, subject: Term<'a>, viewer: Term<'a>, user_admin: Term<'a>) -> Term<'a> = ladder_effective_tier(.., dirty);
+    fn ladder_allows_normal / ladder_allows_dirty<'a>(env, subject: Term<'a>, access: Term<'a>, viewer: Term<'a>, user_admin: Term<'a>) -> Term<'a> = ladder_allows(.., dirty);
 }

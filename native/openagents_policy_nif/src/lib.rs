@@ -9,7 +9,7 @@
 //! lookups, whatever its input, except `classify` (on a dirty scheduler) and
 //! comparisons of account ids too large for a normal scheduler, which the
 //! `*_normal` NIFs decline so that `OpenAgentsPolicy.Native` makes the same
-//! call on their `*_dirty` twins (`on_either_scheduler!`).
+//! call on their `*_dirty` variants (`on_either_scheduler!`).
 //!
 //! # The entry
 //!
@@ -25,24 +25,28 @@
 //! private data; its atoms are made on first use), so upgrading is loading.
 //! The VM unloads the old library once the old code is purged.
 //!
-//! `nif_init` also puts in the function table the entry points of `fast`,
-//! for the four NIFs a host calls per record: rustler's wrapper, without the
-//! `Vec` it collects a call's arguments into.
+//! That callback is the entry's only change: the function table is rustler's
+//! own, so every NIF is entered through its `#[rustler::nif]` wrapper (typed
+//! decoding, each error raised as rustler encodes it, panics caught). The
+//! copy, and with it the `openagents_policy_nif_entry` crate, stays only as
+//! long as hot upgrades need an `upgrade` callback that `rustler::init!` does
+//! not emit; once the rustler this crate builds with emits one, both go and
+//! `rustler::init!` moves here.
 
-/// A NIF on a normal scheduler and its twin, the same function on a dirty CPU
+/// A NIF on a normal scheduler and its `_dirty` NIF, the same function on a dirty CPU
 /// scheduler. Reading a binary argument can copy it before its size is known
 /// (one that starts part-way through a byte), so `OpenAgentsPolicy.Native`
-/// sends a call whose arguments hold a large binary to the twin without the
+/// sends a call whose arguments hold a large binary to the `_dirty` NIF without the
 /// normal NIF reading it at all (see `OpenAgentsPolicy.Scheduler`).
 ///
 /// - `fn name_normal / name_dirty(args) -> T { body }`: both run `body`.
 /// - `fn name_normal / name_dirty<'a>(env, args) -> T = decide;`: both call
 ///   `decide(env, args)`.
-/// - `fn name_normal / name_dirty<'a>(env, args) -> T = decide(.., heavy);`:
-///   the normal NIF calls `decide(env, args, false)`, which declines (answers
+/// - `fn name_normal / name_dirty<'a>(env, args) -> T = decide(.., dirty);`:
+///   the normal NIF calls `decide(env, args, false)`, which refuses (answers
 ///   `:dirty`) to compare account ids too large for a normal scheduler, and
-///   the twin calls `decide(env, args, true)`, which compares them (see
-///   `decode::unless_heavy`).
+///   the `_dirty` NIF calls `decide(env, args, true)`, which compares them (see
+///   `decode::unless_dirty`).
 ///
 /// The `env` of the last two is written here, not by the caller: rustler's
 /// `nif` attribute names the `Env` argument where it is expanded, and a name
@@ -63,7 +67,7 @@ macro_rules! on_either_scheduler {
     )+};
     ($(fn $normal:ident / $dirty:ident <$lt:lifetime>
         (env, $($arg:ident: $ty:ident $(<$ty_lt:lifetime>)?),+ $(,)?) -> $ret:ty
-        = $decide:ident(.., heavy);)+) => {$(
+        = $decide:ident(.., dirty);)+) => {$(
         #[rustler::nif]
         fn $normal<$lt>(env: rustler::Env<$lt>, $($arg: $ty $(<$ty_lt>)?),+) -> $ret {
             $decide(env, $($arg),+, false)
@@ -87,7 +91,6 @@ macro_rules! on_either_scheduler {
 
 mod decode;
 mod disclosure;
-mod fast;
 mod fingerprint;
 mod target;
 mod text;
@@ -116,8 +119,10 @@ extern "C" {
 /// is a resource), so an upgrade has nothing to carry over or set up. Should
 /// either ever be added, this must do what `load` does.
 ///
-/// Generic in the term type, which rustler's `sys` names differently across
-/// the versions this crate builds with (0.37 and 0.38; `fast` needs one of them).
+/// Generic in the type of `load_info`, a term the callback never reads:
+/// rustler's `sys` calls the raw term type `ERL_NIF_TERM` in 0.37 and 0.38
+/// and `ErlNifTerm` in 0.39, all in the workspace's range, and the entry's
+/// field names whichever the build has.
 extern "C" fn upgrade<LoadInfo>(
     _env: *mut ErlNifEnv,
     _priv_data: *mut *mut c_void,
@@ -138,14 +143,12 @@ extern "C" fn nif_init() -> *const ErlNifEntry {
     // SAFETY: rustler's entry is a static of this library, valid for reads;
     // it is copied bit for bit (its fields are pointers to statics and
     // functions of the library). `ENTRY` is written only here, before the VM
-    // that called this function reads it. rustler's function table is
-    // `num_of_funcs` entries long, as `fast::patched` requires.
+    // that called this function reads it.
     unsafe {
         let rustler = ptr::read(openagents_policy_nif_entry_nif_init());
         let entry = addr_of_mut!(ENTRY).cast::<ErlNifEntry>();
         entry.write(ErlNifEntry {
             upgrade: Some(upgrade),
-            funcs: fast::patched(rustler.funcs, rustler.num_of_funcs),
             ..rustler
         });
         entry
