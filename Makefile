@@ -9,7 +9,7 @@ export LC_ALL := C.UTF-8
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: demo check tools deps rust-checks elixir-checks docs-checks parity bench bench-host fuzz \
-	precompiled precompiled-check reference
+	precompiled precompiled-check reference rolling-upgrade
 
 tools:
 	@scripts/ensure_tools.sh
@@ -39,6 +39,8 @@ rust-checks:
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo test --workspace
+	@# The decision digest moved by a rule changed in the core's source (a test-only feature).
+	cargo test -p openagents_policy --features fingerprint_probe --test fingerprint
 
 elixir-checks:
 	mix format --check-formatted
@@ -65,6 +67,13 @@ precompiled-check:
 	else \
 	  echo "precompiled check skipped: no dist/ (run make precompiled first)"; \
 	fi
+
+# Hot upgrades the way the app rolls them (guides/deploying.md): three nodes
+# of the example host, upgraded A -> B -> A one at a time under load by the
+# coordinator, and the drill of a B' its preflight refuses. make check runs
+# the short form when ROLLING_UPGRADE=short.
+rolling-upgrade: tools
+	@$(MAKE) --no-print-directory -C examples/host_app rolling-upgrade
 
 # parity, bench and bench-host compare the library with the seeds, so they
 # need ../shared/reference (the seeds, runnable), which this repository's CI

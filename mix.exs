@@ -132,6 +132,7 @@ defmodule OpenAgentsPolicy.MixProject do
         "guides/openagents-app.md": [title: "Adopting it in the OpenAgents app"],
         "guides/host-configuration.md": [title: "Host configuration"],
         "guides/releases.md": [title: "Releases and prebuilt libraries"],
+        "guides/deploying.md": [title: "Deploying it like the app does"],
         "guides/disclosure-model.md": [title: "The disclosure model"],
         "guides/delegation-targets.md": [title: "Delegation targets"],
         "guides/rust.md": [title: "The Rust API"],
@@ -152,7 +153,7 @@ defmodule OpenAgentsPolicy.MixProject do
           OpenAgents.Transparency.Ladder
         ],
         "Host boundary": [OpenAgentsPolicy.Host, OpenAgentsPolicy.Scheduler],
-        "Hot upgrades": [OpenAgentsPolicy.Upgrade, OpenAgentsPolicy.LoadCheck],
+        "Hot upgrades": [OpenAgentsPolicy, OpenAgentsPolicy.Upgrade, OpenAgentsPolicy.LoadCheck],
         # dev/: the library's own docs tooling, not in the package.
         "Docs tooling (dev only)": [
           Mix.Tasks.OpenagentsPolicy.Show,

@@ -119,6 +119,11 @@ defmodule OpenAgentsPolicy.Native do
   def relationships(), do: :erlang.nif_error(:nif_not_loaded)
   def classify(_a, _b), do: :erlang.nif_error(:nif_not_loaded)
 
+  # OpenAgentsPolicy.fingerprint/0
+  def decision_digest(), do: :erlang.nif_error(:nif_not_loaded)
+  def decision_json(), do: :erlang.nif_error(:nif_not_loaded)
+  def sha256(_a), do: :erlang.nif_error(:nif_not_loaded)
+
   # The calls that may go dirty (run on a dirty CPU scheduler instead of a
   # normal one). Each is two NIFs: `_normal`, on a normal scheduler, and
   # `_dirty`, the same function on a dirty CPU one. The function of the plain

@@ -7,6 +7,8 @@
 //! * [`disclosure`] and [`ladder`]: the field-by-field disclosure schedule for
 //!   work in progress, and the tier ladder (`dark < pulse < ledger < glass`)
 //!   it decides through.
+//! * [`fingerprint`]: every finite-domain decision of the two as one
+//!   document and one digest, to compare the nodes of a cluster by.
 //!
 //! This crate is the one home of those decisions. The Elixir library
 //! `openagents_policy` serves them to a Phoenix app through a NIF crate that
@@ -51,6 +53,7 @@
 #![forbid(unsafe_code)]
 
 pub mod disclosure;
+pub mod fingerprint;
 pub mod ladder;
 pub mod target;
 mod vocabulary;

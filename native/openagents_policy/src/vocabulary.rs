@@ -8,68 +8,66 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The closed vocabularies this crate knows, named so a refusal can say which
-/// one a word fell outside of.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Vocabulary {
-    /// [`crate::target::Kind`].
-    Kind,
-    /// [`crate::target::Custody`].
-    Custody,
-    /// [`crate::target::RuntimeClass`].
-    RuntimeClass,
-    /// [`crate::target::Lifecycle`].
-    Lifecycle,
-    /// [`crate::target::DelegationLifecycle`].
-    DelegationLifecycle,
-    /// [`crate::target::Capability`].
-    Capability,
-    /// [`crate::target::UnavailableReason`].
-    UnavailableReason,
-    /// [`crate::target::BoxState`].
-    BoxState,
-    /// [`crate::target::RunState`].
-    RunState,
-    /// [`crate::target::JobStatus`].
-    JobStatus,
-    /// [`crate::target::MachineStatus`].
-    MachineStatus,
-    /// [`crate::ladder::Tier`].
-    Tier,
-    /// [`crate::ladder::Access`].
-    Access,
-    /// [`crate::disclosure::Family`].
-    Family,
-    /// [`crate::disclosure::Rung`].
-    Rung,
-    /// [`crate::disclosure::Relationship`].
-    Relationship,
+/// Declares [`Vocabulary`] from one list: the enum, its `ALL` and its
+/// names, so no second list of the vocabularies can fall behind the first.
+macro_rules! vocabularies {
+    ($( $(#[$meta:meta])* $variant:ident => $name:literal ),+ $(,)?) => {
+        /// The closed vocabularies this crate knows, named so a refusal can say which
+        /// one a word fell outside of.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum Vocabulary {
+            $( $(#[$meta])* $variant, )+
+        }
+
+        impl Vocabulary {
+            /// Every vocabulary, in declaration order.
+            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
+
+            /// The vocabulary's name as a refusal prints it.
+            #[must_use]
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $name,)+
+                }
+            }
+        }
+    };
 }
 
-impl Vocabulary {
-    /// The vocabulary's name as a refusal prints it.
-    #[must_use]
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Kind => "target kind",
-            Self::Custody => "custody",
-            Self::RuntimeClass => "runtime class",
-            Self::Lifecycle => "target lifecycle",
-            Self::DelegationLifecycle => "delegation lifecycle",
-            Self::Capability => "capability",
-            Self::UnavailableReason => "unavailable reason",
-            Self::BoxState => "Box state",
-            Self::RunState => "Box run state",
-            Self::JobStatus => "work job status",
-            Self::MachineStatus => "machine status",
-            Self::Tier => "transparency tier",
-            Self::Access => "access",
-            Self::Family => "disclosure family",
-            Self::Rung => "disclosure rung",
-            Self::Relationship => "viewer relationship",
-        }
-    }
+vocabularies! {
+    /// [`crate::target::Kind`].
+    Kind => "target kind",
+    /// [`crate::target::Custody`].
+    Custody => "custody",
+    /// [`crate::target::RuntimeClass`].
+    RuntimeClass => "runtime class",
+    /// [`crate::target::Lifecycle`].
+    Lifecycle => "target lifecycle",
+    /// [`crate::target::DelegationLifecycle`].
+    DelegationLifecycle => "delegation lifecycle",
+    /// [`crate::target::Capability`].
+    Capability => "capability",
+    /// [`crate::target::UnavailableReason`].
+    UnavailableReason => "unavailable reason",
+    /// [`crate::target::BoxState`].
+    BoxState => "Box state",
+    /// [`crate::target::RunState`].
+    RunState => "Box run state",
+    /// [`crate::target::JobStatus`].
+    JobStatus => "work job status",
+    /// [`crate::target::MachineStatus`].
+    MachineStatus => "machine status",
+    /// [`crate::ladder::Tier`].
+    Tier => "transparency tier",
+    /// [`crate::ladder::Access`].
+    Access => "access",
+    /// [`crate::disclosure::Family`].
+    Family => "disclosure family",
+    /// [`crate::disclosure::Rung`].
+    Rung => "disclosure rung",
+    /// [`crate::disclosure::Relationship`].
+    Relationship => "viewer relationship",
 }
 
 impl std::fmt::Display for Vocabulary {

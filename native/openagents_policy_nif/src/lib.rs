@@ -91,6 +91,7 @@ macro_rules! on_either_scheduler {
 
 mod decode;
 mod disclosure;
+mod fingerprint;
 mod target;
 mod text;
 mod words;

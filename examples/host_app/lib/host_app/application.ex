@@ -4,12 +4,11 @@ defmodule HostApp.Application do
 
   @impl true
   def start(_type, _args) do
-    # Before the endpoint: every request passes HostApp.Upgrade's gate.
-    :ok = HostApp.Upgrade.setup()
-
     children = [
       OpenAgents.Repo,
       HostApp.Presence,
+      # Before the endpoint: every request passes HostApp.Upgrade's gate.
+      HostApp.Upgrade,
       HostAppWeb.Endpoint
     ]
 

@@ -2,8 +2,8 @@ defmodule HostApp.Upgrade do
   @moduledoc """
   Installs a release in place with no request running while
   `release_handler` swaps the applications' data: a request waits at the
-  endpoint's door for the install to end, and the install waits for the
-  requests already inside to leave.
+  gate for the install to end, and the install waits for the requests
+  already inside to leave.
 
   Why. `:release_handler.install_release/1`, before it evaluates the
   relup's first instruction (and whether or not the relup then refuses),
@@ -27,141 +27,194 @@ defmodule HostApp.Upgrade do
 
   Words:
 
-    * **gate**: two counters, shared by every process without a message:
-      whether an install holds the door closed, and how many requests are
-      inside (`serve/1`).
+    * **gate**: the process `HostApp.Upgrade.Gate`, supervised, which knows
+      who closed the door, which requests are inside and which are held.
+      It monitors each of them, so none can wedge it by dying: a request
+      killed inside (Bandit kills an HTTP/2 stream's process when its client
+      hangs up) leaves as it dies; an installer killed while it holds the
+      door (say, by a relup that purges this module) reopens it, once
+      `release_handler` is done with that installer's call.
+    * **inside**: from after `Plug.Parsers` (the endpoint enters the gate
+      there) to the response. A request whose body is still arriving is not
+      inside yet, so a slow body holds neither the drain nor other readers.
     * **drain**: the install closes the door, then waits until no request
-      is inside (at most 15 s; past that it installs nothing and
-      says so, as a refused install does).
-    * **hold**: a request that finds the door closed leaves the count and
-      waits, polling each millisecond, then enters again. It is answered,
-      by the new version, once the install ends: late, never failed.
+      is inside, for at most one absolute deadline (15 s by default); past
+      it, it installs nothing and says so, as a refused install does, and
+      the door opens.
+    * **hold**: a request that finds the door closed waits for a message
+      from the gate (no polling), for at most `held_ms` (30 s); at most
+      `max_held` (1,000) wait at once. Past either, the reader gets a 503
+      with `Retry-After`. Otherwise it is answered, by the new version, once
+      the install ends: late, not failed.
 
   `install/1` prints what `bin/host_app install` (castle's
   `Castle.install/1`) prints, so `bin/host_app rpc
   'HostApp.Upgrade.install("0.1.1")'` is that command behind the gate.
 
+  Reopening by hand: `bin/host_app rpc 'IO.inspect(HostApp.Upgrade.reopen())'`
+  opens a door left closed (`:reopened`, logged as a warning;
+  `:already_open` when it was). `state/0` tells whether it is closed.
+
   Deliberately absent: any hold on what does not come through the endpoint
   (this host has no background work that reads configuration), and any
-  timeout on a held request (the install that holds it is bounded by its own
-  steps; the `after` that opens the door runs however it ends).
+  configuration read from the application environment (the thing an install
+  swaps): the limits are the gate's own (`configure/1`).
   """
 
-  @key {__MODULE__, :gate}
-  @closed 1
-  @inside 2
-  @held 3
+  alias HostApp.Upgrade.Gate
+
   @drain_ms 15_000
+  @retry_after_s 1
 
-  @doc "Makes the gate (open, empty). The application calls it once, before the endpoint starts."
-  @spec setup() :: :ok
-  def setup do
-    unless :persistent_term.get(@key, nil),
-      do: :persistent_term.put(@key, :atomics.new(3, signed: true))
-
-    :ok
-  end
+  @doc "The gate's child spec: HostApp.Application starts it before the endpoint."
+  @spec child_spec(keyword()) :: Supervisor.child_spec()
+  def child_spec(opts), do: %{id: Gate, start: {Gate, :start_link, [opts]}}
 
   @doc """
   Runs `fun` (one request) inside the gate: counted while it runs, after
-  waiting for any install holding the door.
+  waiting for any install holding the door. `{:error, :gate_full}` or
+  `{:error, :gate_timeout}` without running it when the hold is refused
+  (too many held, or held past `held_ms`).
   """
-  @spec serve((... -> result)) :: result when result: var
+  @spec serve((() -> result)) :: result | {:error, :gate_full | :gate_timeout} when result: var
   def serve(fun) do
-    case :persistent_term.get(@key, nil) do
-      # Only in a VM that took this module by a hot upgrade and has not run
-      # setup/0 yet (the first install through the gate makes it).
-      nil ->
-        fun.()
-
-      gate ->
-        enter(gate)
-
+    case enter() do
+      # :no_gate too leaves: a gate that did not answer in time may have
+      # counted this request (a leave it does not know is ignored).
+      entered when entered in [:ok, :no_gate] ->
         try do
           fun.()
         after
-          :atomics.sub(gate, @inside, 1)
+          leave()
+        end
+
+      {:error, _} = refused ->
+        refused
+    end
+  end
+
+  @doc """
+  The endpoint's form of `serve/1`: runs `fun.(conn)` inside the gate; a
+  refused hold is a 503 with `Retry-After`. Every response the gate lets
+  through names the node that served it and the decision digest of the
+  library version that answered it (`x-served-by-node`,
+  `x-policy-digest`): inside the gate no install can change that version
+  before the response is sent.
+  """
+  @spec serve_conn(Plug.Conn.t(), (Plug.Conn.t() -> Plug.Conn.t())) :: Plug.Conn.t()
+  def serve_conn(conn, fun) do
+    served = fn ->
+      conn
+      |> Plug.Conn.put_resp_header("x-served-by-node", Atom.to_string(node()))
+      |> Plug.Conn.put_resp_header("x-policy-digest", OpenAgentsPolicy.decision_digest())
+      |> fun.()
+    end
+
+    case serve(served) do
+      {:error, reason} when reason in [:gate_full, :gate_timeout] ->
+        conn
+        |> Plug.Conn.put_resp_header("retry-after", Integer.to_string(@retry_after_s))
+        |> Plug.Conn.put_resp_content_type("application/json")
+        |> Plug.Conn.send_resp(503, ~s({"errors":{"detail":"Service Unavailable"}}))
+        |> Plug.Conn.halt()
+
+      conn ->
+        conn
+    end
+  end
+
+  defp enter do
+    case Process.whereis(Gate) do
+      nil ->
+        :no_gate
+
+      gate ->
+        case GenServer.call(gate, {:enter, self()}) do
+          :ok -> :ok
+          :full -> {:error, :gate_full}
+          {:held, ref, held_ms} -> held(gate, ref, held_ms)
         end
     end
+  catch
+    # The gate died while asked: its supervisor starts it again, open.
+    :exit, _ -> :no_gate
   end
 
-  # Counted first, then the door checked; the install closes the door first,
-  # then reads the count (atomics are sequentially consistent): a request
-  # either sees the door closed or is counted before the install reads 0.
-  defp enter(gate) do
-    :atomics.add(gate, @inside, 1)
+  defp held(gate, ref, held_ms) do
+    watch = Process.monitor(gate)
 
-    if :atomics.get(gate, @closed) == 1 do
-      :atomics.sub(gate, @inside, 1)
-      :atomics.add(gate, @held, 1)
-      wait_open(gate)
-      :atomics.sub(gate, @held, 1)
-      enter(gate)
+    receive do
+      {:open, ^ref} ->
+        Process.demonitor(watch, [:flush])
+        enter()
+
+      {:DOWN, ^watch, :process, _, _} ->
+        enter()
+    after
+      held_ms ->
+        Process.demonitor(watch, [:flush])
+        GenServer.cast(gate, {:give_up, ref})
+
+        receive do
+          {:open, ^ref} -> :ok
+        after
+          0 -> :ok
+        end
+
+        {:error, :gate_timeout}
     end
   end
 
-  defp wait_open(gate) do
-    if :atomics.get(gate, @closed) == 1 do
-      Process.sleep(1)
-      wait_open(gate)
+  defp leave do
+    case Process.whereis(Gate) do
+      nil -> :ok
+      gate -> GenServer.cast(gate, {:leave, self()})
     end
   end
 
   @doc """
   Runs `fun` with the door closed and no request inside; `{:error,
   {:requests_still_running, count}}` without running it when requests are
-  still inside after #{@drain_ms} ms, `{:error, :install_in_progress}` when
-  another install holds the door.
+  still inside after `drain_ms` (#{@drain_ms} ms by default; the door opens
+  again), `{:error, :install_in_progress}` when another install holds the
+  door. The door opens again however `fun` ends, and if this process dies.
   """
-  @spec closed((... -> result), non_neg_integer()) ::
+  @spec closed((() -> result), non_neg_integer()) ::
           {:ok, result}
-          | {:error, {:requests_still_running, pos_integer()} | :install_in_progress}
+          | {:error,
+             {:requests_still_running, pos_integer()} | :install_in_progress | :installer_died}
         when result: var
   def closed(fun, drain_ms \\ @drain_ms) do
-    gate = gate()
-
-    case :atomics.compare_exchange(gate, @closed, 0, 1) do
+    case GenServer.call(Gate, {:close, self(), drain_ms}, :infinity) do
       :ok ->
         try do
-          case drain(gate, System.monotonic_time(:millisecond) + drain_ms) do
-            :ok -> {:ok, fun.()}
-            {:error, _} = refused -> refused
-          end
+          {:ok, fun.()}
         after
-          :atomics.put(gate, @closed, 0)
+          GenServer.call(Gate, {:open, self()})
         end
 
-      _closed ->
-        {:error, :install_in_progress}
-    end
-  end
-
-  defp drain(gate, deadline) do
-    case :atomics.get(gate, @inside) do
-      0 ->
-        :ok
-
-      inside ->
-        if System.monotonic_time(:millisecond) >= deadline do
-          {:error, {:requests_still_running, inside}}
-        else
-          Process.sleep(1)
-          drain(gate, deadline)
-        end
+      {:error, _} = refused ->
+        refused
     end
   end
 
   @doc "The gate now: whether the door is closed, the requests inside and those held at it."
   @spec state() :: %{closed: boolean(), inside: non_neg_integer(), held: non_neg_integer()}
-  def state do
-    gate = gate()
+  def state, do: GenServer.call(Gate, :state)
 
-    %{
-      closed: :atomics.get(gate, @closed) == 1,
-      inside: :atomics.get(gate, @inside),
-      held: :atomics.get(gate, @held)
-    }
-  end
+  @doc """
+  Opens the door, whoever closed it (`:reopened`), or says it was open
+  (`:already_open`): the way out of a door left closed by hand.
+  """
+  @spec reopen() :: :reopened | :already_open
+  def reopen, do: GenServer.call(Gate, :reopen)
+
+  @doc """
+  Sets the hold's limits (`max_held`, `held_ms`) and returns the previous
+  ones: `configure(configure(max_held: 1))` restores them.
+  """
+  @spec configure(keyword()) :: keyword()
+  def configure(opts), do: GenServer.call(Gate, {:configure, opts})
 
   @doc """
   `bin/host_app install VSN` behind the gate: castle writes the target's
@@ -175,10 +228,5 @@ defmodule HostApp.Upgrade do
       {:ok, _printed} -> :ok
       {:error, reason} -> IO.puts("Install of #{vsn} failed. #{inspect(reason)}")
     end
-  end
-
-  defp gate do
-    :ok = setup()
-    :persistent_term.get(@key)
   end
 end

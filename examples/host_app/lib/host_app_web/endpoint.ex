@@ -1,5 +1,5 @@
 defmodule HostAppWeb.Endpoint do
-  @moduledoc "The HTTP endpoint (Bandit): the upgrade gate, request id, telemetry, JSON bodies, the router."
+  @moduledoc "The HTTP endpoint (Bandit): request id, telemetry, JSON bodies, then the upgrade gate around the router."
   use Phoenix.Endpoint, otp_app: :host_app
 
   if code_reloading? do
@@ -14,11 +14,12 @@ defmodule HostAppWeb.Endpoint do
     pass: ["*/*"],
     json_decoder: Phoenix.json_library()
 
-  # The router, with the database's failures inside DBConnection made 503s.
-  plug HostAppWeb.DatabaseAway, HostAppWeb.Router
+  # The router, with the database's failures inside DBConnection made 503s,
+  # inside HostApp.Upgrade's gate: none runs while an install swaps the
+  # applications' environments. After the parsers, so a request whose body
+  # is still arriving is not inside (it cannot hold an install's drain).
+  plug :gated, HostAppWeb.DatabaseAway.init(HostAppWeb.Router)
 
-  # Every request, all of the plugs above, runs inside HostApp.Upgrade's
-  # gate: none runs while an install swaps the applications' environments.
-  # (Phoenix wraps this in its own call/2, which renders an exception.)
-  def call(conn, opts), do: HostApp.Upgrade.serve(fn -> super(conn, opts) end)
+  defp gated(conn, router),
+    do: HostApp.Upgrade.serve_conn(conn, &HostAppWeb.DatabaseAway.call(&1, router))
 end

@@ -1,0 +1,335 @@
+# The load of scripts/rolling_upgrade.sh: the five readers' attempts page,
+# spread round-robin over the cluster's nodes, while the coordinator
+# upgrades them one at a time (A -> B) and brings them back (B -> A); then
+# every answer is judged by the version that served it.
+#
+#   elixir -pa JASON_EBIN scripts/rolling_upgrade_load.exs --ports 4761,4762,4763 \
+#     --dir DIR [--clients 10]
+#
+# Every response names its node and the decision digest of the library
+# version that answered it (x-served-by-node, x-policy-digest: set inside
+# HostApp.Upgrade's gate, so no install can come between the header and the
+# body). It first reads each reader's page from every node (all on A): the
+# same everywhere, and A's answers. DIR/digest_a and DIR/digest_b hold the
+# two decision digests (the script computes B's from B's own library before
+# the rollout). B's one policy change: an attempt's terminal_commit moves from
+# ledger to glass, so B's answer to the member (a ledger reader who owns no
+# attempt) is A's with every terminal_commit removed, and every other
+# reader's is A's. It writes DIR/ready, loads until DIR/stop exists, then:
+#
+#   * every response is a 200 with both headers, and its digest is A's or B's;
+#   * every answer equals the answer of the version that served it;
+#   * no answer exceeds the tier the serving version allows (B never shows
+#     the member a terminal_commit);
+#   * the mixed windows (DIR/up_start..up_end, down_start..down_end, written
+#     by the script around each rollout): from the first answer of the new
+#     version to the last of the old one, its length and the answers of each
+#     version inside it; and for each node's install (DIR/<phase>_<node>_start,
+#     _end, written by the coordinator) the answers served meanwhile.
+#
+# DIR/responses.json: every response (time in ms since the epoch, node and
+# digest from its headers, status, reader, port). DIR/summary.json: the
+# figures. One line per check; exit 1 on any failure.
+defmodule RollingUpgrade.Load do
+  @moduledoc false
+
+  Code.require_file("faults/http.exs", __DIR__)
+  alias Faults.HTTP
+
+  @readers [nil, "stranger", "member", "owner", "operator"]
+  @path "/api/repositories/acme-widgets/attempts"
+
+  def main(argv) do
+    {opts, _, _} =
+      OptionParser.parse(argv, strict: [ports: :string, dir: :string, clients: :integer])
+
+    ports = opts |> Keyword.fetch!(:ports) |> String.split(",") |> Enum.map(&String.to_integer/1)
+    dir = Keyword.fetch!(opts, :dir)
+    clients = Keyword.get(opts, :clients, 10)
+
+    {baseline, digest_a} = baseline(ports)
+    File.write!(Path.join(dir, "digest_a"), digest_a)
+    turn = :atomics.new(1, [])
+    parent = self()
+
+    tasks =
+      for i <- 0..(clients - 1) do
+        reader = Enum.at(@readers, rem(i, length(@readers)))
+        spawn_link(fn -> send(parent, {:done, self(), client(ports, turn, reader, [])}) end)
+      end
+
+    File.write!(Path.join(dir, "ready"), "")
+    wait_for(Path.join(dir, "stop"))
+    Enum.each(tasks, &send(&1, :stop))
+    answers = Enum.flat_map(tasks, fn pid -> receive do: ({:done, ^pid, list} -> list) end)
+    judge(Enum.sort_by(answers, & &1.t0), baseline, digest_a, dir)
+  end
+
+  # Every reader's page from every node: one answer, one digest.
+  defp baseline(ports) do
+    pages =
+      for reader <- @readers, port <- ports do
+        case one(port, reader) do
+          %{status: 200, body: body, digest: digest} -> {reader, body, digest}
+          other -> fail("#{reader || "anonymous"}'s first page from #{port}: #{inspect(other)}")
+        end
+      end
+
+    digests = pages |> Enum.map(&elem(&1, 2)) |> Enum.uniq()
+
+    bodies =
+      pages
+      |> Enum.group_by(&elem(&1, 0), &elem(&1, 1))
+      |> Map.new(fn {r, b} -> {r, Enum.uniq(b)} end)
+
+    unless match?([digest] when is_binary(digest), digests) and
+             Enum.all?(bodies, &match?({_, [_]}, &1)),
+           do: fail("the nodes do not answer alike before the rollout: #{inspect(digests)}")
+
+    unless hd(bodies["member"]) =~ ~s("terminal_commit"),
+      do: fail("the member's page in A has no terminal_commit")
+
+    {Map.new(bodies, fn {reader, [body]} -> {reader, body} end), hd(digests)}
+  end
+
+  defp client(ports, turn, reader, acc) do
+    receive do
+      :stop -> acc
+    after
+      0 ->
+        n = :atomics.add_get(turn, 1, 1)
+        port = Enum.at(ports, rem(n, length(ports)))
+        t0 = System.os_time(:microsecond)
+        answer = one(port, reader)
+
+        answer =
+          Map.merge(answer, %{
+            reader: reader,
+            port: port,
+            t0: t0,
+            t1: System.os_time(:microsecond)
+          })
+
+        client(ports, turn, reader, [answer | acc])
+    end
+  end
+
+  # A fresh connection per request, as a load balancer's would be.
+  defp one(port, reader) do
+    with {:ok, socket} <- HTTP.connect(port),
+         reply = HTTP.request(socket, "GET", @path, reader),
+         :ok <- :gen_tcp.close(socket) do
+      case reply do
+        {:ok, status, headers, body} ->
+          %{
+            status: status,
+            body: body,
+            node: headers["x-served-by-node"],
+            digest: headers["x-policy-digest"]
+          }
+
+        {:error, reason} ->
+          %{status: :error, body: inspect(reason), node: nil, digest: nil}
+      end
+    else
+      {:error, reason} -> %{status: :error, body: inspect(reason), node: nil, digest: nil}
+    end
+  end
+
+  defp wait_for(file) do
+    unless File.exists?(file) do
+      Process.sleep(20)
+      wait_for(file)
+    end
+  end
+
+  defp mark(dir, name) do
+    case File.read(Path.join(dir, name)) do
+      {:ok, text} -> text |> String.trim() |> String.to_integer()
+      {:error, _} -> nil
+    end
+  end
+
+  # B's answer to each reader, from A's: the member loses every
+  # terminal_commit; nobody else's page changes.
+  defp expected_b(baseline) do
+    Map.new(baseline, fn
+      {"member", body} -> {"member", body |> Jason.decode!() |> strip("terminal_commit")}
+      {reader, body} -> {reader, Jason.decode!(body)}
+    end)
+  end
+
+  defp strip(map, key) when is_map(map),
+    do: map |> Map.delete(key) |> Map.new(fn {k, v} -> {k, strip(v, key)} end)
+
+  defp strip(list, key) when is_list(list), do: Enum.map(list, &strip(&1, key))
+  defp strip(other, _key), do: other
+
+  defp verdict(answer, baseline, b_answers, digest_a, digest_b) do
+    cond do
+      answer.status != 200 ->
+        {:failed, "status #{inspect(answer.status)}: #{String.slice(answer.body, 0, 300)}"}
+
+      is_nil(answer.node) ->
+        {:failed, "no x-served-by-node header"}
+
+      answer.digest == digest_a ->
+        if answer.body == baseline[answer.reader],
+          do: :a,
+          else: {:failed, "served by A, not A's answer: #{String.slice(answer.body, 0, 300)}"}
+
+      answer.digest == digest_b ->
+        cond do
+          answer.reader == "member" and answer.body =~ ~s("terminal_commit") ->
+            {:failed, "served by B, a field above the member's tier in B (terminal_commit)"}
+
+          Jason.decode!(answer.body) != b_answers[answer.reader] ->
+            {:failed, "served by B, not B's answer: #{String.slice(answer.body, 0, 300)}"}
+
+          true ->
+            :b
+        end
+
+      true ->
+        {:failed, "a digest neither A's nor B's: #{inspect(answer.digest)}"}
+    end
+  end
+
+  defp judge(answers, baseline, digest_a, dir) do
+    digest_b = dir |> Path.join("digest_b") |> File.read!() |> String.trim()
+    b_answers = expected_b(baseline)
+
+    judged =
+      Enum.map(
+        answers,
+        &Map.put(&1, :verdict, verdict(&1, baseline, b_answers, digest_a, digest_b))
+      )
+
+    failed =
+      for %{verdict: {:failed, why}} = a <- judged,
+          do: "#{a.reader || "anonymous"} via #{a.port}: #{why}"
+
+    write_responses(judged, dir)
+    by = fn kind -> Enum.count(judged, &(&1.verdict == kind)) end
+
+    results = [
+      check(
+        failed == [],
+        "#{length(judged)} requests over #{length(Enum.uniq_by(judged, & &1.port))} nodes, " <>
+          "#{length(failed)} failed (A answered #{by.(:a)}, B answered #{by.(:b)})" <>
+          Enum.map_join(Enum.take(failed, 10), "", &"\n       failed: #{&1}")
+      ),
+      check(by.(:b) > 0, "B's answers seen: #{by.(:b)}"),
+      window(judged, dir, "up", :a, :b),
+      window(judged, dir, "down", :b, :a)
+    ]
+
+    installs =
+      for file <- dir |> File.ls!() |> Enum.sort(),
+          [_, phase, node] <- [Regex.run(~r/^(up|down)_(.+)_start$/, file)] do
+        start = mark(dir, file)
+        stop = mark(dir, "#{phase}_#{node}_end")
+        during = Enum.filter(judged, &(&1.t1 >= start and &1.t0 <= stop))
+        bad = Enum.count(during, &match?({:failed, _}, &1.verdict))
+        own = Enum.count(during, &(&1.node == node))
+
+        IO.puts(
+          "     #{phase} #{node}: install #{ms(stop - start)} ms; meanwhile the cluster answered " <>
+            "#{length(during)} requests (#{Enum.count(during, &(&1.verdict == :a))} A, " <>
+            "#{Enum.count(during, &(&1.verdict == :b))} B; #{own} by this node, held at its gate " <>
+            "or served before and after), #{bad} failed"
+        )
+
+        %{
+          phase: phase,
+          node: node,
+          install_ms: div(stop - start, 1000),
+          requests: length(during),
+          requests_by_node: own,
+          failed: bad
+        }
+      end
+
+    File.write!(
+      Path.join(dir, "summary.json"),
+      Jason.encode!(%{
+        requests: length(judged),
+        failed: length(failed),
+        by_version: %{a: by.(:a), b: by.(:b)},
+        installs: installs,
+        windows: for(phase <- ~w(up down), do: Process.get({:window, phase}))
+      })
+    )
+
+    if Enum.all?(results), do: System.halt(0), else: System.halt(1)
+  end
+
+  # The mixed window of one rollout: from the first answer of the version
+  # going in to the last answer of the version going out, both inside the
+  # rollout's marks.
+  defp window(judged, dir, phase, from, to) do
+    start = mark(dir, "#{phase}_start")
+    stop = mark(dir, "#{phase}_end")
+    inside = Enum.filter(judged, &(&1.t0 >= start and &1.t1 <= stop))
+
+    first_new =
+      inside |> Enum.filter(&(&1.verdict == to)) |> Enum.map(& &1.t0) |> Enum.min(fn -> nil end)
+
+    last_old =
+      inside |> Enum.filter(&(&1.verdict == from)) |> Enum.map(& &1.t1) |> Enum.max(fn -> nil end)
+
+    if first_new && last_old && last_old > first_new do
+      mixed = Enum.filter(inside, &(&1.t1 >= first_new and &1.t0 <= last_old))
+      count = fn kind -> Enum.count(mixed, &(&1.verdict == kind)) end
+
+      Process.put({:window, phase}, %{
+        phase: phase,
+        ms: div(last_old - first_new, 1000),
+        requests: length(mixed),
+        a: count.(:a),
+        b: count.(:b)
+      })
+
+      check(
+        true,
+        "#{phase}: mixed window #{ms(last_old - first_new)} ms (rollout #{ms(stop - start)} ms): " <>
+          "#{length(mixed)} requests, #{count.(:a)} answered by A, #{count.(:b)} by B, every one its version's answer"
+      )
+    else
+      check(false, "#{phase}: no mixed window (both versions never served during the rollout)")
+    end
+  end
+
+  defp write_responses(judged, dir) do
+    File.write!(
+      Path.join(dir, "responses.json"),
+      Jason.encode!(
+        for a <- judged do
+          %{
+            time_ms: div(a.t1, 1000),
+            node: a.node,
+            digest: a.digest,
+            status: a.status,
+            reader: a.reader || "anonymous",
+            port: a.port,
+            ok: not match?({:failed, _}, a.verdict)
+          }
+        end
+      )
+    )
+  end
+
+  defp ms(us), do: :erlang.float_to_binary(us / 1000, decimals: 1)
+
+  defp check(ok?, line) do
+    IO.puts("#{if ok?, do: "ok  ", else: "FAIL"} #{line}")
+    ok?
+  end
+
+  defp fail(message) do
+    IO.puts("FAIL #{message}")
+    System.halt(1)
+  end
+end
+
+RollingUpgrade.Load.main(System.argv())

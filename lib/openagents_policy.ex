@@ -1,0 +1,114 @@
+defmodule OpenAgentsPolicy do
+  @moduledoc """
+  What this VM's copy of the library is: `fingerprint/0`.
+
+  A cluster upgraded one node at a time serves two versions of the library
+  at once. A coordinator that has just upgraded a node asks it for its
+  fingerprint and compares: the node must report the new version's, the
+  nodes not yet upgraded the old one's. The version string alone cannot
+  prove that (two builds of one version may differ, two versions may answer
+  alike); the fingerprint says three things, each computed here rather than
+  read from a manifest:
+
+    * `:version`: the library's version, as this module was compiled with it
+      (a relup loads every module of the new version, this one included);
+    * `:nif`: the NIF library this VM loaded: its path
+      (`priv/native/libopenagents_policy_nif-<digest>.so`), the SHA-256 of
+      that file's bytes as read now, whether that digest begins with the
+      `<digest>` of its content name (the compiler names the file by the
+      first 16 hex digits of its SHA-256), and, on Linux, whether the file is
+      mapped into this VM (`/proc/self/maps`; `:unknown` elsewhere);
+    * `:decision_digest`: the SHA-256 of one canonical JSON document of every
+      decision the library makes over a finite domain: every vocabulary's
+      words, the schedule (fields, rungs, source columns, never lists, the
+      fields admitted at each tier), the ladder over every viewer shape, the
+      lifecycle projections of every substrate word (and of an unrecognised
+      one), every seam and delegation seam, and the link an attempt gets for
+      every principal shape. The NIF computes it from the core's decision
+      functions (`openagents_policy::fingerprint`, see the Rust guide), so it
+      is the digest of the code actually answering. Two nodes have the same
+      decision digest exactly when they answer every finite-domain question
+      alike: a changed rule is another digest; a rebuild of the same rules is
+      the same one.
+  """
+
+  @version Mix.Project.config()[:version]
+
+  @typedoc "The NIF library this VM loaded, as read from disk now."
+  @type nif :: %{
+          file: Path.t(),
+          sha256: String.t(),
+          name_matches: boolean(),
+          mapped: boolean() | :unknown
+        }
+
+  @typedoc "See the module docs."
+  @type t :: %{version: String.t(), decision_digest: String.t(), nif: nif()}
+
+  @doc """
+  The fingerprint of the library running in this VM (see the module docs).
+
+      iex> %{version: version, decision_digest: digest, nif: nif} = OpenAgentsPolicy.fingerprint()
+      iex> version == to_string(Application.spec(:openagents_policy, :vsn))
+      true
+      iex> String.length(digest) == 64 and digest == OpenAgentsPolicy.fingerprint().decision_digest
+      true
+      iex> nif.name_matches and Path.basename(nif.file) =~ ~r/^libopenagents_policy_nif-[0-9a-f]{16}\\.so$/
+      true
+  """
+  @spec fingerprint() :: t()
+  def fingerprint do
+    %{version: @version, decision_digest: decision_digest(), nif: nif()}
+  end
+
+  @doc """
+  The `:decision_digest` of `fingerprint/0` alone: cheap (computed once per
+  loaded NIF library), for a host that names it on every response.
+
+      iex> OpenAgentsPolicy.decision_digest() == OpenAgentsPolicy.fingerprint().decision_digest
+      true
+  """
+  @spec decision_digest() :: String.t()
+  def decision_digest, do: from_core(OpenAgentsPolicy.Native.decision_digest())
+
+  @doc """
+  The canonical JSON document `:decision_digest` is the SHA-256 of: every
+  finite-domain decision, as the Rust core writes it.
+
+      iex> json = OpenAgentsPolicy.decisions_json()
+      iex> OpenAgentsPolicy.Native.sha256(json) == OpenAgentsPolicy.fingerprint().decision_digest
+      true
+  """
+  @spec decisions_json() :: String.t()
+  def decisions_json, do: from_core(OpenAgentsPolicy.Native.decision_json())
+
+  defp from_core(answer) when is_binary(answer), do: answer
+
+  defp from_core({:error, why}),
+    do: raise("the core could not write its decision tables: #{why}")
+
+  defp nif do
+    file = OpenAgentsPolicy.Native.library_file()
+    sha256 = OpenAgentsPolicy.Native.sha256(File.read!(file))
+
+    named =
+      case Regex.run(~r/-([0-9a-f]+)\.so$/, Path.basename(file)) do
+        [_, digest] -> digest
+        nil -> nil
+      end
+
+    %{
+      file: file,
+      sha256: sha256,
+      name_matches: is_binary(named) and String.starts_with?(sha256, named),
+      mapped: mapped?(file)
+    }
+  end
+
+  defp mapped?(file) do
+    case File.read("/proc/self/maps") do
+      {:ok, maps} -> String.contains?(maps, Path.expand(file))
+      {:error, _} -> :unknown
+    end
+  end
+end

@@ -1,0 +1,50 @@
+//! The core's decision fingerprint, for `OpenAgentsPolicy.fingerprint/0`.
+//!
+//! The document and its digest are computed once, on first use, from the
+//! decisions of the core this library was built with: a node asked for its
+//! digest answers for the code it is running, not for a file on disk.
+
+use std::sync::OnceLock;
+
+use openagents_policy::fingerprint::Tables;
+use rustler::types::atom;
+use rustler::{Encoder, Env, Term};
+
+use crate::text::Text;
+
+/// The canonical document and its SHA-256, or why serde could not write it.
+fn computed() -> &'static Result<(String, String), String> {
+    static COMPUTED: OnceLock<Result<(String, String), String>> = OnceLock::new();
+    COMPUTED.get_or_init(|| {
+        let tables = Tables::compute();
+        let json = tables.to_json().map_err(|error| error.to_string())?;
+        let digest = openagents_policy::fingerprint::sha256_hex(json.as_bytes());
+        Ok((digest, json))
+    })
+}
+
+/// The decision digest (64 hex digits), or `{:error, why}`. Dirty: the
+/// first call computes the tables (a few thousand answers).
+#[rustler::nif(schedule = "DirtyCpu")]
+fn decision_digest(env: Env<'_>) -> Term<'_> {
+    match computed() {
+        Ok((digest, _)) => Text(digest).encode(env),
+        Err(why) => (atom::error(), Text(why)).encode(env),
+    }
+}
+
+/// The canonical document the digest is taken of, or `{:error, why}`.
+#[rustler::nif(schedule = "DirtyCpu")]
+fn decision_json(env: Env<'_>) -> Term<'_> {
+    match computed() {
+        Ok((_, json)) => Text(json).encode(env),
+        Err(why) => (atom::error(), Text(why)).encode(env),
+    }
+}
+
+/// The SHA-256 of `bytes` as 64 hex digits: the library reads its own
+/// installed file and digests it here, so the library needs no `:crypto`.
+#[rustler::nif(schedule = "DirtyCpu")]
+fn sha256(bytes: rustler::Binary<'_>) -> String {
+    openagents_policy::fingerprint::sha256_hex(bytes.as_slice())
+}
