@@ -111,6 +111,14 @@ rm -rf "$PKG"/native/*/target
 mkdir -p "$PKG/examples"
 cp -a examples/host_app "$PKG/examples/"
 rm -rf "$PKG/examples/host_app/_build" "$PKG/examples/host_app/deps"
+# The offline-mirror helper is not a package file (the library's package
+# never runs it), but this machine has no Hex: with HEX_VENDOR_DIR set, the
+# host's mix.exs takes its dependencies from the mirror through it, as in the
+# repository (it looks for ../../dev/vendor.exs).
+if [[ -n ${HEX_VENDOR_DIR:-} ]]; then
+  mkdir -p "$PKG/dev"
+  cp dev/vendor.exs "$PKG/dev/"
+fi
 # The host's tests compile nothing from the library's test/ (they compare
 # what the host serves with the library's public API), so the package and
 # the host are all there is.
