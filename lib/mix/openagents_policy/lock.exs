@@ -14,7 +14,7 @@ defmodule Mix.OpenAgentsPolicy.Lock do
   @wait 600_000
 
   @doc "Runs `fun` holding the lock directory `lock`; raises after 10 minutes of waiting."
-  @spec with_lock(Path.t(), (() -> result)) :: result when result: term()
+  @spec with_lock(Path.t(), (... -> result)) :: result when result: term()
   def with_lock(lock, fun) do
     File.mkdir_p!(Path.dirname(lock))
     acquire(lock, System.monotonic_time(:millisecond) + @wait, false)

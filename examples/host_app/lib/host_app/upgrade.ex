@@ -76,7 +76,7 @@ defmodule HostApp.Upgrade do
   `{:error, :gate_timeout}` without running it when the hold is refused
   (too many held, or held past `held_ms`).
   """
-  @spec serve((() -> result)) :: result | {:error, :gate_full | :gate_timeout} when result: var
+  @spec serve((... -> result)) :: result | {:error, :gate_full | :gate_timeout} when result: var
   def serve(fun) do
     case enter() do
       # :no_gate too leaves: a gate that did not answer in time may have
@@ -179,7 +179,7 @@ defmodule HostApp.Upgrade do
   again), `{:error, :install_in_progress}` when another install holds the
   door. The door opens again however `fun` ends, and if this process dies.
   """
-  @spec closed((() -> result), non_neg_integer()) ::
+  @spec closed((... -> result), non_neg_integer()) ::
           {:ok, result}
           | {:error,
              {:requests_still_running, pos_integer()} | :install_in_progress | :installer_died}
