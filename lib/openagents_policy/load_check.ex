@@ -190,8 +190,14 @@ defmodule OpenAgentsPolicy.LoadCheck do
   # port's OS process is the VM), then the port closed and its messages
   # dropped.
   defp kill(port) do
-    with {:os_pid, pid} <- Port.info(port, :os_pid),
-         do: System.cmd("kill", ["-KILL", "#{pid}"], stderr_to_stdout: true)
+    case Port.info(port, :os_pid) do
+      {:os_pid, pid} ->
+        {_output, _status} = System.cmd("kill", ["-KILL", "#{pid}"], stderr_to_stdout: true)
+        :ok
+
+      nil ->
+        :ok
+    end
 
     receive do
       {^port, {:exit_status, _}} -> :ok
