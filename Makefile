@@ -37,8 +37,10 @@ check: deps rust-checks elixir-checks docs-checks
 
 rust-checks:
 	cargo fmt --all -- --check
-	cargo clippy --workspace --all-targets -- -D warnings
-	cargo test --workspace
+	@# --locked: built and tested from Cargo.lock as it is (the trixie lane's
+	@# cargo is the declared rust-version's, so that lane proves it).
+	cargo clippy --workspace --all-targets --locked -- -D warnings
+	cargo test --workspace --locked
 	@# The decision digest moved by a rule changed in the core's source (a test-only feature).
 	cargo test -p openagents_policy --features fingerprint_probe --test fingerprint
 

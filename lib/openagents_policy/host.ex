@@ -179,6 +179,22 @@ defmodule OpenAgentsPolicy.Host do
 
   def subject_term(subject), do: subject
 
+  @doc """
+  `subject`, unless it is a live link whose tier cannot be read: a map that
+  claims the configured `:artifact_link` struct, with `revoked_at: nil` and
+  no `:tier` key (only a map built without the struct lacks its fields). The
+  host's ladder reads a live link's tier as `link.tier`, so that raises the
+  `KeyError` that read raises; a revoked link, or one without `:revoked_at`,
+  is dark before its tier is read, and passes.
+  """
+  @spec live_link_tier!(term()) :: term()
+  def live_link_tier!(%{__struct__: module, revoked_at: nil} = subject)
+      when not is_map_key(subject, :tier) do
+    if module == link_struct(), do: raise(KeyError, key: :tier, term: subject), else: subject
+  end
+
+  def live_link_tier!(subject), do: subject
+
   @doc "The host's `Accounts.admin?/1`, as a boolean (its answer is read as truthy)."
   @spec admin?(term()) :: boolean()
   def admin?(user),

@@ -6,7 +6,8 @@
 #   (b) build its prod release, copy it outside the repository, create and
 #       migrate a database with `bin/host_app eval`, seed it, start the
 #       release as a daemon and read a page and post an attempt with curl;
-#   (c) the same from a clean _build with OPENAGENTS_POLICY_NIF_PATH naming a
+#   (c) the same with the library and the host built afresh (the other
+#       dependencies' builds kept), OPENAGENTS_POLICY_NIF_PATH naming a
 #       prebuilt library and no cargo on PATH (only a fake one that fails and
 #       records being run): cargo is never run.
 # DATABASE_URL names the PostgreSQL server (and the database: the suite
@@ -152,11 +153,12 @@ tooling=$(cd "$APP/_build/prod/lib/openagents_policy/ebin" &&
 echo "  the prod build holds no Pictures, Report or docs task module"
 done_section
 
-section "(c) prod release from a clean _build with OPENAGENTS_POLICY_NIF_PATH and no cargo on PATH"
-(cd "$ROOT" && cargo build --release -p openagents_policy_nif)
-target_dir="${CARGO_TARGET_DIR:-$ROOT/target}"
+section "(c) prod release, the library built afresh with OPENAGENTS_POLICY_NIF_PATH and no cargo on PATH"
+# The prebuilt library: the one (b)'s cargo build installed, copied out
+# before the library's build is deleted (a second cargo build of the same
+# sources would only cost time).
 mkdir -p "$WORK/prebuilt" "$WORK/fakebin"
-cp "$target_dir/release/$NIF.so" "$WORK/prebuilt/$NIF.so"
+cp "$(release_nif "$APP/_build/prod/rel/host_app")" "$WORK/prebuilt/$NIF.so"
 echo "prebuilt: $(sha256sum "$WORK/prebuilt/$NIF.so" | cut -c1-16)… $WORK/prebuilt/$NIF.so"
 
 marker="$WORK/cargo-was-run"
@@ -191,7 +193,10 @@ PATH="$no_cargo_path" cargo --version >/dev/null 2>&1 && fail "the fake cargo di
 echo "  PATH without cargo: $no_cargo_path"
 rm -f "$marker"
 
-rm -rf "$APP/_build" "$APP/deps"
+# Clean of everything the NIF touches: the library's and the host's builds
+# and the release. The other dependencies' prod builds are kept (none of
+# them runs cargo, and compiling them again took a minute a lane).
+rm -rf "$APP/_build/prod/lib/openagents_policy" "$APP/_build/prod/lib/host_app" "$APP/_build/prod/rel"
 build_log="$WORK/prebuilt-build.log"
 if ! OPENAGENTS_POLICY_NIF_PATH="$WORK/prebuilt/$NIF.so" PATH="$no_cargo_path" \
   MIX_ENV=prod mix release --overwrite --quiet >"$build_log" 2>&1; then

@@ -117,8 +117,8 @@ defmodule OpenAgents.Transparency.Ladder do
   """
   @spec effective_tier(term(), term()) :: tier()
   def effective_tier(subject, viewer) do
-    subject = Host.subject_term(subject)
     {viewer, user_admin} = Host.viewer_term(viewer)
+    subject = subject |> Host.live_link_tier!() |> Host.subject_term()
 
     Native.ladder_effective_tier(subject, viewer, user_admin)
   end
@@ -133,8 +133,8 @@ defmodule OpenAgents.Transparency.Ladder do
   """
   @spec allows?(term(), term(), term()) :: boolean()
   def allows?(subject, access, viewer) do
-    subject = Host.subject_term(subject)
     {viewer, user_admin} = Host.viewer_term(viewer)
+    subject = subject |> Host.live_link_tier!() |> Host.subject_term()
 
     Native.ladder_allows(subject, access, viewer, user_admin)
   end

@@ -302,10 +302,10 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
           linked_tier(owner, tier, revoked_at, viewer)
 
         _lacking_fields ->
-          link = Host.subject_term(link)
           {viewer, user_admin} = Host.viewer_term(viewer)
+          link = Host.live_link_tier!(link)
 
-          Native.effective_tier(link, nil, viewer, user_admin)
+          Native.effective_tier(Host.subject_term(link), nil, viewer, user_admin)
       end
     else
       column_tier(Map.get(record, :transparency_tier), viewer)
@@ -429,10 +429,11 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   end
 
   defp column_core(tier, viewer) do
-    tier = Host.subject_term(tier)
-    {viewer, user_admin} = Host.viewer_term(viewer)
+    {viewer_term, user_admin} = Host.viewer_term(viewer)
+    # An operator descriptor reads a column as glass before any link in it is read.
+    unless match?(%{admin: true}, viewer), do: Host.live_link_tier!(tier)
 
-    Native.effective_tier(nil, tier, viewer, user_admin)
+    Native.effective_tier(nil, Host.subject_term(tier), viewer_term, user_admin)
   end
 
   @doc """

@@ -203,8 +203,11 @@ pub fn viewer<'a>(term: Term<'a>, user_admin: Term<'a>) -> Viewer<ErlEq<'a>> {
         if get(term, words::admin()).is_some_and(|admin| is(admin, atom::true_())) {
             Viewer::Operator
         } else if is_struct(term, words::user_struct()) {
+            // The account a user reads for is its `id`, unless the map also
+            // carries a set `account_id` (no `%User{}` does; a map claiming
+            // the struct may): the host's ladder asks for that first.
             Viewer::User {
-                id: set(get(term, words::id())),
+                id: set(get(term, words::account_id())).or_else(|| set(get(term, words::id()))),
                 admin: is(user_admin, atom::true_()),
             }
         } else if let Some(tier) = get(term, words::tier()) {

@@ -227,6 +227,23 @@ defmodule OpenAgents.Transparency.LadderTest do
     end
   end
 
+  describe "a map claiming the link struct without its fields" do
+    test "live with no :tier raises KeyError, as the host's ladder reading link.tier does" do
+      lacking =
+        %ArtifactLink{account_id: "acct-1"}
+        |> Map.from_struct()
+        |> Map.delete(:tier)
+        |> Map.put(:__struct__, ArtifactLink)
+
+      for viewer <- [%{admin: true}, %{account_id: "acct-1"}, %{tier: :glass}, nil] do
+        assert_raise KeyError, fn -> Ladder.effective_tier(lacking, viewer) end
+        assert_raise KeyError, fn -> Ladder.allows?(lacking, :metadata, viewer) end
+      end
+
+      assert Ladder.effective_tier(Map.delete(lacking, :revoked_at), %{admin: true}) == :dark
+    end
+  end
+
   describe "allows?/3" do
     test "each capability needs its minimum: metadata pulse, content ledger, full glass" do
       for {capability, minimum} <- @minimums, tier <- @tiers do

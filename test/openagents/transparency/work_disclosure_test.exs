@@ -526,6 +526,54 @@ defmodule OpenAgents.Transparency.WorkDisclosureTest do
                :ledger
     end
 
+    test "a map claiming the link struct, live but with no :tier, raises KeyError where the ladder reads it" do
+      lacking = %ArtifactLink{account_id: "acct-1", revoked_at: nil} |> Map.from_struct()
+      lacking = lacking |> Map.delete(:tier) |> Map.put(:__struct__, ArtifactLink)
+
+      # Through the record's link, for every viewer (an operator's glass reads the tier too),
+      # and through a tier column, for every viewer but an operator descriptor.
+      for viewer <- [%{admin: true}, %{account_id: "acct-1"}, %{tier: :pulse}, :glass, nil] do
+        error =
+          assert_raise KeyError, fn ->
+            WorkDisclosure.effective_tier(%{artifact_link: lacking}, viewer)
+          end
+
+        assert error.key == :tier and error.term == lacking
+      end
+
+      for viewer <- [%{account_id: "acct-1"}, %User{id: "acct-1"}, :ledger] do
+        assert_raise KeyError, fn ->
+          WorkDisclosure.effective_tier(%{transparency_tier: lacking}, viewer)
+        end
+      end
+
+      assert WorkDisclosure.effective_tier(%{transparency_tier: lacking}, %{admin: true}) ==
+               :glass
+
+      # Revoked, or with no revoked_at at all, it is dark before its tier is read.
+      for dark <- [
+            Map.put(lacking, :revoked_at, ~U[2026-08-25 12:00:00Z]),
+            Map.delete(lacking, :revoked_at)
+          ] do
+        assert WorkDisclosure.effective_tier(%{artifact_link: dark}, %{admin: true}) == :dark
+      end
+    end
+
+    test "a map claiming the User struct owns a link by its account_id before its id", %{
+      record: record
+    } do
+      claims = fn fields -> Map.merge(%User{}, fields) end
+
+      assert WorkDisclosure.effective_tier(record, claims.(%{id: "acct-9", account_id: "acct-1"})) ==
+               :glass
+
+      assert WorkDisclosure.effective_tier(record, claims.(%{id: "acct-1", account_id: "acct-9"})) ==
+               :ledger
+
+      assert WorkDisclosure.effective_tier(record, claims.(%{id: "acct-1", account_id: nil})) ==
+               :glass
+    end
+
     test "a record that is not a map raises BadMapError" do
       for record <- [nil, "attempt", [], [transparency_tier: "glass"], 1] do
         assert_raise BadMapError, fn -> WorkDisclosure.effective_tier(record, %{admin: true}) end

@@ -146,15 +146,18 @@ defmodule OpenAgentsPolicy.SeedRules do
   A loaded link read by a viewer (`{own tier or nil, operator?, account id
   or nil}`): a revoked link (or one with no `revoked_at`) is dark for
   everyone; a live one is glass for an operator and for its account, else
-  its tier clamped by the reader's.
+  its tier clamped by the reader's. The host's ladder reads a live link's
+  tier as `link.tier` either way, so a map claiming the struct without a
+  `:tier` raises KeyError there.
   """
   def link_tier(link, {own, operator?, reader}) do
     owner = Map.get(link, :account_id)
 
     cond do
       not (is_map_key(link, :revoked_at) and link.revoked_at == nil) -> :dark
+      not is_map_key(link, :tier) -> raise KeyError, key: :tier, term: link
       operator? or (owner != nil and reader != nil and owner == reader) -> :glass
-      true -> clamp(name(Map.get(link, :tier)), own)
+      true -> clamp(name(link.tier), own)
     end
   end
 
@@ -264,8 +267,11 @@ defmodule OpenAgentsPolicy.SeedRules do
         is_map(viewer) and Map.get(viewer, :admin) === true ->
           {:glass, true, nil}
 
+        # The account a user reads for: a set `account_id` (which only a map
+        # claiming the struct can carry) before its `id`, as the host's
+        # ladder asks.
         user? ->
-          {if(user_admin?, do: :glass), user_admin?, Map.get(viewer, :id)}
+          {if(user_admin?, do: :glass), user_admin?, user_account(viewer)}
 
         is_map(viewer) and is_map_key(viewer, :tier) ->
           {R.name(viewer.tier), false, Map.get(viewer, :account_id)}
@@ -278,6 +284,13 @@ defmodule OpenAgentsPolicy.SeedRules do
 
         true ->
           {nil, false, nil}
+      end
+    end
+
+    defp user_account(user) do
+      case Map.get(user, :account_id) do
+        nil -> Map.get(user, :id)
+        account -> account
       end
     end
 
