@@ -17,12 +17,16 @@ defmodule OpenAgentsPolicy.Host do
       config :openagents_policy, repo: MyApp.Repo
 
   `:artifact_link` and `:user` also name the two structs the library
-  recognises: a record's `:artifact_link` is a link when it is a struct of the
-  `:artifact_link` module, and a viewer is a user when it is a struct of the
-  `:user` module, for minting, effective tiers, projections, `viewer/2` and
-  the ladder alike. A struct of any other module (the default names included,
-  once a host names its own) is read as a plain map, as the seeds read a
-  struct that is not theirs.
+  recognises, beside the default names (the OpenAgents app's own modules,
+  recognised whatever is configured): a record's `:artifact_link` is a link
+  when it is a struct of `OpenAgents.Transparency.ArtifactLink` or of the
+  `:artifact_link` module, and a viewer is a user when it is a struct of
+  `OpenAgents.Accounts.User` or of the `:user` module, for effective tiers,
+  projections, `viewer/2` and the ladder alike (`link_for_attempt/2,3` mints
+  a struct of the `:artifact_link` module). A struct of any other module is
+  read as a plain map, as the seeds read a struct that is not theirs. So a
+  struct of a default name is read without reading the configuration: on the
+  app's own records, an effective tier reads no setting at all.
 
   ## A link that was not loaded
 
@@ -110,6 +114,20 @@ defmodule OpenAgentsPolicy.Host do
   def link_struct, do: module(:artifact_link)
 
   @doc """
+  Whether a struct of `module` is a link: the default name, or the
+  configured `:artifact_link` module (read only for another name).
+  """
+  @spec link?(module()) :: boolean()
+  def link?(module), do: module == @link or module == link_struct()
+
+  @doc """
+  Whether a struct of `module` is a user: the default name, or the
+  configured `:user` module (read only for another name).
+  """
+  @spec user?(module()) :: boolean()
+  def user?(module), do: module == @user or module == user_struct()
+
+  @doc """
   What a record whose link was not loaded reads (`:unloaded_link`): one of
   `:tier_column`, `:dark`, `:raise`. Any other configured value raises
   `ArgumentError`, rather than pick one of the three for the host.
@@ -133,7 +151,7 @@ defmodule OpenAgentsPolicy.Host do
   """
   @spec user_admin(term()) :: boolean() | nil
   def user_admin(%{__struct__: module} = user) do
-    if module == user_struct(), do: admin?(user), else: nil
+    if user?(module), do: admin?(user), else: nil
   end
 
   def user_admin(_viewer), do: nil
@@ -143,20 +161,17 @@ defmodule OpenAgentsPolicy.Host do
   it: `{viewer, user_admin}`.
 
   The core knows the structs by their default names. A struct of the
-  configured `:user` module is handed over under the default name; a struct
-  of the default name that is not the configured module is handed over
-  without its `__struct__` key, i.e. as the plain map the core reads any
-  other struct as. Anything that is not a struct is handed over as it is,
-  without reading the configuration.
+  configured `:user` module is handed over under the default name; any other
+  struct, or anything that is not a struct, is handed over as it is. Only a
+  struct of a name other than the default reads the configuration.
   """
   @spec viewer_term(term()) :: {term(), boolean() | nil}
+  def viewer_term(%{__struct__: @user} = viewer), do: {viewer, admin?(viewer)}
+
   def viewer_term(%{__struct__: module} = viewer) do
-    case user_struct() do
-      ^module when module == @user -> {viewer, admin?(viewer)}
-      ^module -> {%{viewer | __struct__: @user}, admin?(viewer)}
-      _other when module == @user -> {Map.delete(viewer, :__struct__), nil}
-      _other -> {viewer, nil}
-    end
+    if module == user_struct(),
+      do: {%{viewer | __struct__: @user}, admin?(viewer)},
+      else: {viewer, nil}
   end
 
   def viewer_term(viewer), do: {viewer, nil}
@@ -164,17 +179,13 @@ defmodule OpenAgentsPolicy.Host do
   @doc """
   A ladder subject (a link, or anything that names a tier) as the Rust core
   reads it: a struct of the configured `:artifact_link` module under the
-  default name, a struct of the default name that is not the configured
-  module as a plain map, anything else as it is.
+  default name, anything else as it is.
   """
   @spec subject_term(term()) :: term()
+  def subject_term(%{__struct__: @link} = subject), do: subject
+
   def subject_term(%{__struct__: module} = subject) do
-    case link_struct() do
-      ^module when module == @link -> subject
-      ^module -> %{subject | __struct__: @link}
-      _other when module == @link -> Map.delete(subject, :__struct__)
-      _other -> subject
-    end
+    if module == link_struct(), do: %{subject | __struct__: @link}, else: subject
   end
 
   def subject_term(subject), do: subject
@@ -190,7 +201,7 @@ defmodule OpenAgentsPolicy.Host do
   @spec live_link_tier!(term()) :: term()
   def live_link_tier!(%{__struct__: module, revoked_at: nil} = subject)
       when not is_map_key(subject, :tier) do
-    if module == link_struct(), do: raise(KeyError, key: :tier, term: subject), else: subject
+    if link?(module), do: raise(KeyError, key: :tier, term: subject), else: subject
   end
 
   def live_link_tier!(subject), do: subject

@@ -100,25 +100,30 @@ defmodule OpenAgentsPolicy.HostStructsTest do
            ) == nil
   end
 
-  test "the default names are plain maps to a host that named its own" do
+  test "the default names stay recognised beside a host's own" do
     default_link = %OpenAgents.Transparency.ArtifactLink{
       account_id: "acct-owner",
       tier: "glass",
       revoked_at: ~U[2026-11-30 12:00:00Z]
     }
 
-    # Not this host's link: the tier column decides, revoked or not (the
-    # owner is not a member, so reads the column at pulse).
-    assert tiers(attempt(default_link)) == [:pulse, :pulse, :ledger, :pulse, :glass]
+    # Still a link: revoked, it is dark for everyone, the column unread.
+    assert tiers(attempt(default_link)) == [:dark, :dark, :dark, :dark, :dark]
+    live = %{default_link | revoked_at: nil, tier: "ledger"}
+    assert tiers(attempt(live)) == [:pulse, :pulse, :ledger, :glass, :glass]
 
-    # Not this host's user: no relationship is asked, no owner is raised.
+    # Still a user, whom this host's own Accounts and Repositories are asked about.
     default_user = %OpenAgents.Accounts.User{id: "acct-owner", admin: false}
-    assert WorkDisclosure.viewer(@repository, default_user) == %{account_id: nil, tier: :pulse}
+
+    assert WorkDisclosure.viewer(@repository, default_user) == %{
+             account_id: "acct-owner",
+             tier: :pulse
+           }
 
     assert WorkDisclosure.effective_tier(
              attempt(%Link{account_id: "acct-owner", tier: "ledger"}),
              default_user
-           ) == :ledger
+           ) == :glass
 
     assert Ladder.viewer_tier(default_user) == nil
   end
@@ -130,7 +135,7 @@ defmodule OpenAgentsPolicy.HostStructsTest do
     revoked = attempt(%{link | revoked_at: ~U[2026-11-30 12:00:00Z]})
     assert WorkDisclosure.effective_tier(revoked, %{tier: :ledger}) == :dark
 
-    # Back to the default names: this struct is no longer a link.
+    # Back to the default names: this host's struct is no longer a link.
     Host.override(artifact_link: nil, user: nil)
     assert WorkDisclosure.effective_tier(revoked, %{tier: :ledger}) == :ledger
     assert WorkDisclosure.viewer(@repository, @owner) == %{account_id: nil, tier: :pulse}

@@ -231,7 +231,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
           optional(:admin) => true
         }
   def viewer(repository, %{__struct__: module} = user) do
-    if module == Host.user_struct(),
+    if Host.user?(module),
       do: descriptor(Host.relationship(repository, user), user.id),
       else: descriptor(:anonymous, nil)
   end
@@ -293,10 +293,11 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
   def effective_tier(record, _viewer), do: raise(BadMapError, term: record)
 
-  # A struct in the link's place is the link when it is of the configured
-  # module; a map that claims it without its fields goes to the core whole.
+  # A struct in the link's place is the link when it is of the default name
+  # or the configured module (`Host.link?/1`); a map that claims it without
+  # its fields goes to the core whole.
   defp struct_tier(module, link, record, viewer) do
-    if module == Host.link_struct() do
+    if Host.link?(module) do
       case link do
         %{account_id: owner, tier: tier, revoked_at: revoked_at} ->
           linked_tier(owner, tier, revoked_at, viewer)
