@@ -7,18 +7,20 @@ defmodule Mix.OpenAgentsPolicy.Precompiled do
   project root, which the package carries and a checkout does not) is read
   as data, one literal map, never evaluated. The artifact is taken from the
   cache directory when its SHA-256 is the listed one (checked on every cache
-  hit), else downloaded with OTP's `:httpc` (TLS verified against OTP's CA
-  store) and checked before it is cached. Only then is the one NIF library
-  in it extracted, into the run's work directory.
+  hit), else downloaded (by `Mix.OpenAgentsPolicy.Download`: proxies, a CA
+  bundle, retries, redirects) and checked before it is cached. Only then is
+  the one NIF library in it extracted, into the run's work directory. Every
+  URL it prints or returns (the origin the build manifest records) is
+  redacted: no credential in it is shown or stored.
 
-  Owns the checksum file, the cache, the download and the extraction.
-  Absent: the target triple (`Mix.OpenAgentsPolicy.Target`), whether a
+  Owns the checksum file, the cache and the extraction. Absent: the
+  transfer itself (`Mix.OpenAgentsPolicy.Download`), the target triple (`Mix.OpenAgentsPolicy.Target`), whether a
   source build is wanted instead (`Mix.OpenAgentsPolicy.Source`), and
   whether the NIF library loads (the install's load check). Every refusal
   installs nothing and names the ways out.
   """
 
-  alias Mix.OpenAgentsPolicy.{Source, Target}
+  alias Mix.OpenAgentsPolicy.{Download, Source, Target}
   alias Mix.Tasks.Compile.OpenagentsPolicyNif, as: Nif
 
   @checksum_file "checksum-Elixir.OpenAgentsPolicy.Native.exs"
@@ -148,7 +150,7 @@ defmodule Mix.OpenAgentsPolicy.Precompiled do
           if actual != expected do
             refuse!(artifact, """
             The downloaded artifact does not match the checksum file.
-                url:      #{url}
+                url:      #{Download.redact(url)}
                 expected: sha256:#{expected}
                 actual:   sha256:#{actual}
             """)
@@ -169,7 +171,7 @@ defmodule Mix.OpenAgentsPolicy.Precompiled do
         File.mkdir_p!(work)
         path = Path.join(work, library)
         File.write!(path, content)
-        {{:precompiled, url}, path}
+        {{:precompiled, Download.redact(url)}, path}
 
       other ->
         refuse!(
@@ -180,48 +182,14 @@ defmodule Mix.OpenAgentsPolicy.Precompiled do
   end
 
   defp download!(url, artifact, expected) do
-    Mix.shell().info("Downloading #{url}")
-    Nif.ensure_otp_apps([:inets, :ssl, :public_key, :crypto, :asn1])
-    {:ok, _} = Application.ensure_all_started(:inets)
-    uri = URI.parse(url)
+    case Download.get(url) do
+      {:ok, data} ->
+        data
 
-    ssl =
-      if uri.scheme == "https" do
-        {:ok, _} = Application.ensure_all_started(:ssl)
-
-        [
-          ssl: [
-            verify: :verify_peer,
-            cacerts: :public_key.cacerts_get(),
-            depth: 4,
-            server_name_indication: String.to_charlist(uri.host),
-            customize_hostname_check: [
-              match_fun: :public_key.pkix_verify_hostname_match_fun(:https)
-            ]
-          ]
-        ]
-      else
-        []
-      end
-
-    options = [timeout: 120_000, connect_timeout: 20_000] ++ ssl
-
-    case :httpc.request(:get, {String.to_charlist(url), []}, options, body_format: :binary) do
-      {:ok, {{_, 200, _}, _headers, body}} ->
-        body
-
-      {:ok, {{_, status, reason}, _headers, _body}} ->
+      {:error, why} ->
         refuse!(artifact, """
-        Downloading it failed: HTTP #{status} #{reason}.
-            url:      #{url}
-            expected: sha256:#{expected}
-            actual:   (nothing downloaded)
-        """)
-
-      {:error, reason} ->
-        refuse!(artifact, """
-        Downloading it failed: #{inspect(reason)}.
-            url:      #{url}
+        Downloading it failed: #{why}.
+            url:      #{Download.redact(url)}
             expected: sha256:#{expected}
             actual:   (nothing downloaded)
         A machine without network access builds from the cache directory

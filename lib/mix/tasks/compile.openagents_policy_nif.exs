@@ -22,7 +22,8 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyNif do
        does not, so a checkout builds from source. The artifact is fetched
        from the base URL (`OPENAGENTS_POLICY_NIF_BASE_URL`, else
        `config :openagents_policy, nif_base_url: ...`, else the package's own)
-       with OTP's `:httpc` (TLS verified against OTP's CA store), kept in the
+       with OTP's `:httpc` (proxies, a CA bundle, retries: guides/releases.md,
+       "Downloads"), kept in the
        cache directory (`RUSTLER_PRECOMPILED_GLOBAL_CACHE_PATH`, else
        `:filename.basedir(:user_cache, "openagents_policy")`), and its SHA-256
        is checked against the checksum file before it is extracted, on every
@@ -82,7 +83,8 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyNif do
       match wins, and the ways out every refusal prints;
     * `Mix.OpenAgentsPolicy.Precompiled` (`precompiled.exs`): the checksum
       file, the cache, the download and the extraction, with
-      `Mix.OpenAgentsPolicy.Target` (`target.exs`), the target triple;
+      `Mix.OpenAgentsPolicy.Target` (`target.exs`), the target triple, and
+      `Mix.OpenAgentsPolicy.Download` (`download.exs`), the transfer;
     * `Mix.OpenAgentsPolicy.Cargo` (`cargo.exs`): running cargo, the
       checkout mark, and `Mix.OpenAgentsPolicy.CargoJSON` (`cargo_json.exs`)
       for its messages;
