@@ -31,6 +31,9 @@ defmodule Mix.OpenAgentsPolicy.Download do
     * **A size cap** of 64 MiB on the body, checked against
       `Content-Length` and while the body streams in.
 
+  The environment's part (which proxy, which CA bundle and TLS options,
+  whether plain http may be used) is read by `Mix.OpenAgentsPolicy.Network`.
+
   Owns only the transfer: what the bytes must be (the checksum), where they
   are cached and how they are extracted are `Mix.OpenAgentsPolicy.Precompiled`'s.
   Absent: a proxy spoken to over TLS (an `https://` proxy URL is refused),
@@ -38,6 +41,7 @@ defmodule Mix.OpenAgentsPolicy.Download do
   answer (`:httpc` reads those whole; the attempt's deadline bounds them).
   """
 
+  alias Mix.OpenAgentsPolicy.Network
   alias Mix.Tasks.Compile.OpenagentsPolicyNif, as: Nif
 
   @max_bytes 64 * 1024 * 1024
@@ -48,7 +52,6 @@ defmodule Mix.OpenAgentsPolicy.Download do
   @connect_timeout 20_000
   @transient ~w(econnrefused econnreset closed timeout etimedout socket_closed_remotely
                 ehostunreach enetunreach)a
-  @allow_http "OPENAGENTS_POLICY_NIF_ALLOW_HTTP"
   # A stand-alone :httpc profile per request: its proxy settings are its
   # own, and no session outlives the request. Its name is fixed (its tables
   # are named by it), so one download runs at a time in a VM, as the
@@ -133,9 +136,11 @@ defmodule Mix.OpenAgentsPolicy.Download do
 
   # One request of a redirect chain: {:ok, body}, {:retry, why} or {:error, why}.
   defp hop(uri, hops, state) do
-    with :ok <- plain_http_allowed(uri),
-         {:ok, proxy} <- proxy_for(uri),
-         {:ok, tls, state} <- tls_options(uri, state) do
+    with :ok <- Network.plain_http_allowed(uri),
+         {:ok, proxy} <- Network.proxy_for(uri),
+         {:ok, tls, cacerts} <- Network.tls_options(uri, state.cacerts) do
+      state = %{state | cacerts: cacerts}
+
       case request(uri, proxy, tls, state) do
         {:redirect, _location} when hops >= @max_redirects ->
           {:error, "more than #{@max_redirects} redirects"}
@@ -157,186 +162,12 @@ defmodule Mix.OpenAgentsPolicy.Download do
     end
   end
 
-  defp plain_http_allowed(%URI{scheme: "https"}), do: :ok
-
-  defp plain_http_allowed(%URI{host: host}) do
-    if loopback?(host) or System.get_env(@allow_http) in ["1", "true"] do
-      :ok
-    else
-      {:error,
-       "plain http:// to #{host}, which is not loopback, is refused: use an https:// URL, " <>
-         "or set #{@allow_http}=1 to allow it"}
-    end
-  end
-
-  defp loopback?(host) do
-    case :inet.parse_address(String.to_charlist(host)) do
-      {:ok, {127, _, _, _}} -> true
-      {:ok, {0, 0, 0, 0, 0, 0, 0, 1}} -> true
-      {:ok, _} -> false
-      {:error, _} -> String.downcase(host) == "localhost"
-    end
-  end
-
   defp origin(uri), do: {uri.scheme, String.downcase(uri.host), uri.port}
 
   defp authorization(nil), do: nil
 
   defp authorization(userinfo) do
     ~c"Basic " ++ String.to_charlist(Base.encode64(URI.decode(userinfo)))
-  end
-
-  ## Proxies
-
-  # nil (no proxy for this URL) or {{host, port}, proxy_auth | nil}.
-  defp proxy_for(uri) do
-    names =
-      if uri.scheme == "https", do: ~w(HTTPS_PROXY https_proxy), else: ~w(HTTP_PROXY http_proxy)
-
-    case Enum.find(names, &(System.get_env(&1) not in [nil, ""])) do
-      nil ->
-        {:ok, nil}
-
-      name ->
-        if no_proxy?(uri), do: {:ok, nil}, else: parse_proxy(name, System.get_env(name))
-    end
-  end
-
-  defp parse_proxy(name, value) do
-    proxy = URI.parse(if value =~ "://", do: value, else: "http://" <> value)
-
-    if proxy.scheme == "http" and proxy.host not in [nil, ""] do
-      auth =
-        case proxy.userinfo && String.split(proxy.userinfo, ":", parts: 2) do
-          nil ->
-            nil
-
-          [user] ->
-            {String.to_charlist(URI.decode(user)), ~c""}
-
-          [user, password] ->
-            {String.to_charlist(URI.decode(user)), String.to_charlist(URI.decode(password))}
-        end
-
-      shown = redact(URI.to_string(%{proxy | path: nil}))
-      Mix.shell().info("Through the proxy #{shown} (#{name})")
-      {:ok, {{String.to_charlist(proxy.host), proxy.port}, auth}}
-    else
-      {:error,
-       "#{name}=#{redact(value)} is not an http:// proxy URL (https:// and socks are not supported)"}
-    end
-  end
-
-  # NO_PROXY: comma-separated; `*` is every host; a name matches itself and
-  # its subdomains (`example.com`, `.example.com`, `*.example.com`); an IP
-  # address matches itself; `:port` narrows an entry to that port.
-  defp no_proxy?(uri) do
-    host = String.downcase(uri.host)
-
-    (System.get_env("NO_PROXY") || System.get_env("no_proxy") || "")
-    |> String.split(",", trim: true)
-    |> Enum.map(&(&1 |> String.trim() |> String.downcase()))
-    |> Enum.any?(fn
-      "*" ->
-        true
-
-      entry ->
-        {name, port} = no_proxy_entry(entry)
-        name = name |> String.trim_leading("*") |> String.trim(".")
-
-        name != "" and port in [nil, uri.port] and
-          (host == name or String.ends_with?(host, "." <> name))
-    end)
-  end
-
-  # {name or IP address, port or nil}: an IPv6 address is itself colons.
-  defp no_proxy_entry(entry) do
-    bare = entry |> String.trim_leading("[") |> String.trim_trailing("]")
-
-    with {:error, _} <- :inet.parse_address(String.to_charlist(bare)),
-         [_, name, port] <- Regex.run(~r/^\[?(.+?)\]?:(\d+)$/, entry) do
-      {name, String.to_integer(port)}
-    else
-      {:ok, _ip} -> {bare, nil}
-      nil -> {entry, nil}
-    end
-  end
-
-  ## TLS
-
-  defp tls_options(%URI{scheme: "http"}, state), do: {:ok, [], state}
-
-  defp tls_options(%URI{host: host}, state) do
-    with {:ok, cacerts} <- cacerts(state.cacerts) do
-      common = [
-        verify: :verify_peer,
-        cacerts: cacerts,
-        depth: 4,
-        customize_hostname_check: [match_fun: :public_key.pkix_verify_hostname_match_fun(:https)]
-      ]
-
-      per_host =
-        case :inet.parse_address(String.to_charlist(host)) do
-          # No SNI names an IP address (RFC 6066), and without SNI OTP
-          # checks no name: the IP address is checked here instead.
-          {:ok, ip} -> [server_name_indication: :disable, verify_fun: {verify_ip(), ip}]
-          {:error, _} -> [server_name_indication: String.to_charlist(host)]
-        end
-
-      {:ok, common ++ per_host, %{state | cacerts: cacerts}}
-    end
-  end
-
-  defp verify_ip do
-    fn
-      _cert, {:bad_cert, _} = reason, _ip ->
-        {:fail, reason}
-
-      _cert, {:extension, _}, ip ->
-        {:unknown, ip}
-
-      _cert, :valid, ip ->
-        {:valid, ip}
-
-      cert, :valid_peer, ip ->
-        if :public_key.pkix_verify_hostname(cert, ip: ip),
-          do: {:valid, ip},
-          else: {:fail, {:bad_cert, :hostname_check_failed}}
-    end
-  end
-
-  defp cacerts(loaded) when is_list(loaded), do: {:ok, loaded}
-
-  defp cacerts(nil) do
-    case Enum.find(
-           ~w(OPENAGENTS_POLICY_CACERTS_PATH HEX_CACERTS_PATH),
-           &(System.get_env(&1) not in [nil, ""])
-         ) do
-      nil ->
-        try do
-          {:ok, :public_key.cacerts_get()}
-        rescue
-          error ->
-            {:error,
-             "OTP found no CA certificates in the OS store (#{Exception.message(error)}): " <>
-               "set HEX_CACERTS_PATH to a PEM file of CA certificates"}
-        end
-
-      name ->
-        path = System.get_env(name)
-
-        with {:ok, pem} <- File.read(path),
-             [_ | _] = ders <-
-               for({:Certificate, der, :not_encrypted} <- :public_key.pem_decode(pem), do: der) do
-          {:ok, ders}
-        else
-          {:error, reason} ->
-            {:error, "#{name}=#{path} cannot be read (#{:file.format_error(reason)})"}
-
-          [] ->
-            {:error, "#{name}=#{path} holds no PEM certificate"}
-        end
-    end
   end
 
   ## The request

@@ -84,7 +84,9 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyNif do
     * `Mix.OpenAgentsPolicy.Precompiled` (`precompiled.exs`): the checksum
       file, the cache, the download and the extraction, with
       `Mix.OpenAgentsPolicy.Target` (`target.exs`), the target triple, and
-      `Mix.OpenAgentsPolicy.Download` (`download.exs`), the transfer;
+      `Mix.OpenAgentsPolicy.Download` (`download.exs`), the transfer, which
+      `Mix.OpenAgentsPolicy.Network` (`network.exs`) routes: proxy, TLS,
+      plain http;
     * `Mix.OpenAgentsPolicy.Cargo` (`cargo.exs`): running cargo, the
       checkout mark, and `Mix.OpenAgentsPolicy.CargoJSON` (`cargo_json.exs`)
       for its messages;
