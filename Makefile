@@ -56,7 +56,7 @@ docs-checks:
 	MIX_ENV=dev mix docs --warnings-as-errors
 
 # The precompiled NIFs of every published target, into dist/ (several
-# minutes: four cross builds), and their proof. make check runs the proof
+# minutes: six cross builds), and their proof. make check runs the proof
 # when dist/ is there (CI builds it first and sets PRECOMPILED_REQUIRED=1).
 precompiled:
 	scripts/precompiled_build.sh

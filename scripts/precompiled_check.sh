@@ -3,7 +3,10 @@
 # (make precompiled; built first when dist/ is missing):
 #   (a) each artifact: its ELF machine, `nif_init` exported, the highest
 #       GLIBC_ version it needs (at most 2.28 for gnu, none for musl, whose
-#       library must link musl's libc.so);
+#       library must link musl's libc.so); the two macOS ones, which cannot
+#       run here, by their structure (scripts/macho_check.exs: CPU type,
+#       `_nif_init` exported, libSystem the only dylib and the only source
+#       of undefined symbols but enif_*, the minimum macOS the build chose);
 #   (b) dist/ served over HTTP from 127.0.0.1 (OTP's own httpd), a copy of the
 #       package (only the files package/0 lists, with dist/'s checksum file)
 #       and examples/host_app laid in it, compiled from a clean _build with no
@@ -49,6 +52,9 @@ lib_of() { echo "libopenagents_policy_nif-v$VERSION-nif-2.15-$1.so"; }
 
 echo "== (a) the artifacts"
 mkdir -p "$WORK/lib"
+# The minimum macOS the build chose (scripts/precompiled_build.sh).
+MACOS_FLOOR="$(sed -nE 's/^MACOS_FLOOR=([0-9.]+)$/\1/p' scripts/precompiled_build.sh)"
+macos=0
 for tar in "$DIST"/*.tar.gz; do
   name="$(basename "$tar" .tar.gz)"
   triple="${name#*-nif-2.15-}"
@@ -56,6 +62,15 @@ for tar in "$DIST"/*.tar.gz; do
   [[ "$(tar -tzf "$tar")" == "$name" ]] || fail "$tar must hold the one file $name"
   tar -xzf "$tar" -C "$WORK/lib"
   so="$WORK/lib/$name"
+  if [[ $triple == *-apple-darwin ]]; then
+    # No machine here runs macOS: the structure is all that can be checked.
+    case "$triple" in x86_64-*) cpu=x86_64 ;; aarch64-*) cpu=arm64 ;; esac
+    summary="$(elixir scripts/macho_check.exs "$so" "$cpu" "$MACOS_FLOOR")" || fail "$name is not a macOS $MACOS_FLOOR NIF library for $cpu"
+    printf '  %-45s %7d bytes (.tar.gz %6d), needs macOS %s\n' "$triple" "$(stat -c %s "$so")" "$(stat -c %s "$tar")" "$MACOS_FLOOR"
+    echo "    $summary"
+    macos=$((macos + 1))
+    continue
+  fi
   case "$triple" in x86_64-*) machine="X86-64" ;; aarch64-*) machine="AArch64" ;; *) fail "unknown triple $triple" ;; esac
   readelf -h "$so" | grep -q "Machine: *.*$machine" || fail "$name is not an $machine library"
   objdump -T "$so" | grep -qE '\bnif_init$' || fail "$name does not export nif_init"
@@ -69,6 +84,7 @@ for tar in "$DIST"/*.tar.gz; do
   esac
   printf '  %-45s %7d bytes (.tar.gz %6d), needs %s\n' "$triple" "$(stat -c %s "$so")" "$(stat -c %s "$tar")" "${glibc:-no glibc}"
 done
+[[ $macos == 2 ]] || fail "dist/ holds $macos macOS artifacts, not the 2 make precompiled builds (aarch64 and x86_64)"
 
 echo "== (b) a host with no Rust, from artifacts served on 127.0.0.1:$PORT"
 # The server's root: dist/ as it is, and a tampered copy of it.

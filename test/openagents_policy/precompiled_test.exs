@@ -13,7 +13,7 @@ defmodule OpenAgentsPolicy.PrecompiledTest do
   use ExUnit.Case, async: true
 
   import OpenAgentsPolicy.Test.ProjectCopy,
-    only: [base: 0, mix: 3, answer: 1, ask_expression: 0, copy_vendor_helper!: 2]
+    only: [base: 0, mix: 3, answer: 1, ask_expression: 0, copy_vendor_helper!: 2, target_dir: 0]
 
   @moduletag timeout: 600_000
   @checksum_file "checksum-Elixir.OpenAgentsPolicy.Native.exs"
@@ -68,6 +68,7 @@ defmodule OpenAgentsPolicy.PrecompiledTest do
       package: package,
       host: host,
       served: served,
+      library: library,
       artifact: artifact,
       digest: sha256(tar),
       good: good,
@@ -248,6 +249,13 @@ defmodule OpenAgentsPolicy.PrecompiledTest do
       assert output =~ "lists no artifact for target mips64-unknown-linux-gnu"
     end
 
+    test "a digest other than the listed one is refused with cargo on PATH too", ctx do
+      write_checksums!(ctx, [{ctx.artifact, String.duplicate("0", 64)}])
+      output = refused(ctx, [{"PATH", System.get_env("PATH")}])
+      assert output =~ "actual:   sha256:#{ctx.digest}"
+      refute output =~ "building it from source"
+    end
+
     test "a checksum file that is code, not data, is not run", ctx do
       marker = Path.join(ctx.host, "evaluated")
       File.rm(marker)
@@ -260,6 +268,58 @@ defmodule OpenAgentsPolicy.PrecompiledTest do
       output = refused(ctx)
       assert output =~ "is not a checksum file"
       refute File.exists?(marker)
+    end
+  end
+
+  # A listed artifact whose digest matches but whose library does not load
+  # (here a file that is no library at all; on a real machine, one built
+  # wrong for it, which the macOS and musl artifacts could be unseen: this
+  # machine checks their structure only).
+  describe "a precompiled library that fails its load check" do
+    setup ctx do
+      broken = pack(ctx.library, "not a library\n")
+      dir = Path.join(ctx.served, "broken")
+      File.mkdir_p!(dir)
+      File.write!(Path.join(dir, ctx.artifact), broken)
+      write_checksums!(ctx, [{ctx.artifact, sha256(broken)}])
+      %{broken: {"OPENAGENTS_POLICY_NIF_BASE_URL", ctx.url <> "/broken"}}
+    end
+
+    test "without cargo: refused with the loader's error and the ways out", ctx do
+      output = refused(ctx, [ctx.broken])
+      assert output =~ "Downloading #{ctx.url}/broken/#{ctx.artifact}"
+      assert output =~ "load_failed: Failed to load NIF library: '"
+      assert output =~ "file too short'"
+      assert output =~ "The file is not a shared library (no ELF or Mach-O header)."
+      assert output =~ "cargo was not found on PATH, so it cannot be built from source instead"
+      refute output =~ "building it from source"
+    end
+
+    test "with cargo on PATH: built from source instead, saying so", ctx do
+      # A target directory of its own (the package copy's builds carry its
+      # own checkout mark, so they share nothing with ProjectCopy's), kept
+      # between runs: cold once, incremental after.
+      target = target_dir() <> "-precompiled"
+
+      {status, output} =
+        host(ctx, ["run", "-e", ask_expression()], [
+          ctx.broken,
+          {"PATH", System.get_env("PATH")},
+          {"CARGO_TARGET_DIR", target}
+        ])
+
+      assert status == 0, output
+
+      assert output =~
+               "The precompiled NIF #{ctx.artifact} failed its load check " <>
+                 "(load_failed: Failed to load NIF library: '"
+
+      assert output =~ "file too short'): building it from source with cargo instead"
+      assert answer(output) == "active"
+      assert [library] = installed(ctx)
+
+      assert File.read!(library) ==
+               File.read!(Path.join([target, "debug", "libopenagents_policy_nif.so"]))
     end
   end
 end

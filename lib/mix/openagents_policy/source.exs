@@ -5,8 +5,17 @@ defmodule Mix.OpenAgentsPolicy.Source do
   source build, the precompiled artifact the checksum file lists for this
   VM, cargo; else an error that names every option.
 
-  Owns that choice, the environment variables that steer it and the ways
-  out every refusal prints. Absent: the work of each source (in
+  A precompiled library that then fails its load check (an artifact built
+  wrong, or for a machine this one only resembles: the macOS and musl
+  artifacts are checked by their structure alone when they are built) is
+  replaced by a cargo build when cargo is on PATH (`fallback!/4`, called by
+  the install), which says so; without cargo the compile fails with the
+  loader's error and the ways out. A refused artifact (a digest other than
+  the checksum file's, a failed download) never falls back: it was refused
+  before anything was loaded.
+
+  Owns that choice, the fallback, the environment variables that steer them
+  and the ways out every refusal prints. Absent: the work of each source (in
   `Mix.OpenAgentsPolicy.Precompiled` and `Mix.OpenAgentsPolicy.Cargo`) and
   installing what it yields.
   """
@@ -41,6 +50,34 @@ defmodule Mix.OpenAgentsPolicy.Source do
           {:ok, artifact, expected} -> Precompiled.fetch!(artifact, expected, work)
           {:unavailable, why} -> cargo!(root, {:unavailable, why})
         end
+    end
+  end
+
+  @doc """
+  A source build in place of the precompiled NIF library at `url`, which
+  failed its load check with the loader's error `why`: built by cargo when
+  cargo is on PATH, after a line saying so. Without cargo it raises
+  `refusal` (the install's account of the failed load) with the ways out.
+  """
+  @spec fallback!(Path.t(), String.t(), String.t(), String.t()) :: {origin(), Path.t()}
+  def fallback!(root, url, why, refusal) do
+    case System.find_executable("cargo") do
+      nil ->
+        Mix.raise("""
+        #{refusal}\
+        It is the precompiled artifact for #{Target.triple()}, and cargo was not found on \
+        PATH, so it cannot be built from source instead.
+        #{ways_out()}
+        """)
+
+      cargo ->
+        Mix.shell().info(
+          "The precompiled NIF #{Path.basename(url)} failed its load check " <>
+            "(#{why |> String.split("\n", trim: true) |> Enum.join(" ")}): " <>
+            "building it from source with cargo instead"
+        )
+
+        build!(cargo, root)
     end
   end
 
@@ -85,6 +122,10 @@ defmodule Mix.OpenAgentsPolicy.Source do
       """)
     end
 
+    build!(cargo, root)
+  end
+
+  defp build!(cargo, root) do
     profile = profile()
     {{:cargo, profile}, Cargo.build!(cargo, root, profile)}
   end

@@ -11,10 +11,15 @@ defmodule Mix.OpenAgentsPolicy.Target do
   `Mix.OpenAgentsPolicy.Precompiled`'s.
   """
 
-  @doc "This VM's target triple, e.g. `x86_64-unknown-linux-gnu`."
-  @spec triple() :: String.t()
-  def triple do
-    parts = :erlang.system_info(:system_architecture) |> List.to_string() |> String.split("-")
+  @doc """
+  This VM's target triple, e.g. `x86_64-unknown-linux-gnu`; given a system
+  architecture as OTP reports one, that architecture's (with the same
+  `TARGET_*` overrides): `aarch64-apple-darwin23.4.0` is
+  `aarch64-apple-darwin`, and so is `arm-apple-darwin20.1.0`.
+  """
+  @spec triple(String.t()) :: String.t()
+  def triple(architecture \\ List.to_string(:erlang.system_info(:system_architecture))) do
+    parts = String.split(architecture, "-")
 
     keys =
       case length(parts) do

@@ -39,7 +39,12 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyNif do
   A refusal on the precompiled path (an artifact whose digest differs, one
   the checksum file does not list, a download that fails, a target with no
   artifact and no cargo) fails the compile with the file, the expected and
-  actual digests and the way out, and installs nothing.
+  actual digests and the way out, and installs nothing. A precompiled
+  library that fails its load check (below) is not a refusal of the
+  artifact but of the build for this machine: with cargo on PATH the
+  library is built from source instead, and the compile says so; without
+  cargo it fails with the loader's error and the way out, installing
+  nothing.
 
   ## What is installed
 
@@ -116,16 +121,15 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyNif do
     Lock.with_lock(Path.join(build, "nif.lock"), fn ->
       try do
         {origin, library} = Source.produce(root, work)
-        digest = sha256(File.read!(library))
-        installed = Path.join(dir, "lib#{@crate}-#{binary_part(digest, 0, 16)}.so")
 
-        if "--force" in args or not Install.installed?(installed, digest) do
-          :ok = Install.install!(origin, library, installed, root, work)
-          File.mkdir_p!(build)
-          File.write!(manifest(), :erlang.term_to_binary({origin, Path.basename(installed)}))
-          {:ok, []}
-        else
-          {:noop, []}
+        case Install.install!(origin, library, dir, root, work, "--force" in args) do
+          {:ok, origin, installed} ->
+            File.mkdir_p!(build)
+            File.write!(manifest(), :erlang.term_to_binary({origin, Path.basename(installed)}))
+            {:ok, []}
+
+          :noop ->
+            {:noop, []}
         end
       after
         File.rm_rf(work)
