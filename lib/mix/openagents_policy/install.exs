@@ -42,7 +42,6 @@ defmodule Mix.OpenAgentsPolicy.Install do
   def install!(origin, library, installed, root, work) do
     dir = Path.dirname(installed)
     File.mkdir_p!(dir)
-    tmp = Path.join(dir, ".#{Path.basename(work)}.tmp")
 
     case origin do
       {:prebuilt, _} -> Mix.shell().info("Installing prebuilt NIF #{library}")
@@ -56,8 +55,8 @@ defmodule Mix.OpenAgentsPolicy.Install do
 
     case load_check(root, checked) do
       :ok ->
-        File.cp!(checked, tmp)
-        File.rename!(tmp, installed)
+        # Under a random name, created exclusively, then renamed.
+        Mix.OpenAgentsPolicy.Cache.put!(dir, Path.basename(installed), File.read!(checked))
 
       {:error, why} ->
         Mix.raise("""
