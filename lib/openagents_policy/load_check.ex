@@ -34,7 +34,10 @@ defmodule OpenAgentsPolicy.LoadCheck do
   `ERL_FLAGS`, `ERL_AFLAGS` and `ERL_ZFLAGS` unset (a node name meant for a
   developer's own VMs would make this one fail for reasons of its own);
   `HOME` set to an empty directory of the check's own, and
-  `XDG_CONFIG_HOME` unset, so no `.erlang` of the user's runs in it. One
+  `XDG_CONFIG_HOME` unset, so no `.erlang` of the user's runs in it. That
+  directory is made new (mode 0700, under a random name in the system's
+  temporary directory): one already there, which another user of the
+  machine could have planted with a `.erlang` of theirs, is never used. One
   deadline for the whole check (30 s unless `:timeout` says otherwise),
   not renewed by output: a library whose load prints forever is still cut
   off; then the check VM is killed (SIGKILL to its OS process), so none is
@@ -137,8 +140,7 @@ defmodule OpenAgentsPolicy.LoadCheck do
 
   defp run(eval, paths, opts) do
     timeout = Keyword.get(opts, :timeout, @timeout)
-    home = Path.join(System.tmp_dir!(), "load_check-#{System.unique_integer([:positive])}")
-    File.mkdir_p!(home)
+    home = new_home!(System.tmp_dir!())
 
     try do
       port =
@@ -159,6 +161,25 @@ defmodule OpenAgentsPolicy.LoadCheck do
       await(port, "", System.monotonic_time(:millisecond) + timeout, timeout)
     after
       File.rm_rf(home)
+    end
+  end
+
+  # A new directory of this check's own (never one already there, which
+  # another user of the machine could have planted, .erlang and all),
+  # readable by this user only.
+  defp new_home!(tmp) do
+    home = Path.join(tmp, "load_check-#{:rand.uniform(2 ** 60)}")
+
+    case File.mkdir(home) do
+      :ok ->
+        File.chmod!(home, 0o700)
+        home
+
+      {:error, :eexist} ->
+        new_home!(tmp)
+
+      {:error, reason} ->
+        raise File.Error, reason: reason, action: "make directory", path: home
     end
   end
 

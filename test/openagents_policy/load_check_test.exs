@@ -71,6 +71,36 @@ defmodule OpenAgentsPolicy.LoadCheckTest do
     refute File.exists?(ran)
   end
 
+  test "the check VM's home is its own: a directory planted at a name it could take is never used",
+       %{tmp_dir: dir} do
+    # Another user of the machine plants directories under the names the
+    # next checks of this VM would take, each with a .erlang that leaves a
+    # mark: a check VM whose HOME were one would run it.
+    ran = Path.join(dir, "planted_erlang_ran")
+    next = System.unique_integer([:positive])
+
+    planted =
+      for n <- (next + 1)..(next + 200) do
+        home = Path.join(System.tmp_dir!(), "load_check-#{n}")
+        File.mkdir_p!(home)
+
+        File.write!(
+          Path.join(home, ".erlang"),
+          "file:write_file(#{inspect(ran)}, <<\"ran\">>).\n"
+        )
+
+        home
+      end
+
+    on_exit(fn -> Enum.each(planted, &File.rm_rf!/1) end)
+    module_in!(dir, :load_check_planted, "ok")
+
+    assert LoadCheck.module(:load_check_planted, [dir]) == :ok
+    refute File.exists?(ran)
+    # Every planted directory is as it was: none was taken, or removed.
+    assert Enum.all?(planted, &File.regular?(Path.join(&1, ".erlang")))
+  end
+
   test "a library is loaded into a stub of the functions it names, not native.ex's",
        %{tmp_dir: dir} do
     stub = Path.join(dir, "stub.beam")

@@ -26,7 +26,7 @@ defmodule Mix.OpenAgentsPolicy.Install do
   manifest.
   """
 
-  alias Mix.OpenAgentsPolicy.{Describe, Source}
+  alias Mix.OpenAgentsPolicy.{Cache, Describe, Source}
   alias Mix.Tasks.Compile.OpenagentsPolicyNif, as: Nif
 
   @load_check OpenAgentsPolicy.LoadCheck
@@ -51,7 +51,7 @@ defmodule Mix.OpenAgentsPolicy.Install do
     if force? or not installed?(installed, digest) do
       case checked(origin, library, installed, root, work) do
         {:ok, checked} ->
-          put!(origin, library, checked, installed, work)
+          put!(origin, library, checked, installed)
           {:ok, origin, installed}
 
         {:error, why} ->
@@ -97,12 +97,11 @@ defmodule Mix.OpenAgentsPolicy.Install do
     with :ok <- load_check(root, checked), do: {:ok, checked}
   end
 
-  defp put!(origin, library, checked, installed, work) do
+  defp put!(origin, library, checked, installed) do
     dir = Path.dirname(installed)
     File.mkdir_p!(dir)
-    tmp = Path.join(dir, ".#{Path.basename(work)}.tmp")
-    File.cp!(checked, tmp)
-    File.rename!(tmp, installed)
+    # Under a random name, created exclusively, then renamed.
+    Cache.put!(dir, Path.basename(installed), File.read!(checked))
 
     # Under the lock, everything else here is a previous build or a file a
     # killed compile left behind.

@@ -20,7 +20,7 @@ defmodule Mix.OpenAgentsPolicy.Precompiled do
   installs nothing and names the ways out.
   """
 
-  alias Mix.OpenAgentsPolicy.{Download, Source, Target}
+  alias Mix.OpenAgentsPolicy.{Cache, Download, Source, Target}
   alias Mix.Tasks.Compile.OpenagentsPolicyNif, as: Nif
 
   @checksum_file "checksum-Elixir.OpenAgentsPolicy.Native.exs"
@@ -107,10 +107,7 @@ defmodule Mix.OpenAgentsPolicy.Precompiled do
     end
   end
 
-  defp cache_dir do
-    System.get_env("RUSTLER_PRECOMPILED_GLOBAL_CACHE_PATH") ||
-      :filename.basedir(:user_cache, ~c"openagents_policy") |> List.to_string()
-  end
+  defp cache_dir, do: Cache.dir()
 
   defp base_url do
     System.get_env("OPENAGENTS_POLICY_NIF_BASE_URL") ||
@@ -128,10 +125,11 @@ defmodule Mix.OpenAgentsPolicy.Precompiled do
   @spec fetch!(artifact(), String.t(), Path.t()) :: {{:precompiled, String.t()}, Path.t()}
   def fetch!(artifact, expected, work) do
     url = String.trim_trailing(base_url(), "/") <> "/" <> artifact
-    cached = Path.join(cache_dir(), artifact)
+    cache = Cache.dir!()
+    cached = Path.join(cache, artifact)
 
     tar =
-      with {:ok, data} <- File.read(cached),
+      with {:ok, data} <- Cache.read!(cache, artifact),
            ^expected <- Nif.sha256(data) do
         data
       else
@@ -156,10 +154,7 @@ defmodule Mix.OpenAgentsPolicy.Precompiled do
             """)
           end
 
-          File.mkdir_p!(Path.dirname(cached))
-          tmp = "#{cached}.#{Path.basename(work)}.tmp"
-          File.write!(tmp, data)
-          File.rename!(tmp, cached)
+          Cache.put!(cache, artifact, data)
           data
       end
 

@@ -100,7 +100,9 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyNif do
       shared with `OpenAgentsPolicy.Upgrade`), with
       `Mix.OpenAgentsPolicy.Describe` (`describe.exs`) for what a file that
       does not load is;
-    * `Mix.OpenAgentsPolicy.Lock` (`lock.exs`): the lock.
+    * `Mix.OpenAgentsPolicy.Lock` (`lock.exs`): the lock;
+    * `Mix.OpenAgentsPolicy.Cache` (`cache.exs`): the cache directory, and
+      files written where no other user can plant or follow them.
   """
   use Mix.Task.Compiler
 
