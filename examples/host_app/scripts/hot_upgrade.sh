@@ -37,18 +37,13 @@
 # HOT_UPGRADE_PORT is the port the daemon listens on (default 4795);
 # HOT_UPGRADE_KEEP=1 keeps the work directory (releases, load log).
 # Every daemon and load it starts is stopped on exit, failure included.
+# What it shares with scripts/rolling_upgrade.sh (building A and B, the
+# daemon, the load, the check lines) is scripts/lib/upgrade.sh.
 set -euo pipefail
 
-MODE=${1:-full}
-case $MODE in
-  full) PHASE=5 CLIENTS=10 ;;
-  short) PHASE=1 CLIENTS=5 ;;
-  *) echo "usage: $0 [full|short]" >&2 && exit 2 ;;
-esac
-
-APP="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-ROOT="$(cd "$APP/../.." && pwd)"
-NIF=libopenagents_policy_nif
+# shellcheck source=lib/upgrade.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/upgrade.sh"
+upgrade_mode "$@"
 PORT=${HOT_UPGRADE_PORT:-4795}
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/hot_upgrade.XXXXXX")"
 DEPLOY="$WORK/deploy"
@@ -82,31 +77,13 @@ cleanup() {
     done
     echo "---- kept: $kept (the daemon's log, the load's output and failures)"
   fi
-  if [[ -n $DAEMON_PID ]]; then
-    (cd "$DEPLOY" && bin/host_app stop >/dev/null 2>&1) || true
-    for _ in $(seq 1 50); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$DAEMON_PID" 2>/dev/null || true
-  fi
+  if [[ -n $DAEMON_PID ]]; then stop_release "$DEPLOY" "$DAEMON_PID"; fi
   if [[ -n ${HOT_UPGRADE_KEEP:-} ]]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
-trap 'printf "\nFAIL: line %s: %s\n" "$LINENO" "$BASH_COMMAND" >&2' ERR
 
-# shellcheck source=castle_sys_config.sh
-. "$APP/scripts/castle_sys_config.sh"
-unset OPENAGENTS_POLICY_NIF_PATH
-: "${DATABASE_URL:=$("$APP/scripts/postgres.sh" start)}"
-DB_URL="${DATABASE_URL%/*}/$(basename "${DATABASE_URL%%\?*}")_hot_upgrade"
-export DATABASE_URL="$DB_URL" PORT PHX_SERVER=true
-
-START=$SECONDS
-ok() { echo "ok   $*"; }
-fail() {
-  echo "FAIL $*"
-  exit 1
-}
-step() { printf '\n== %s (%ds)\n' "$*" "$((SECONDS - START))"; }
-now_us() { date +%s%6N; }
+upgrade_env hot_upgrade
+export PORT
 rel() { (cd "$DEPLOY" && bin/host_app "$@"); }
 # The one NIF library of a library version in the deployed release.
 nif_of() {
@@ -121,59 +98,27 @@ library_vsn() { rel rpc 'IO.puts(Application.spec(:openagents_policy, :vsn))' | 
 mapped() { grep -c -F "$1" "/proc/$DAEMON_PID/maps" || true; }
 
 step "1. release A (library 0.1.0), built in a copy of $ROOT"
-grep -q '@version "0.1.0"' "$ROOT/mix.exs" || fail "the library in the checkout is not version 0.1.0"
-# A and B are built in one directory, as a deploy pipeline builds them: a
-# module's code may hold its source path (an Ecto query does), and the two
-# releases must differ only by the change under test. The checkout is left
-# as it is; what it has built already (deps, cargo's crates.io builds) seeds
-# the copy.
-mkdir -p "$COPY" "$WORK/target"
-tar -C "$ROOT" --exclude=./.git --exclude=./target --exclude=./_build --exclude=./deps \
-  --exclude=./doc --exclude=./examples/host_app/_build --exclude=./examples/host_app/deps -cf - . |
-  tar -C "$COPY" -xf -
-if [[ -d $APP/_build/prod ]]; then
-  mkdir -p "$COPY/examples/host_app/_build"
-  cp -a "$APP/_build/prod" "$COPY/examples/host_app/_build/prod"
-  rm -rf "$COPY/examples/host_app/_build/prod/rel"
-fi
-if [[ -d ${CARGO_TARGET_DIR:-$ROOT/target}/release ]]; then
-  cp -a "${CARGO_TARGET_DIR:-$ROOT/target}/release" "$WORK/target/release"
-fi
-export CARGO_TARGET_DIR="$WORK/target"
-(cd "$COPY/examples/host_app" && MIX_ENV=prod mix release --overwrite --quiet)
+# A and B are built in one directory (see seed_copy in lib/upgrade.sh).
+seed_copy "$COPY" "$WORK/target"
+build_release "$COPY/examples/host_app"
 cp -a "$COPY/examples/host_app/_build/prod/rel/host_app" "$DEPLOY"
 NIF_A=$(nif_of 0.1.0)
 ok "release A built: host_app 0.1.0 with openagents_policy 0.1.0 (${NIF_A#"$DEPLOY"/})"
 
 step "2. A as a daemon on PostgreSQL, migrated and seeded"
 castle_sys_config "$DEPLOY" 0.1.0
-rel eval 'Application.load(:host_app); OpenAgents.Repo.__adapter__().storage_down(OpenAgents.Repo.config())' >/dev/null
-rel eval 'HostApp.Release.migrate()'
-rel eval 'HostApp.Release.seed()'
-! curl -s -o /dev/null "http://127.0.0.1:$PORT/" || fail "port $PORT is taken; set HOT_UPGRADE_PORT"
-# run_erl keeps the daemon's output in erlang.log.1..N, each cut at
-# RUN_ERL_LOG_MAXSIZE bytes and the oldest overwritten: at its defaults (five
-# of 100 kB) the request log of a run overwrites its start, and with it a
-# failed request's exception. These hold every line of a run.
-RUN_ERL_LOG_GENERATIONS=5 RUN_ERL_LOG_MAXSIZE=$((64 << 20)) rel daemon
-for _ in $(seq 1 100); do
-  curl -s -o /dev/null "http://127.0.0.1:$PORT/api/targets" && break
-  sleep 0.2
-done
+fresh_database rel
+port_free "$PORT" HOT_UPGRADE_PORT
+start_daemon rel
+wait_http "$PORT" 100
 DAEMON_PID=$(rel pid | tr -d '[:space:]')
 [[ $DAEMON_PID =~ ^[0-9]+$ && -r /proc/$DAEMON_PID/maps ]] || fail "no OS pid from bin/host_app pid: $DAEMON_PID"
 ok "daemon A up on port $PORT, OS pid $DAEMON_PID, database $(basename "$DB_URL")"
 
 step "3. release B (library 0.1.1, one core decision changed), in the same copy"
-core="$COPY/native/openagents_policy/src/disclosure.rs"
-sed -i 's/Field::new("terminal_commit", Ledger),/Field::new("terminal_commit", Glass),/' "$core"
-grep -q 'Field::new("terminal_commit", Glass),' "$core" || fail "the core edit did not apply to $core"
-sed -i 's/@version "0.1.0"/@version "0.1.1"/' "$COPY/mix.exs"
-sed -i 's/version: "0.1.0",/version: "0.1.1",/' "$COPY/examples/host_app/mix.exs"
-grep -q '@version "0.1.1"' "$COPY/mix.exs" && grep -q 'version: "0.1.1",' "$COPY/examples/host_app/mix.exs" ||
-  fail "the version bump did not apply"
+edit_b "$COPY"
 ok "copy edited: attempt terminal_commit ledger -> glass; library and host at 0.1.1"
-(cd "$COPY/examples/host_app" && MIX_ENV=prod mix release --overwrite --quiet)
+build_release "$COPY/examples/host_app"
 REL_B="$COPY/examples/host_app/_build/prod/rel/host_app"
 nif_b=("$REL_B"/lib/openagents_policy-0.1.1/priv/native/$NIF-*.so)
 [[ -f ${nif_b[0]} && $(basename "${nif_b[0]}") != "$(basename "$NIF_A")" ]] ||
@@ -195,13 +140,7 @@ changed=$(diff <(host_code "$DEPLOY/lib/host_app-0.1.0/ebin") <(host_code "$REL_
 ok "every host module has the same code in A and B, as the host's empty appup says"
 
 step "4. relup A -> B, B rebuilt with it, B's tarball into A's releases/"
-# `compile` first: from Elixir 1.15 on, only a project task puts the apps
-# of :extra_applications (:sasl, whose systools makes the relup) on the code
-# path; a dependency's task run alone finds no sasl.
-(cd "$COPY/examples/host_app" && rm -f relup &&
-  MIX_ENV=prod mix do compile + forecastle.relup --target "$REL_B/releases/0.1.1/host_app" \
-    --fromto "$DEPLOY/releases/0.1.0/host_app")
-[[ -f $COPY/examples/host_app/relup ]] || fail "mix forecastle.relup wrote no relup"
+build_relup "$COPY/examples/host_app" "$DEPLOY"
 # The library's check before the point of no return, then Native first and
 # the three modules whose tables come from the core among the loads right
 # after it, in both directions.
@@ -225,23 +164,13 @@ erl -noshell -eval '
   halt().' -extra "$COPY/examples/host_app/relup" | grep -qx true ||
   fail "the relup does not check, then load Native and right after it the table modules, both ways"
 ok "relup: Upgrade.check before the point of no return; Native first, Target, WorkDisclosure, Ladder right after it (up and down)"
-(cd "$COPY/examples/host_app" && MIX_ENV=prod mix release --overwrite --quiet)
-tar -tzf "$COPY/examples/host_app/_build/prod/host_app-0.1.1.tar.gz" releases/0.1.1/relup >/dev/null ||
-  fail "B's tarball carries no relup"
 cp "$COPY/examples/host_app/_build/prod/host_app-0.1.1.tar.gz" "$DEPLOY/releases/"
 ok "B's tarball (with releases/0.1.1/relup) copied into A's releases/"
 
 step "5. load: the five readers' attempts page, $CLIENTS clients"
 mkdir -p "$LOAD_DIR"
-elixir "$APP/scripts/hot_upgrade_load.exs" --port "$PORT" --dir "$LOAD_DIR" --clients "$CLIENTS" \
-  >"$WORK/load.out" 2>&1 &
-LOAD_PID=$!
-for _ in $(seq 1 300); do
-  [[ -e $LOAD_DIR/ready ]] && break
-  kill -0 "$LOAD_PID" 2>/dev/null || { cat "$WORK/load.out"; fail "the load stopped before it began"; }
-  sleep 0.1
-done
-[[ -e $LOAD_DIR/ready ]] || fail "the load did not start"
+start_load "$WORK/load.out" "$LOAD_DIR" \
+  elixir "$APP/scripts/hot_upgrade_load.exs" --port "$PORT" --dir "$LOAD_DIR" --clients "$CLIENTS"
 sleep "$PHASE"
 
 # swap PHASE VSN FROM_NIF TO_NIF EXPECTED_OUTPUT: `gated_install VSN`
@@ -312,12 +241,7 @@ swap down 0.1.0 "$NIF_B" "$NIF_A" "Now running 0.1.0 "
 sleep "$PHASE"
 
 step "7, 8. the load: A before each install of A, B after the install of B, nothing failed"
-touch "$LOAD_DIR/stop"
-status=0
-wait "$LOAD_PID" || status=$?
-LOAD_PID=""
-cat "$WORK/load.out"
-[[ $status -eq 0 ]] || fail "the load's checks (above)"
+judge_load "$WORK/load.out" "$LOAD_DIR"
 rel stop >/dev/null
 for _ in $(seq 1 50); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.1; done
 DAEMON_PID=""

@@ -17,88 +17,45 @@
 # must be A's; one that started after up_end and ended before down_start,
 # B's; one that started after down_end, A's again; one that overlapped an
 # install may be either, but nothing may fail. One line per check; exit 1 on
-# any failure.
-Code.require_file("faults/http.exs", __DIR__)
+# any failure. What it shares with scripts/rolling_upgrade_load.exs (the
+# readers, one request, the clients' loop, the marks, the check lines) is
+# scripts/lib/load_support.exs.
+Code.require_file("lib/load_support.exs", __DIR__)
 
 defmodule HotUpgrade.Load do
   @moduledoc false
 
-  alias Faults.HTTP
+  import LoadSupport
 
-  @readers [nil, "stranger", "member", "owner", "operator"]
-  @path "/api/repositories/acme-widgets/attempts"
   @marker ~s("terminal_commit")
 
   def main(argv) do
-    {opts, _, _} =
-      OptionParser.parse(argv, strict: [port: :integer, dir: :string, clients: :integer])
-
-    port = Keyword.fetch!(opts, :port)
-    dir = Keyword.fetch!(opts, :dir)
-    clients = Keyword.get(opts, :clients, 10)
-
-    baseline = Map.new(@readers, fn reader -> {reader, fetch!(port, reader)} end)
+    {port, dir, clients} = options(argv, {:port, :integer})
+    baseline = Map.new(readers(), fn reader -> {reader, fetch!(port, reader)} end)
 
     unless baseline["member"] =~ @marker,
       do: fail("the member's page in release A has no #{@marker}: #{baseline["member"]}")
 
-    parent = self()
-
-    tasks =
-      for i <- 0..(clients - 1) do
-        reader = Enum.at(@readers, rem(i, length(@readers)))
-        spawn_link(fn -> send(parent, {:done, self(), client(port, reader, baseline, [])}) end)
-      end
-
-    File.write!(Path.join(dir, "ready"), "")
-    wait_for(Path.join(dir, "stop"))
-    Enum.each(tasks, &send(&1, :stop))
-    answers = Enum.flat_map(tasks, fn pid -> receive do: ({:done, ^pid, list} -> list) end)
-    judge(answers, dir)
+    judge(run(dir, clients, &one(port, &1, baseline)), dir)
   end
 
   defp fetch!(port, reader) do
-    with {:ok, socket} <- HTTP.connect(port),
-         {:ok, 200, _, body} <- HTTP.request(socket, "GET", @path, reader) do
-      :gen_tcp.close(socket)
-      body
-    else
+    case get(port, reader) do
+      {:ok, 200, _, body} -> body
       other -> fail("#{reader || "anonymous"}'s first page: #{inspect(other)}")
     end
   end
 
-  defp client(port, reader, baseline, acc) do
-    receive do
-      :stop -> acc
-    after
-      0 ->
-        start = System.os_time(:microsecond)
-        outcome = one(port, reader, baseline)
-
-        client(port, reader, baseline, [
-          {reader, start, System.os_time(:microsecond), outcome} | acc
-        ])
-    end
-  end
-
-  # A fresh connection per request: one kept alive would outlive the install
-  # on the server side and tell nothing more.
   defp one(port, reader, baseline) do
-    with {:ok, socket} <- HTTP.connect(port),
-         reply = HTTP.request(socket, "GET", @path, reader),
-         :ok <- :gen_tcp.close(socket) do
-      case reply do
-        {:ok, 200, _, body} ->
-          classify(reader, body, baseline)
+    case get(port, reader) do
+      {:ok, 200, _, body} ->
+        classify(reader, body, baseline)
 
-        {:ok, status, headers, body} ->
-          {:failed, "status #{status} (#{request_id(headers)}): #{String.slice(body, 0, 500)}"}
+      {:ok, status, headers, body} ->
+        {:failed, "status #{status} (#{request_id(headers)}): #{String.slice(body, 0, 500)}"}
 
-        {:error, reason} ->
-          {:failed, inspect(reason)}
-      end
-    else
-      {:error, reason} -> {:failed, inspect(reason)}
+      {:error, reason} ->
+        {:failed, inspect(reason)}
     end
   end
 
@@ -114,20 +71,9 @@ defmodule HotUpgrade.Load do
     end
   end
 
-  defp wait_for(file) do
-    unless File.exists?(file) do
-      Process.sleep(20)
-      wait_for(file)
-    end
-  end
-
-  defp mark(dir, name) do
-    dir |> Path.join(name) |> File.read!() |> String.trim() |> String.to_integer()
-  end
-
   defp judge(answers, dir) do
     [up_start, up_end, down_start, down_end] =
-      Enum.map(~w(up_start up_end down_start down_end), &mark(dir, &1))
+      Enum.map(~w(up_start up_end down_start down_end), &(mark(dir, &1) || fail("no DIR/#{&1}")))
 
     phase = fn {_, t0, t1, _} ->
       cond do
@@ -191,7 +137,7 @@ defmodule HotUpgrade.Load do
       )
     ]
 
-    if Enum.all?(results), do: System.halt(0), else: System.halt(1)
+    halt(results)
   end
 
   defp first_b(answers, up_start, up_end) do
@@ -208,18 +154,6 @@ defmodule HotUpgrade.Load do
             "(the install command took #{ms(up_end - up_start)} ms)"
         )
     end
-  end
-
-  defp ms(us), do: :erlang.float_to_binary(us / 1000, decimals: 1)
-
-  defp check(ok?, line) do
-    IO.puts("#{if ok?, do: "ok  ", else: "FAIL"} #{line}")
-    ok?
-  end
-
-  defp fail(message) do
-    IO.puts("FAIL #{message}")
-    System.halt(1)
   end
 end
 

@@ -42,18 +42,13 @@
 # `responses` (every response: time, node and digest from its headers,
 # status), `windows`, `drill`. ROLLING_UPGRADE_KEEP=1 keeps the work
 # directory. Every daemon and load it starts is stopped on exit.
+# What it shares with scripts/hot_upgrade.sh (building A and B, the daemons,
+# the load, the check lines) is scripts/lib/upgrade.sh.
 set -euo pipefail
 
-MODE=${1:-full}
-case $MODE in
-  full) PHASE=5 CLIENTS=10 ;;
-  short) PHASE=1 CLIENTS=5 ;;
-  *) echo "usage: $0 [full|short]" >&2 && exit 2 ;;
-esac
-
-APP="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-ROOT="$(cd "$APP/../.." && pwd)"
-NIF=libopenagents_policy_nif
+# shellcheck source=lib/upgrade.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/upgrade.sh"
+upgrade_mode "$@"
 read -r -a PORTS <<<"${ROLLING_UPGRADE_PORTS:-4761 4762 4763}"
 [[ ${#PORTS[@]} -eq 3 ]] || { echo "ROLLING_UPGRADE_PORTS must name three ports" >&2; exit 2; }
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/rolling_upgrade.XXXXXX")"
@@ -79,32 +74,13 @@ cleanup() {
     cat "$WORK/load.out" 2>/dev/null | tail -40 || true
   fi
   for i in "${STARTED[@]}"; do
-    local pid
-    pid=$(cat "$WORK/pid_$i" 2>/dev/null || true)
-    (cd "${DIRS[$i]}" && RELEASE_NODE="${NAMES[$i]}" bin/host_app stop >/dev/null 2>&1) || true
-    for _ in $(seq 1 50); do [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    [[ -z $pid ]] || kill -KILL "$pid" 2>/dev/null || true
+    RELEASE_NODE="${NAMES[$i]}" stop_release "${DIRS[$i]}" "$(cat "$WORK/pid_$i" 2>/dev/null || true)"
   done
   if [[ -n ${ROLLING_UPGRADE_KEEP:-} ]]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
-trap 'printf "\nFAIL: line %s: %s\n" "$LINENO" "$BASH_COMMAND" >&2' ERR
 
-# shellcheck source=castle_sys_config.sh
-. "$APP/scripts/castle_sys_config.sh"
-unset OPENAGENTS_POLICY_NIF_PATH
-: "${DATABASE_URL:=$("$APP/scripts/postgres.sh" start)}"
-DB_URL="${DATABASE_URL%/*}/$(basename "${DATABASE_URL%%\?*}")_rolling_upgrade"
-export DATABASE_URL="$DB_URL" PHX_SERVER=true
-
-START=$SECONDS
-ok() { echo "ok   $*"; }
-fail() {
-  echo "FAIL $*"
-  exit 1
-}
-step() { printf '\n== %s (%ds)\n' "$*" "$((SECONDS - START))"; }
-now_us() { date +%s%6N; }
+upgrade_env rolling_upgrade
 on() { # on I CMD...: bin/host_app CMD on node I
   local i=$1
   shift
@@ -118,42 +94,20 @@ coordinate() { # coordinate PHASE VSN FROM TO
 }
 
 step "1. releases A (library 0.1.0) and B (0.1.1, one core decision changed), the relup A -> B"
-grep -q '@version "0.1.0"' "$ROOT/mix.exs" || fail "the library in the checkout is not version 0.1.0"
 # One build directory for both, seeded with what the checkout built (see
-# scripts/hot_upgrade.sh, step 1, for why).
-mkdir -p "$COPY" "$WORK/target" "$LOAD_DIR"
-tar -C "$ROOT" --exclude=./.git --exclude=./target --exclude=./_build --exclude=./deps \
-  --exclude=./doc --exclude=./examples/host_app/_build --exclude=./examples/host_app/deps -cf - . |
-  tar -C "$COPY" -xf -
-if [[ -d $APP/_build/prod ]]; then
-  mkdir -p "$COPY/examples/host_app/_build"
-  cp -a "$APP/_build/prod" "$COPY/examples/host_app/_build/prod"
-  rm -rf "$COPY/examples/host_app/_build/prod/rel"
-fi
-[[ ! -d ${CARGO_TARGET_DIR:-$ROOT/target}/release ]] ||
-  cp -a "${CARGO_TARGET_DIR:-$ROOT/target}/release" "$WORK/target/release"
-export CARGO_TARGET_DIR="$WORK/target"
+# seed_copy in lib/upgrade.sh for why).
+seed_copy "$COPY" "$WORK/target"
+mkdir -p "$LOAD_DIR"
 HOST="$COPY/examples/host_app"
-(cd "$HOST" && MIX_ENV=prod mix release --overwrite --quiet)
+build_release "$HOST"
 cp -a "$HOST/_build/prod/rel/host_app" "$WORK/a"
 ok "release A built: host_app 0.1.0 with openagents_policy 0.1.0"
 
-sed -i 's/Field::new("terminal_commit", Ledger),/Field::new("terminal_commit", Glass),/' \
-  "$COPY/native/openagents_policy/src/disclosure.rs"
-sed -i 's/@version "0.1.0"/@version "0.1.1"/' "$COPY/mix.exs"
-sed -i 's/version: "0.1.0",/version: "0.1.1",/' "$HOST/mix.exs"
-grep -q 'Field::new("terminal_commit", Glass),' "$COPY/native/openagents_policy/src/disclosure.rs" &&
-  grep -q '@version "0.1.1"' "$COPY/mix.exs" && grep -q 'version: "0.1.1",' "$HOST/mix.exs" ||
-  fail "the edits that make B did not apply"
-(cd "$HOST" && MIX_ENV=prod mix release --overwrite --quiet)
+edit_b "$COPY"
+build_release "$HOST"
 REL_B="$HOST/_build/prod/rel/host_app"
-(cd "$HOST" && rm -f relup &&
-  MIX_ENV=prod mix do compile + forecastle.relup --target "$REL_B/releases/0.1.1/host_app" \
-    --fromto "$WORK/a/releases/0.1.0/host_app" >/dev/null)
-[[ -f $HOST/relup ]] || fail "mix forecastle.relup wrote no relup"
-(cd "$HOST" && MIX_ENV=prod mix release --overwrite --quiet)
+build_relup "$HOST" "$WORK/a"
 TAR_B="$HOST/_build/prod/host_app-0.1.1.tar.gz"
-tar -tzf "$TAR_B" releases/0.1.1/relup >/dev/null || fail "B's tarball carries no relup"
 ok "release B built, with the relup A -> B in its tarball"
 
 # B's decision digest from B's own library, loaded in a fresh VM: what every
@@ -175,21 +129,16 @@ step "2. three nodes of A on 127.0.0.1 (ports ${PORTS[*]}), one database, connec
 for i in 0 1 2; do
   cp -a "$WORK/a" "${DIRS[$i]}"
   cp "$TAR_B" "${DIRS[$i]}/releases/"
-  ! curl -s -o /dev/null "http://127.0.0.1:${PORTS[$i]}/" || fail "port ${PORTS[$i]} is taken; set ROLLING_UPGRADE_PORTS"
+  port_free "${PORTS[$i]}" ROLLING_UPGRADE_PORTS
   PORT=${PORTS[$i]} castle_sys_config "${DIRS[$i]}" 0.1.0 >/dev/null
 done
-on 0 eval 'Application.load(:host_app); OpenAgents.Repo.__adapter__().storage_down(OpenAgents.Repo.config())' >/dev/null
-on 0 eval 'HostApp.Release.migrate()' >/dev/null
-on 0 eval 'HostApp.Release.seed()' >/dev/null
+fresh_database on 0 >/dev/null
 for i in 0 1 2; do
   STARTED+=("$i")
-  RUN_ERL_LOG_GENERATIONS=5 RUN_ERL_LOG_MAXSIZE=$((64 << 20)) on "$i" daemon
+  start_daemon on "$i"
 done
 for i in 0 1 2; do
-  for _ in $(seq 1 150); do
-    curl -s -o /dev/null "http://127.0.0.1:${PORTS[$i]}/api/targets" && break
-    sleep 0.2
-  done
+  wait_http "${PORTS[$i]}" 150
   pid_of "$i" >"$WORK/pid_$i"
   [[ $(cat "$WORK/pid_$i") =~ ^[0-9]+$ ]] || fail "${NAMES[$i]}: no OS pid"
 done
@@ -203,17 +152,8 @@ ok "three nodes up (OS pids $(for i in 0 1 2; do cat "$WORK/pid_$i"; echo; done 
 
 step "3. load: the five readers, round-robin over the three nodes, $CLIENTS clients"
 JASON_EBIN="$HOST/_build/prod/lib/jason/ebin"
-elixir -pa "$JASON_EBIN" "$APP/scripts/rolling_upgrade_load.exs" --ports "$(
-  IFS=,
-  echo "${PORTS[*]}"
-)" --dir "$LOAD_DIR" --clients "$CLIENTS" >"$WORK/load.out" 2>&1 &
-LOAD_PID=$!
-for _ in $(seq 1 300); do
-  [[ -e $LOAD_DIR/ready ]] && break
-  kill -0 "$LOAD_PID" 2>/dev/null || { cat "$WORK/load.out"; fail "the load stopped before it began"; }
-  sleep 0.1
-done
-[[ -e $LOAD_DIR/ready ]] || fail "the load did not start"
+start_load "$WORK/load.out" "$LOAD_DIR" elixir -pa "$JASON_EBIN" "$APP/scripts/rolling_upgrade_load.exs" \
+  --ports "$(IFS=, && echo "${PORTS[*]}")" --dir "$LOAD_DIR" --clients "$CLIENTS"
 [[ $(cat "$LOAD_DIR/digest_a") == "$DIGEST_A" ]] || fail "the load's A digest is not A's"
 ok "load running; every node answered every reader alike (A)"
 sleep "$PHASE"
@@ -233,12 +173,7 @@ ok "B -> A: every node permanent on 0.1.0, same OS pids, A's digest"
 sleep "$PHASE"
 
 step "5. the load, judged by the version that served each answer"
-touch "$LOAD_DIR/stop"
-status=0
-wait "$LOAD_PID" || status=$?
-LOAD_PID=""
-cat "$WORK/load.out"
-[[ $status -eq 0 ]] || fail "the load's checks (above)"
+judge_load "$WORK/load.out" "$LOAD_DIR"
 
 step "6. the drill: B' (B's NIF library cut short) refused on the first node"
 for i in 0 1 2; do

@@ -29,46 +29,40 @@
 #
 # DIR/responses.json: every response (time in ms since the epoch, node and
 # digest from its headers, status, reader, port). DIR/summary.json: the
-# figures. One line per check; exit 1 on any failure.
+# figures. One line per check; exit 1 on any failure. What it shares with
+# scripts/hot_upgrade_load.exs (the readers, one request, the clients' loop,
+# the marks, the check lines) is scripts/lib/load_support.exs.
+Code.require_file("lib/load_support.exs", __DIR__)
+
 defmodule RollingUpgrade.Load do
   @moduledoc false
 
-  Code.require_file("faults/http.exs", __DIR__)
-  alias Faults.HTTP
-
-  @readers [nil, "stranger", "member", "owner", "operator"]
-  @path "/api/repositories/acme-widgets/attempts"
+  import LoadSupport
 
   def main(argv) do
-    {opts, _, _} =
-      OptionParser.parse(argv, strict: [ports: :string, dir: :string, clients: :integer])
-
-    ports = opts |> Keyword.fetch!(:ports) |> String.split(",") |> Enum.map(&String.to_integer/1)
-    dir = Keyword.fetch!(opts, :dir)
-    clients = Keyword.get(opts, :clients, 10)
-
+    {ports, dir, clients} = options(argv, {:ports, :string})
+    ports = ports |> String.split(",") |> Enum.map(&String.to_integer/1)
     {baseline, digest_a} = baseline(ports)
     File.write!(Path.join(dir, "digest_a"), digest_a)
     turn = :atomics.new(1, [])
-    parent = self()
 
-    tasks =
-      for i <- 0..(clients - 1) do
-        reader = Enum.at(@readers, rem(i, length(@readers)))
-        spawn_link(fn -> send(parent, {:done, self(), client(ports, turn, reader, [])}) end)
-      end
+    # Round-robin over the nodes, each request to the next.
+    request = fn reader ->
+      port = Enum.at(ports, rem(:atomics.add_get(turn, 1, 1), length(ports)))
+      port |> one(reader) |> Map.put(:port, port)
+    end
 
-    File.write!(Path.join(dir, "ready"), "")
-    wait_for(Path.join(dir, "stop"))
-    Enum.each(tasks, &send(&1, :stop))
-    answers = Enum.flat_map(tasks, fn pid -> receive do: ({:done, ^pid, list} -> list) end)
+    answers =
+      for {reader, t0, t1, answer} <- run(dir, clients, request),
+          do: Map.merge(answer, %{reader: reader, t0: t0, t1: t1})
+
     judge(Enum.sort_by(answers, & &1.t0), baseline, digest_a, dir)
   end
 
   # Every reader's page from every node: one answer, one digest.
   defp baseline(ports) do
     pages =
-      for reader <- @readers, port <- ports do
+      for reader <- readers(), port <- ports do
         case one(port, reader) do
           %{status: 200, body: body, digest: digest} -> {reader, body, digest}
           other -> fail("#{reader || "anonymous"}'s first page from #{port}: #{inspect(other)}")
@@ -92,61 +86,18 @@ defmodule RollingUpgrade.Load do
     {Map.new(bodies, fn {reader, [body]} -> {reader, body} end), hd(digests)}
   end
 
-  defp client(ports, turn, reader, acc) do
-    receive do
-      :stop -> acc
-    after
-      0 ->
-        n = :atomics.add_get(turn, 1, 1)
-        port = Enum.at(ports, rem(n, length(ports)))
-        t0 = System.os_time(:microsecond)
-        answer = one(port, reader)
-
-        answer =
-          Map.merge(answer, %{
-            reader: reader,
-            port: port,
-            t0: t0,
-            t1: System.os_time(:microsecond)
-          })
-
-        client(ports, turn, reader, [answer | acc])
-    end
-  end
-
-  # A fresh connection per request, as a load balancer's would be.
   defp one(port, reader) do
-    with {:ok, socket} <- HTTP.connect(port),
-         reply = HTTP.request(socket, "GET", @path, reader),
-         :ok <- :gen_tcp.close(socket) do
-      case reply do
-        {:ok, status, headers, body} ->
-          %{
-            status: status,
-            body: body,
-            node: headers["x-served-by-node"],
-            digest: headers["x-policy-digest"]
-          }
+    case get(port, reader) do
+      {:ok, status, headers, body} ->
+        %{
+          status: status,
+          body: body,
+          node: headers["x-served-by-node"],
+          digest: headers["x-policy-digest"]
+        }
 
-        {:error, reason} ->
-          %{status: :error, body: inspect(reason), node: nil, digest: nil}
-      end
-    else
-      {:error, reason} -> %{status: :error, body: inspect(reason), node: nil, digest: nil}
-    end
-  end
-
-  defp wait_for(file) do
-    unless File.exists?(file) do
-      Process.sleep(20)
-      wait_for(file)
-    end
-  end
-
-  defp mark(dir, name) do
-    case File.read(Path.join(dir, name)) do
-      {:ok, text} -> text |> String.trim() |> String.to_integer()
-      {:error, _} -> nil
+      {:error, reason} ->
+        %{status: :error, body: inspect(reason), node: nil, digest: nil}
     end
   end
 
@@ -261,7 +212,7 @@ defmodule RollingUpgrade.Load do
       })
     )
 
-    if Enum.all?(results), do: System.halt(0), else: System.halt(1)
+    halt(results)
   end
 
   # The mixed window of one rollout: from the first answer of the version
@@ -317,18 +268,6 @@ defmodule RollingUpgrade.Load do
         end
       )
     )
-  end
-
-  defp ms(us), do: :erlang.float_to_binary(us / 1000, decimals: 1)
-
-  defp check(ok?, line) do
-    IO.puts("#{if ok?, do: "ok  ", else: "FAIL"} #{line}")
-    ok?
-  end
-
-  defp fail(message) do
-    IO.puts("FAIL #{message}")
-    System.halt(1)
   end
 end
 
