@@ -28,18 +28,7 @@ defmodule OpenAgentsPolicy.PrecompiledCacheTest do
     tar = pack(root, library, content)
     File.write!(Path.join(served, artifact), tar)
 
-    {:ok, _} = Application.ensure_all_started(:inets)
-
-    {:ok, httpd} =
-      :inets.start(:httpd,
-        port: 0,
-        bind_address: {127, 0, 0, 1},
-        server_name: ~c"localhost",
-        server_root: String.to_charlist(root),
-        document_root: String.to_charlist(served)
-      )
-
-    on_exit(fn -> :inets.stop(:httpd, httpd) end)
+    port = OpenAgentsPolicy.Test.Served.serve!(root, served)
 
     %{
       artifact: artifact,
@@ -47,7 +36,7 @@ defmodule OpenAgentsPolicy.PrecompiledCacheTest do
       content: content,
       tar: tar,
       digest: Mix.Tasks.Compile.OpenagentsPolicyNif.sha256(tar),
-      url: "http://127.0.0.1:#{:httpd.info(httpd)[:port]}"
+      url: "http://127.0.0.1:#{port}"
     }
   end
 
@@ -267,7 +256,10 @@ defmodule OpenAgentsPolicy.PrecompiledCacheTest do
       File.ln_s!(victim, Path.join(native, ".#{Path.basename(ctx.work)}.tmp"))
 
       root = Path.dirname(Mix.Project.project_file())
-      assert Install.install!({:prebuilt, library}, library, installed, root, ctx.work) == :ok
+
+      assert Install.install!({:prebuilt, library}, library, native, root, ctx.work, false) ==
+               {:ok, {:prebuilt, library}, installed}
+
       assert File.read!(victim) == "the victim's data"
       assert File.read!(installed) == File.read!(library)
       assert File.ls!(native) == [Path.basename(installed)]

@@ -49,20 +49,7 @@ defmodule OpenAgentsPolicy.PrecompiledTest do
     end
     """)
 
-    # :inets is on the code path from test_helper.exs.
-    {:ok, _} = Application.ensure_all_started(:inets)
-
-    {:ok, httpd} =
-      :inets.start(:httpd,
-        port: 0,
-        bind_address: {127, 0, 0, 1},
-        server_name: ~c"localhost",
-        server_root: String.to_charlist(root),
-        document_root: String.to_charlist(served)
-      )
-
-    port = :httpd.info(httpd)[:port]
-    on_exit(fn -> :inets.stop(:httpd, httpd) end)
+    port = OpenAgentsPolicy.Test.Served.serve!(root, served)
 
     %{
       package: package,
