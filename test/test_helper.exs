@@ -48,6 +48,11 @@ end
 if function_exported?(Mix, :ensure_application!, 1),
   do: Enum.each([:inets, :ssl, :public_key], &apply(Mix, :ensure_application!, [&1]))
 
+# The precompiled tests' served directory (test/support/served.exs): a
+# script, not compiled with test/support, since it calls :inets, which the
+# library does not depend on (compiled, it would warn on every lane).
+Code.require_file("support/served.exs", __DIR__)
+
 # A message a test waits for may come late on a loaded machine (a CI lane
 # beside another): assert_receive waits up to a minute, where ExUnit's
 # default is 100 ms. A message that comes at once is still taken at once.
