@@ -15,7 +15,9 @@ alias OpenAgentsPolicy.Native
 
 megabytes = System.argv() |> List.first("100") |> String.to_integer()
 n = megabytes * 1_000_000
-<<_::1, big::binary-size(n), _::7>> = :binary.copy(<<0>>, n + 1)
+# The length travels in the binary, so the size names a variable of the same
+# match (one bound outside it wants a pin on Elixir 1.20, which 1.14 refuses).
+<<len::32, _::1, big::binary-size(len), _::7>> = <<n::32, :binary.copy(<<0>>, n + 1)::binary>>
 # The host's structs as the library recognises them (by name; no host here).
 link = %{
   __struct__: OpenAgents.Transparency.ArtifactLink,

@@ -192,8 +192,8 @@ defmodule MachOCheck do
 
   defp commands(<<cmd::little-32, size::little-32, _::binary>> = rest, n, acc)
        when size >= 8 and size <= byte_size(rest) do
-    <<body::binary-size(size), rest::binary>> = rest
-    commands(rest, n - 1, [{cmd, body} | acc])
+    body = binary_part(rest, 0, size)
+    commands(binary_part(rest, size, byte_size(rest) - size), n - 1, [{cmd, body} | acc])
   end
 
   defp commands(_rest, _n, _acc), do: {:error, "its load commands are truncated"}
@@ -296,9 +296,10 @@ defmodule MachOCheck do
 
   defp walk(trie, [{offset, prefix} | rest], seen, names) do
     with false <- offset >= byte_size(trie) or MapSet.member?(seen, offset),
-         <<_::binary-size(offset), node::binary>> = trie,
+         node = binary_part(trie, offset, byte_size(trie) - offset),
          {terminal, node} <- uleb(node),
-         <<_::binary-size(terminal), count, node::binary>> <- node,
+         true <- terminal < byte_size(node),
+         <<count, node::binary>> <- binary_part(node, terminal, byte_size(node) - terminal),
          {:ok, children} <- children(node, count, prefix, []) do
       names = if terminal > 0, do: [prefix | names], else: names
       walk(trie, children ++ rest, MapSet.put(seen, offset), names)

@@ -113,9 +113,13 @@ defmodule OpenAgentsPolicy.MachOCheckTest do
 
       # One byte of its own install name changed after signing.
       signed = dylib(@good)
-      at = :binary.match(signed, "@rpath/") |> elem(0)
-      <<before::binary-size(at), ?@, rest::binary>> = signed
-      assert refused(before <> "X" <> rest) =~ "its code signature does not match pages 0"
+      {at, _} = :binary.match(signed, "@rpath/")
+
+      tampered =
+        binary_part(signed, 0, at) <>
+          "X" <> binary_part(signed, at + 1, byte_size(signed) - at - 1)
+
+      assert refused(tampered) =~ "its code signature does not match pages 0"
     end
 
     test "what is not one thin 64-bit Mach-O dylib" do
