@@ -192,7 +192,7 @@ defmodule OpenAgentsPolicy.Host do
 
   @doc """
   `subject`, unless it is a live link whose tier cannot be read: a map that
-  claims the configured `:artifact_link` struct, with `revoked_at: nil` and
+  claims a link struct (`link?/1`), with `revoked_at: nil` and
   no `:tier` key (only a map built without the struct lacks its fields). The
   host's ladder reads a live link's tier as `link.tier`, so that raises the
   `KeyError` that read raises; a revoked link, or one without `:revoked_at`,
