@@ -1,53 +1,6 @@
-# The NIF compiler must exist before lib/ is compiled, so it is a set of
-# scripts that mix.exs loads rather than modules of the library (.exs: not
-# compiled twice): the task, and its jobs under lib/mix/openagents_policy/.
-# Compiling them would cost every Mix command (a host's too) about a third of
-# a second, so their compiled modules are kept under _build/nif_compiler,
-# named by the scripts' digest, the OTP release and the Elixir version (a
-# build tree may be shared by two toolchains), and loaded from there while
-# all three are unchanged. A cache file that cannot be read or loaded is
-# compiled again.
-unless Code.ensure_loaded?(Mix.Tasks.Compile.OpenagentsPolicyNif) do
-  scripts =
-    [Path.join(__DIR__, "lib/mix/tasks/compile.openagents_policy_nif.exs")] ++
-      Enum.sort(Path.wildcard(Path.join(__DIR__, "lib/mix/openagents_policy/*.exs")))
-
-  sources = Enum.map(scripts, &{&1, File.read!(&1)})
-  digest = Base.encode16(:erlang.md5(:erlang.term_to_binary(sources)), case: :lower)
-  key = "#{digest}-otp#{System.otp_release()}-elixir#{System.version()}"
-  cached = Path.join([__DIR__, "_build", "nif_compiler", key <> ".etf"])
-
-  loaded? =
-    try do
-      modules = cached |> File.read!() |> :erlang.binary_to_term([:safe])
-
-      modules != [] and
-        Enum.all?(modules, fn {module, {script, beam}} ->
-          match?({:module, ^module}, :code.load_binary(module, to_charlist(script), beam))
-        end)
-    rescue
-      _ -> false
-    end
-
-  unless loaded? do
-    modules =
-      for {script, source} <- sources,
-          {module, beam} <- Code.compile_string(source, script),
-          do: {module, {script, beam}}
-
-    # Written under a name of this process's, then renamed: a concurrent Mix
-    # never reads half a file. A read-only checkout just compiles it again.
-    tmp = "#{cached}.#{System.pid()}.tmp"
-
-    with :ok <- File.mkdir_p(Path.dirname(cached)),
-         :ok <- File.write(tmp, :erlang.term_to_binary(modules)) do
-      File.rename(tmp, cached)
-    end
-  end
-end
-
-# The appup writer (after the Elixir compiler): a script for the same reason,
-# small enough to compile on every Mix start.
+# The appup writer (after the Elixir compiler): a script rather than a module
+# of lib/, since Mix needs the compiler before lib/ is compiled; small enough
+# to compile on every Mix start.
 unless Code.ensure_loaded?(Mix.Tasks.Compile.OpenagentsPolicyAppup),
   do: Code.require_file("lib/mix/tasks/compile.openagents_policy_appup.exs", __DIR__)
 
@@ -68,18 +21,14 @@ defmodule OpenAgentsPolicy.MixProject do
       app: :openagents_policy,
       version: @version,
       elixir: "~> 1.14",
-      # The NIF before Elixir (modules call it while they compile); the appup,
-      # ebin/openagents_policy.appup, after (it lists the compiled modules).
-      compilers: [:openagents_policy_nif] ++ Mix.compilers() ++ [:openagents_policy_appup],
+      # The appup, ebin/openagents_policy.appup, after Elixir (it lists the
+      # compiled modules). The NIF is fetched or built as OpenAgentsPolicy.Native
+      # compiles (rustler_precompiled, or rustler: guides/releases.md).
+      compilers: Mix.compilers() ++ [:openagents_policy_appup],
       elixirc_paths: elixirc_paths(Mix.env()),
       deps: vendor(deps(Mix.env())),
       description: "OpenAgents delegation and disclosure policy, implemented in Rust as a NIF.",
       package: package(),
-      # Where the compiler fetches the precompiled NIFs that the checksum file
-      # lists (see guides/releases.md); OPENAGENTS_POLICY_NIF_BASE_URL or
-      # `config :openagents_policy, nif_base_url: ...` override it.
-      nif_base_url:
-        "https://github.com/OpenAgentsInc/openagents_policy/releases/download/v#{@version}",
       docs: docs(),
       aliases: [docs: ["openagents_policy.pictures", "docs"]]
     ]
@@ -87,15 +36,22 @@ defmodule OpenAgentsPolicy.MixProject do
 
   def application, do: []
 
-  # The library has no dependency at build or run time, so a host never gets a
-  # version conflict from it. These serve its own tests and docs only. The
-  # demo env (`make demo`) declares none at all: Mix looks every declared
+  # One runtime dependency, the one a host with NIFs already has:
+  # rustler_precompiled fetches the NIF for the host's machine (0.8.4 runs on
+  # Elixir 1.14; the OpenAgents app locks 0.9.0). rustler is optional: it
+  # builds the NIF from source in a checkout or with OPENAGENTS_POLICY_BUILD=1
+  # (0.36.0 is the newest whose Mix package runs on Elixir 1.14; 0.37 and
+  # later need 1.15). The rest serve the library's own tests and docs.
+  #
+  # The demo env (`make demo`) declares none at all: Mix looks every declared
   # dependency up, whatever its `:only`, and without Hex a Hex dependency
   # stops it, so the demo builds with Elixir and cargo alone.
   defp deps(:demo), do: []
 
   defp deps(_env) do
     [
+      {:rustler_precompiled, "~> 0.8"},
+      {:rustler, ">= 0.36.0", optional: true},
       # The tests' oracle reads its fixture with Jason; `make bench` and `make
       # fuzz` (MIX_ENV=bench) load the oracle too.
       {:jason, "~> 1.4", only: [:dev, :test, :bench]},
@@ -169,8 +125,8 @@ defmodule OpenAgentsPolicy.MixProject do
     [
       licenses: ["MIT"],
       # Everything a dependent needs on both paths: the checksum file for the
-      # precompiled one (written by `make precompiled`, copied in when a
-      # version is cut), the crates for a source build.
+      # precompiled one (written when a version is cut: guides/releases.md),
+      # the crates for a source build.
       files: ~w(lib native/*/src native/*/Cargo.toml Cargo.toml Cargo.lock mix.exs
            .formatter.exs checksum-Elixir.OpenAgentsPolicy.Native.exs README.md LICENSE
            CHANGELOG.md),

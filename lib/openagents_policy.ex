@@ -12,12 +12,12 @@ defmodule OpenAgentsPolicy do
 
     * `:version`: the library's version, as this module was compiled with it
       (a relup loads every module of the new version, this one included);
-    * `:nif`: the NIF library this VM loaded: its path
-      (`priv/native/libopenagents_policy_nif-<digest>.so`), the SHA-256 of
-      that file's bytes as read now, whether that digest begins with the
-      `<digest>` of its content name (the compiler names the file by the
-      first 16 hex digits of its SHA-256), and, on Linux, whether the file is
-      mapped into this VM (`/proc/self/maps`; `:unknown` elsewhere);
+    * `:nif`: the NIF library this VM loaded: its path (under
+      `priv/native/`, named as rustler_precompiled names its artifacts,
+      `libopenagents_policy_nif-v<version>-nif-2.15-<target>.so`, or
+      `libopenagents_policy_nif.so` when rustler built it from source), the
+      SHA-256 of that file's bytes as read now, and, on Linux, whether the
+      file is mapped into this VM (`/proc/self/maps`; `:unknown` elsewhere);
     * `:decision_digest`: the SHA-256 of one canonical JSON document of every
       decision the library makes over a finite domain: every vocabulary's
       words, the schedule (fields, rungs, source columns, never lists, the
@@ -38,7 +38,6 @@ defmodule OpenAgentsPolicy do
   @type nif :: %{
           file: Path.t(),
           sha256: String.t(),
-          name_matches: boolean(),
           mapped: boolean() | :unknown
         }
 
@@ -53,7 +52,7 @@ defmodule OpenAgentsPolicy do
       true
       iex> String.length(digest) == 64 and digest == OpenAgentsPolicy.fingerprint().decision_digest
       true
-      iex> nif.name_matches and Path.basename(nif.file) =~ ~r/^libopenagents_policy_nif-[0-9a-f]{16}\\.so$/
+      iex> nif.mapped in [true, :unknown] and Path.basename(nif.file) =~ ~r/^libopenagents_policy_nif(-v.+-nif-2\\.15-.+)?\\.so$/
       true
   """
   @spec fingerprint() :: t()
@@ -89,18 +88,9 @@ defmodule OpenAgentsPolicy do
 
   defp nif do
     file = OpenAgentsPolicy.Native.library_file()
-    sha256 = OpenAgentsPolicy.Native.sha256(File.read!(file))
-
-    named =
-      case Regex.run(~r/-([0-9a-f]+)\.so$/, Path.basename(file)) do
-        [_, digest] -> digest
-        nil -> nil
-      end
-
     %{
       file: file,
-      sha256: sha256,
-      name_matches: is_binary(named) and String.starts_with?(sha256, named),
+      sha256: OpenAgentsPolicy.Native.sha256(File.read!(file)),
       mapped: mapped?(file)
     }
   end

@@ -30,28 +30,14 @@ if nif_problem do
 
     #{nif_problem}
 
-  The library is built by the :openagents_policy_nif compiler (mix.exs) into
-  #{Path.join(Mix.Project.app_path(), "priv/native/libopenagents_policy_nif.so")}.
-  Rebuild it with `MIX_ENV=test mix compile --force` (cargo must be on PATH),
-  or point OPENAGENTS_POLICY_NIF_PATH at a prebuilt library and recompile.
+  In a checkout, rustler builds it with cargo as OpenAgentsPolicy.Native
+  compiles, into #{Path.join(Mix.Project.app_path(), "priv/native")}.
+  Rebuild it with `MIX_ENV=test mix compile --force` (cargo must be on PATH).
   The loader's own error is in the log above.
   """)
 
   System.halt(1)
 end
-
-# Mix 1.15 and later keep the OTP applications a project does not declare
-# off the code path; the library declares none. The precompiled test serves
-# artifacts with :inets' httpd. On the path before any test file compiles,
-# so the compiler never warns that :inets is undefined (Elixir 1.18 compiles
-# test files while others run, so whether it warned depended on the order).
-if function_exported?(Mix, :ensure_application!, 1),
-  do: Enum.each([:inets, :ssl, :public_key], &apply(Mix, :ensure_application!, [&1]))
-
-# The precompiled tests' served directory (test/support/served.exs): a
-# script, not compiled with test/support, since it calls :inets, which the
-# library does not depend on (compiled, it would warn on every lane).
-Code.require_file("support/served.exs", __DIR__)
 
 # A message a test waits for may come late on a loaded machine (a CI lane
 # beside another): assert_receive waits up to a minute, where ExUnit's

@@ -1,10 +1,10 @@
 defmodule OpenAgentsPolicy.LoadCheck do
   @moduledoc """
   The one load check: does a fresh VM of this OTP installation load a NIF
-  library? Used by the NIF compiler before it installs a library (a
-  wrong-architecture, truncated or too-new library fails the compile in
-  seconds, with the loader's own error) and by `OpenAgentsPolicy.Upgrade.check/3`
-  before a relup's point of no return.
+  library? Used by `OpenAgentsPolicy.Upgrade.check/3` before a relup's point
+  of no return (a wrong-architecture, truncated or too-new library is
+  refused in seconds, with the loader's own error), and by the maintainers'
+  check of the precompiled artifacts (`scripts/precompiled_check.sh`).
 
   A fresh VM, because a library loaded here would stay loaded, and because
   a loader that crashes (a truncated file makes it touch pages past its
@@ -12,18 +12,16 @@ defmodule OpenAgentsPolicy.LoadCheck do
 
   Two subjects:
 
-    * `library/3` (the compiler's): a NIF library file, loaded into a module
+    * `library/3` (the artifacts'): a NIF library file, loaded into a module
       of the name its NIF table carries, generated in the check VM with a
       stub for every function **the library itself names**. The check VM
       asks the loader: `:erlang.load_nif/2` refuses a library that names a
       function its module lacks with ERTS's `Function not found M:F/A`; the
       stub is added and the load tried again, until it loads or fails for
       another reason. So the check depends on nothing in
-      `lib/openagents_policy/native.ex` (which has not been compiled when
-      the compiler runs: it is compiled against the installed library), only
-      on the loader's message, which has read so since OTP R13. A library
-      whose table does not match `native.ex` still passes here; the Elixir
-      compile then fails in `OpenAgentsPolicy.Native`'s own `on_load`.
+      `lib/openagents_policy/native.ex`, only on the loader's message, which
+      has read so since OTP R13: an artifact built for another machine is
+      checked whole, with no module of this build in the way.
     * `module/3` (the upgrade's): a compiled module whose `on_load` loads
       the library, from the given code path (a target release's own ebin),
       exactly as the relup will load it.

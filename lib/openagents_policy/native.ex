@@ -1,86 +1,101 @@
 defmodule OpenAgentsPolicy.Native do
   @moduledoc false
-  # Entry points of the Rust NIF library `openagents_policy_nif`, which
-  # `mix compile` builds into priv/native (see the compile.openagents_policy_nif
-  # task). The library is loaded when this module is loaded, including while
-  # the rest of this library is being compiled.
+  # The NIF library `openagents_policy_nif`, delivered as the ecosystem
+  # delivers NIFs (guides/releases.md):
   #
-  # Each build is installed under its own name, named by its content, and the
-  # compiler keeps only the current one. This module is compiled against that
-  # file: it names it as an @external_resource, so a new build recompiles
-  # this module (its old file is gone), and the recompiled module loads the
-  # new file. A new path is what makes a running VM load the new code:
-  # :erlang.load_nif/2 given a path it has loaded already reuses that library.
+  #   * rustler_precompiled downloads (or takes from its cache) the artifact
+  #     for this machine and checks it against the checksum file, when the
+  #     package carries one (a Hex install, or a package directory taken by
+  #     `path:`);
+  #   * rustler builds it from the crate with cargo (`force_build`) in a
+  #     checkout, which carries no checksum file, and wherever
+  #     OPENAGENTS_POLICY_BUILD=1 (or rustler_precompiled's own
+  #     `force_build` settings) asks for it. The host then needs `:rustler`
+  #     among its dependencies, as rustler_precompiled documents.
+  #
+  # `make demo` (MIX_ENV=demo, no dependencies at all: no Hex) loads the
+  # library cargo built into priv/native, the one branch below that is not
+  # rustler's or rustler_precompiled's.
 
-  @on_load :load_nif
-  @dir "priv/native"
+  version = Mix.Project.config()[:version]
+  root = Path.expand("../..", __DIR__)
+  checksums = Path.join(root, "checksum-#{inspect(__MODULE__)}.exs")
 
-  installed =
-    Mix.Project.app_path()
-    |> Path.join(@dir)
-    |> Path.join("libopenagents_policy_nif-*.so")
-    |> Path.wildcard()
+  force_build? =
+    System.get_env("OPENAGENTS_POLICY_BUILD") in ["1", "true"] or
+      System.get_env("RUSTLER_PRECOMPILED_FORCE_BUILD_ALL") in ["1", "true"] or
+      not File.regular?(checksums)
 
-  case installed do
-    [file] ->
-      @external_resource file
-      @library Path.join(@dir, Path.basename(file, ".so"))
+  # A source build goes where cargo itself would put it (CARGO_TARGET_DIR,
+  # CARGO_BUILD_TARGET_DIR, .cargo/config.toml, else the workspace's
+  # target/), not rustler's per-Mix-env default, so every Mix env of a
+  # checkout and `cargo test` share one build.
+  rustler_opts =
+    if force_build? and Code.ensure_loaded?(Jason) do
+      case System.cmd("cargo", ~w(metadata --format-version=1 --no-deps), cd: root) do
+        {json, 0} -> [target_dir: Map.fetch!(apply(Jason, :decode!, [json]), "target_directory")]
+        {_output, _status} -> []
+      end
+    else
+      []
+    end
 
-    files ->
-      raise "expected one NIF library in #{Path.join(Mix.Project.app_path(), @dir)}, found " <>
-              "#{inspect(files)}: the :openagents_policy_nif compiler installs it and must " <>
-              "run before the Elixir compiler (`compilers:` in mix.exs)"
+  if Code.ensure_loaded?(RustlerPrecompiled) do
+    use RustlerPrecompiled,
+        [
+          otp_app: :openagents_policy,
+          crate: "openagents_policy_nif",
+          version: version,
+          base_url:
+            System.get_env(
+              "OPENAGENTS_POLICY_NIF_BASE_URL",
+              "https://github.com/OpenAgentsInc/openagents_policy/releases/download/v#{version}"
+            ),
+          targets: ~w(aarch64-apple-darwin aarch64-unknown-linux-gnu aarch64-unknown-linux-musl
+                      x86_64-apple-darwin x86_64-unknown-linux-gnu x86_64-unknown-linux-musl),
+          nif_versions: ["2.15"]
+        ] ++ if(force_build?, do: [force_build: true] ++ rustler_opts, else: [])
+  else
+    @on_load :load_demo_nif
+    @doc false
+    def load_demo_nif do
+      :openagents_policy
+      |> Application.app_dir("priv/native/libopenagents_policy_nif")
+      |> String.to_charlist()
+      |> :erlang.load_nif(0)
+    end
   end
 
+  # The library just installed: rustler and rustler_precompiled each write
+  # theirs into priv/native as this module compiles, so it is the newest
+  # file there (`OpenAgentsPolicy.fingerprint/0` reads it).
+  installed =
+    Mix.Project.app_path()
+    |> Path.join("priv/native/libopenagents_policy_nif*.so")
+    |> Path.wildcard()
+
+  if installed == [], do: raise("no NIF library in #{Mix.Project.app_path()}/priv/native")
+
+  @library installed
+           |> Enum.max_by(&File.stat!(&1, time: :posix).mtime)
+           |> Path.relative_to(Mix.Project.app_path())
+
+  # The library file this module loaded (see @library).
+  @doc false
+  def library_file, do: Application.app_dir(:openagents_policy, @library)
+
   # A module whose tables are computed from the core as it compiles says so
-  # with `use OpenAgentsPolicy.Native`: Mix recompiles it when a new build
-  # replaces the library (the @external_resource), and a release's appup
-  # loads it right after this module (the attribute, persisted in its beam,
-  # which the :openagents_policy_appup compiler reads), so tables and NIF
-  # never come from two builds.
+  # with `use OpenAgentsPolicy.Native`: a release's appup loads it right after
+  # this module (the attribute, persisted in its beam, which the
+  # :openagents_policy_appup compiler reads), so tables and NIF never come
+  # from two builds. Mix recompiles it whenever this module is recompiled (a
+  # compile-time dependency).
   @doc false
   defmacro __using__(_opts) do
     quote do
-      @external_resource OpenAgentsPolicy.Native.library_file()
       Module.register_attribute(__MODULE__, :openagents_policy_tables, persist: true)
       @openagents_policy_tables true
     end
-  end
-
-  @doc false
-  def load_nif do
-    path = nif_path()
-
-    case :erlang.load_nif(String.to_charlist(path), 0) do
-      :ok ->
-        :ok
-
-      {:error, {reason, text}} ->
-        :logger.error(
-          "OpenAgentsPolicy.Native: loading #{path}.so failed (#{reason}): #{text}\n" <>
-            "Build it with `mix compile`, or set OPENAGENTS_POLICY_NIF_PATH to a prebuilt " <>
-            "library and recompile."
-        )
-
-        {:error, reason}
-    end
-  end
-
-  # The library this module loads (see __using__/1).
-  @doc false
-  def library_file, do: nif_path() <> ".so"
-
-  # The app's priv dir, found through the code path. If the code path entry
-  # is not named after the app (e.g. `erl -pa some/ebin`), the priv dir next
-  # to this module's .beam.
-  defp nif_path do
-    Application.app_dir(:openagents_policy, @library)
-  rescue
-    ArgumentError ->
-      case :code.which(__MODULE__) do
-        beam when is_list(beam) -> Path.expand(Path.join(["..", "..", @library]), beam)
-        _ -> @library
-      end
   end
 
   # The NIFs, named as the public functions they serve (guides/rust.md has

@@ -11,8 +11,8 @@ defmodule OpenAgentsPolicy.Upgrade do
        placed before the relup's `point_of_no_return`: `check/3` below;
     2. `point_of_no_return`;
     3. `{load_module, OpenAgentsPolicy.Native, ...}` first, so the new
-       content-named NIF library is loaded (a new path, so a new library,
-       never the one already mapped), then the modules that call it, among
+       version's NIF library is loaded (a new path, `lib/openagents_policy-<vsn>/`,
+       so a new library, never the one already mapped), then the modules that call it, among
        them the three whose tables are computed from the core at compile
        time (`OpenAgents.Delegations.Target`,
        `OpenAgents.Transparency.WorkDisclosure`,
@@ -21,7 +21,7 @@ defmodule OpenAgentsPolicy.Upgrade do
 
   Words used here:
 
-    * **target library**: the `priv/native/libopenagents_policy_nif-*.so` of
+    * **target library**: the `priv/native/libopenagents_policy_nif*.so` of
       the library version the relup installs, under the release's `lib/`
       (`openagents_policy-<vsn>`, unpacked by `release_handler`).
     * **refuse**: throw `{:error, {:openagents_policy, reason}}`, which
@@ -33,15 +33,17 @@ defmodule OpenAgentsPolicy.Upgrade do
   Deliberately absent: any check of the Erlang side (the relup's own checks
   already refuse a module with processes still in its old code, with
   `soft_purge`), and any state to carry over: the NIF library has no
-  resource types and no private data, and its `upgrade` callback
-  (`native/openagents_policy_nif/src/lib.rs`) does nothing but return 0,
-  success, so the VM takes the new library as it is (the atoms it uses are
-  made on first use, not by any callback). That callback, and the
+  resource types, and its `upgrade` callback
+  (`native/openagents_policy_nif/src/lib.rs`) only leaves its mark in
+  `priv_data` and answers success, so the VM takes the new library as it is
+  (the atoms it uses are made on first use, not by any callback). It refuses
+  one upgrade: onto the very library already loaded (the same path again,
+  which the VM would serve from the old file). That callback, and the
   `openagents_policy_nif_entry` crate that makes room for it, exist only
   because this kind of load needs one and `rustler::init!` does not emit it.
 
-  The load itself is `OpenAgentsPolicy.LoadCheck.module/3`, the check the
-  NIF compiler's install shares.
+  The load itself is `OpenAgentsPolicy.LoadCheck.module/3`, in a VM of its
+  own.
   """
 
   alias OpenAgentsPolicy.LoadCheck
