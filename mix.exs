@@ -69,12 +69,15 @@ defmodule OpenAgentsPolicy.MixProject do
       else: deps
   end
 
-  # dev/ holds the docs tooling (Report, Pictures and their Mix tasks): compiled
-  # for the library's own docs and tests, and for `make demo` (MIX_ENV=demo,
-  # which has no dependencies), never in a host's build (a dependency compiles
-  # as :prod) nor in the package.
-  defp elixirc_paths(:test), do: ["lib", "dev", "test/support"]
-  defp elixirc_paths(env) when env in [:dev, :demo], do: ["lib", "dev"]
+  # dev/lib holds the docs tooling (Report, Pictures and their Mix tasks):
+  # compiled for the library's own docs and tests, and for `make demo`
+  # (MIX_ENV=demo, which has no dependencies), never in a host's build (a
+  # dependency compiles as :prod) nor in the package.
+  defp elixirc_paths(:test), do: ["lib", "dev/lib", "test/support"]
+  defp elixirc_paths(:dev), do: ["lib", "dev/lib"]
+  # dev/demo: the stand-in for rustler_precompiled that `make demo` loads
+  # its cargo-built NIF with (see native.ex).
+  defp elixirc_paths(:demo), do: ["lib", "dev/lib", "dev/demo"]
   defp elixirc_paths(_), do: ["lib"]
 
   # `mix docs` (the alias above first redraws guides/assets/*.svg from the core).

@@ -13,9 +13,9 @@ defmodule OpenAgentsPolicy.Native do
   #     `force_build` settings) asks for it. The host then needs `:rustler`
   #     among its dependencies, as rustler_precompiled documents.
   #
-  # `make demo` (MIX_ENV=demo, no dependencies at all: no Hex) loads the
-  # library cargo built into priv/native, the one branch below that is not
-  # rustler's or rustler_precompiled's.
+  # `make demo` (MIX_ENV=demo, no dependencies at all: no Hex) compiles a
+  # stand-in for rustler_precompiled (dev/demo/) that loads the library
+  # cargo built into priv/native.
 
   version = Mix.Project.config()[:version]
   root = Path.expand("../..", __DIR__)
@@ -40,31 +40,20 @@ defmodule OpenAgentsPolicy.Native do
       []
     end
 
-  if Code.ensure_loaded?(RustlerPrecompiled) do
-    use RustlerPrecompiled,
-        [
-          otp_app: :openagents_policy,
-          crate: "openagents_policy_nif",
-          version: version,
-          base_url:
-            System.get_env(
-              "OPENAGENTS_POLICY_NIF_BASE_URL",
-              "https://github.com/OpenAgentsInc/openagents_policy/releases/download/v#{version}"
-            ),
-          targets: ~w(aarch64-apple-darwin aarch64-unknown-linux-gnu aarch64-unknown-linux-musl
-                      x86_64-apple-darwin x86_64-unknown-linux-gnu x86_64-unknown-linux-musl),
-          nif_versions: ["2.15"]
-        ] ++ if(force_build?, do: [force_build: true] ++ rustler_opts, else: [])
-  else
-    @on_load :load_demo_nif
-    @doc false
-    def load_demo_nif do
-      :openagents_policy
-      |> Application.app_dir("priv/native/libopenagents_policy_nif")
-      |> String.to_charlist()
-      |> :erlang.load_nif(0)
-    end
-  end
+  use RustlerPrecompiled,
+      [
+        otp_app: :openagents_policy,
+        crate: "openagents_policy_nif",
+        version: version,
+        base_url:
+          System.get_env(
+            "OPENAGENTS_POLICY_NIF_BASE_URL",
+            "https://github.com/OpenAgentsInc/openagents_policy/releases/download/v#{version}"
+          ),
+        targets: ~w(aarch64-apple-darwin aarch64-unknown-linux-gnu aarch64-unknown-linux-musl
+                    x86_64-apple-darwin x86_64-unknown-linux-gnu x86_64-unknown-linux-musl),
+        nif_versions: ["2.15"]
+      ] ++ if(force_build?, do: [force_build: true] ++ rustler_opts, else: [])
 
   # The library just installed: rustler and rustler_precompiled each write
   # theirs into priv/native as this module compiles, so it is the newest
