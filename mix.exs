@@ -54,7 +54,10 @@ defmodule OpenAgentsPolicy.MixProject do
       {:rustler, ">= 0.36.0", optional: true},
       # The tests' oracle reads its fixture with Jason; `make bench` and `make
       # fuzz` (MIX_ENV=bench) load the oracle too.
-      {:jason, "~> 1.4", only: [:dev, :test, :bench]},
+      # Optional, as Phoenix has it: a host never gets it from this library,
+      # and the checkout has it in every env (rustler's compiler needs it for
+      # a source build; without `only:` it is not cut from :prod).
+      {:jason, "~> 1.4", optional: true},
       {:stream_data, "~> 1.1", only: [:dev, :test]},
       {:ex_doc, "~> 0.36", only: :dev, runtime: false},
       # `make bench` (MIX_ENV=bench: the library compiled as a host compiles it).

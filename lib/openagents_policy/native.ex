@@ -21,9 +21,14 @@ defmodule OpenAgentsPolicy.Native do
   root = Path.expand("../..", __DIR__)
   checksums = Path.join(root, "checksum-#{inspect(__MODULE__)}.exs")
 
+  # A source build wherever rustler_precompiled will ask rustler for one:
+  # its own settings (below, as it reads them), OPENAGENTS_POLICY_BUILD=1, or
+  # a directory without the checksum file (a checkout).
   force_build? =
     System.get_env("OPENAGENTS_POLICY_BUILD") in ["1", "true"] or
       System.get_env("RUSTLER_PRECOMPILED_FORCE_BUILD_ALL") in ["1", "true"] or
+      Application.compile_env(:rustler_precompiled, :force_build_all, false) == true or
+      Application.compile_env(:rustler_precompiled, [:force_build, :openagents_policy]) == true or
       not File.regular?(checksums)
 
   # A source build goes where cargo itself would put it (CARGO_TARGET_DIR,

@@ -20,7 +20,7 @@ defmodule Mix.Tasks.Compile.OpenagentsPolicyAppup do
 
   `OpenAgentsPolicy.Upgrade.check/2` refuses, before anything is loaded, a
   NIF library the running VM could not load. `Native` loads first, and with
-  it its new content-named library; the modules that call it (read from each
+  it its new version's library (a new path); the modules that call it (read from each
   module's import table) or hold tables computed from the core at compile
   time (`use OpenAgentsPolicy.Native`, which persists an attribute in the
   beam) come right after, so the relup ends with tables and NIF from one
