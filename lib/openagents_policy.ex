@@ -15,7 +15,8 @@ defmodule OpenAgentsPolicy do
     * `:nif`: the NIF library this VM loaded: its path (under
       `priv/native/`, named as rustler_precompiled names its artifacts,
       `libopenagents_policy_nif-v<version>-nif-2.15-<target>.so`, or
-      `libopenagents_policy_nif.so` when rustler built it from source), the
+      `libopenagents_policy_nif.so` or, from rustler 0.37,
+      `openagents_policy_nif.so` when rustler built it from source), the
       SHA-256 of that file's bytes as read now, and, on Linux, whether the
       file is mapped into this VM (`/proc/self/maps`; `:unknown` elsewhere);
     * `:decision_digest`: the SHA-256 of one canonical JSON document of every
@@ -52,7 +53,7 @@ defmodule OpenAgentsPolicy do
       true
       iex> String.length(digest) == 64 and digest == OpenAgentsPolicy.fingerprint().decision_digest
       true
-      iex> nif.mapped in [true, :unknown] and Path.basename(nif.file) =~ ~r/^libopenagents_policy_nif(-v.+-nif-2\\.15-.+)?\\.so$/
+      iex> nif.mapped in [true, :unknown] and Path.basename(nif.file) =~ ~r/^(lib)?openagents_policy_nif(-v.+-nif-2\\.15-.+)?\\.so$/
       true
   """
   @spec fingerprint() :: t()
@@ -88,6 +89,7 @@ defmodule OpenAgentsPolicy do
 
   defp nif do
     file = OpenAgentsPolicy.Native.library_file()
+
     %{
       file: file,
       sha256: OpenAgentsPolicy.Native.sha256(File.read!(file)),
@@ -95,10 +97,29 @@ defmodule OpenAgentsPolicy do
     }
   end
 
+  # A line of /proc/self/maps with the file's inode and name: the kernel
+  # names a mapped file by its resolved path, and priv/ may be a symlink
+  # (Mix links _build/<env>/lib/<app>/priv to the checkout's priv/).
   defp mapped?(file) do
-    case File.read("/proc/self/maps") do
-      {:ok, maps} -> String.contains?(maps, Path.expand(file))
-      {:error, _} -> :unknown
+    case {File.read("/proc/self/maps"), File.stat(file)} do
+      {{:error, _}, _stat} ->
+        :unknown
+
+      {{:ok, _maps}, {:error, _}} ->
+        false
+
+      {{:ok, maps}, {:ok, %File.Stat{inode: inode}}} ->
+        inode = Integer.to_string(inode)
+        name = Path.basename(file)
+
+        maps
+        |> String.split("\n", trim: true)
+        |> Enum.any?(fn line ->
+          case String.split(line, ~r/\s+/, parts: 6) do
+            [_address, _perms, _offset, _device, ^inode, path] -> Path.basename(path) == name
+            _ -> false
+          end
+        end)
     end
   end
 end

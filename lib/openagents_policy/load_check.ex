@@ -112,8 +112,22 @@ defmodule OpenAgentsPolicy.LoadCheck do
   """
   @spec module(module(), [Path.t()], [option()]) :: :ok | {:error, reason()}
   def module(module, code_paths, opts \\ []) when is_atom(module) do
+    # The on_load's own result: the code server returns only
+    # on_load_failure, and reports the result from a process of its own
+    # (error_logger's warning_msg), which a primary filter hands to the
+    # check (the check VM would otherwise halt before it is printed).
     eval = """
-    R = case code:ensure_loaded(#{literal(module)}) of {module, _} -> ok; Other -> Other end,
+    M = #{literal(module)}, Self = self(),
+    OnLoad = fun(\#{msg := {report, \#{args := [Mod, Res, _]}}}, P) when Mod =:= M -> P ! {on_load, Res}, stop;
+                (\#{msg := {Format, [Mod, Res, _]}}, P) when Mod =:= M, is_list(Format) -> P ! {on_load, Res}, stop;
+                (_, _) -> ignore
+             end,
+    ok = logger:add_primary_filter(load_check_on_load, {OnLoad, Self}),
+    R = case code:ensure_loaded(M) of
+          {module, _} -> ok;
+          {error, on_load_failure} -> receive {on_load, Returned} -> Returned after 10000 -> {error, on_load_failure} end;
+          Other -> Other
+        end,
     #{report("R")}
     """
 

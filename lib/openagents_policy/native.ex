@@ -33,16 +33,20 @@ defmodule OpenAgentsPolicy.Native do
 
   # A source build goes where cargo itself would put it (CARGO_TARGET_DIR,
   # CARGO_BUILD_TARGET_DIR, .cargo/config.toml, else the workspace's
-  # target/), not rustler's per-Mix-env default, so every Mix env of a
-  # checkout and `cargo test` share one build.
+  # target/), so every Mix env of a checkout and `cargo test` share one
+  # build. rustler 0.37 and later leave that to cargo; 0.36 (the one Elixir
+  # 1.14 runs) builds under _build, one directory per Mix env, unless it is
+  # given `target_dir`, which later versions no longer take.
   rustler_opts =
-    if force_build? and Code.ensure_loaded?(Jason) do
-      case System.cmd("cargo", ~w(metadata --format-version=1 --no-deps), cd: root) do
-        {json, 0} -> [target_dir: Map.fetch!(apply(Jason, :decode!, [json]), "target_directory")]
-        {_output, _status} -> []
-      end
+    with true <- force_build?,
+         true <- Code.ensure_loaded?(Jason),
+         _ <- Application.load(:rustler),
+         rustler when is_list(rustler) <- Application.spec(:rustler, :vsn),
+         :lt <- Version.compare(to_string(rustler), "0.37.0"),
+         {json, 0} <- System.cmd("cargo", ~w(metadata --format-version=1 --no-deps), cd: root) do
+      [target_dir: Map.fetch!(apply(Jason, :decode!, [json]), "target_directory")]
     else
-      []
+      _ -> []
     end
 
   use RustlerPrecompiled,
@@ -62,10 +66,12 @@ defmodule OpenAgentsPolicy.Native do
 
   # The library just installed: rustler and rustler_precompiled each write
   # theirs into priv/native as this module compiles, so it is the newest
-  # file there (`OpenAgentsPolicy.fingerprint/0` reads it).
+  # file there (`OpenAgentsPolicy.fingerprint/0` reads it). rustler names it
+  # `libopenagents_policy_nif.so` up to 0.36, `openagents_policy_nif.so`
+  # from 0.37; rustler_precompiled by version, NIF version and target.
   installed =
     Mix.Project.app_path()
-    |> Path.join("priv/native/libopenagents_policy_nif*.so")
+    |> Path.join("priv/native/*openagents_policy_nif*.so")
     |> Path.wildcard()
 
   if installed == [], do: raise("no NIF library in #{Mix.Project.app_path()}/priv/native")

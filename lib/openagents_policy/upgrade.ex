@@ -21,7 +21,7 @@ defmodule OpenAgentsPolicy.Upgrade do
 
   Words used here:
 
-    * **target library**: the `priv/native/libopenagents_policy_nif*.so` of
+    * **target library**: the `priv/native/*openagents_policy_nif*.so` of
       the library version the relup installs, under the release's `lib/`
       (`openagents_policy-<vsn>`, unpacked by `release_handler`).
     * **refuse**: throw `{:error, {:openagents_policy, reason}}`, which
@@ -48,7 +48,10 @@ defmodule OpenAgentsPolicy.Upgrade do
 
   alias OpenAgentsPolicy.LoadCheck
 
-  @nif "libopenagents_policy_nif"
+  # rustler_precompiled's `libopenagents_policy_nif-v<vsn>-nif-<nif>-<target>.so`,
+  # or a source build: rustler's `libopenagents_policy_nif.so` (0.36) or
+  # `openagents_policy_nif.so` (0.37 and later).
+  @nif "*openagents_policy_nif"
 
   @typedoc "Which way the relup goes: to the version that carries this appup, or from it."
   @type direction :: :up | :down

@@ -2,6 +2,8 @@ defmodule OpenAgentsPolicy.FingerprintTest do
   use ExUnit.Case, async: true
   doctest OpenAgentsPolicy
 
+  alias OpenAgentsPolicy.Native
+
   # The Rust core's tests hold the digest to its golden value and watch a
   # changed rule move it (native/openagents_policy/tests/fingerprint.rs);
   # here, that the NIF serves the core's document and that the file named is
@@ -9,9 +11,9 @@ defmodule OpenAgentsPolicy.FingerprintTest do
   test "the digest is the SHA-256 of the core's document, the same on every call" do
     %{decision_digest: digest} = OpenAgentsPolicy.fingerprint()
     json = OpenAgentsPolicy.decisions_json()
-    assert OpenAgentsPolicy.Native.sha256(json) == digest
+    assert Native.sha256(json) == digest
 
-    assert OpenAgentsPolicy.Native.sha256("abc") ==
+    assert Native.sha256("abc") ==
              "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
 
     tables = Jason.decode!(json)
@@ -25,11 +27,34 @@ defmodule OpenAgentsPolicy.FingerprintTest do
     assert Enum.uniq(Task.await_many(tasks)) == [digest]
   end
 
-  test "the NIF library is the loaded file, named by its own SHA-256" do
+  test "the NIF library is the file Native loaded: its bytes' SHA-256, mapped into this VM" do
     %{nif: nif} = OpenAgentsPolicy.fingerprint()
-    assert nif.file == OpenAgentsPolicy.Native.library_file()
-    assert nif.name_matches
-    assert nif.mapped in [true, :unknown]
-    if match?({:unix, :linux}, :os.type()), do: assert(nif.mapped == true)
+    assert nif |> Map.keys() |> Enum.sort() == [:file, :mapped, :sha256]
+
+    assert nif.file == Native.library_file()
+    assert Path.dirname(nif.file) == Application.app_dir(:openagents_policy, "priv/native")
+
+    # Computed here apart from the NIF (which computes the fingerprint's).
+    bytes = File.read!(nif.file)
+    assert nif.sha256 == :sha256 |> :crypto.hash(bytes) |> Base.encode16(case: :lower)
+
+    if match?({:unix, :linux}, :os.type()) do
+      # The file is mapped into this VM, by this test's own reading: a line
+      # of /proc/self/maps with its inode (the kernel names the file by its
+      # resolved path, and priv/ may be a symlink to the checkout's priv/).
+      inode = Integer.to_string(File.stat!(nif.file).inode)
+
+      assert "/proc/self/maps"
+             |> File.read!()
+             |> String.split("\n", trim: true)
+             |> Enum.any?(
+               &match?([_, _, _, _, ^inode, _path], String.split(&1, ~r/\s+/, parts: 6))
+             )
+
+      # And the fingerprint says so.
+      assert nif.mapped == true
+    else
+      assert nif.mapped in [true, :unknown]
+    end
   end
 end

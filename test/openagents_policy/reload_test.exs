@@ -1,20 +1,32 @@
 defmodule OpenAgentsPolicy.ReloadTest do
-  # Hot code reload of the NIF module, as a dev server's code reloader and
-  # IEx do it, with the answers checked after every reload.
+  # Hot code loading of OpenAgentsPolicy.Native in this VM, with the answers
+  # checked after every load.
   #
-  # Loading a new version of a module whose current version holds a NIF
-  # library runs the library's `upgrade` callback (the VM refuses the load
-  # when there is none, and the new version is left with no NIF). That is the
-  # path a recompile in a running dev server takes:
+  # The library now has one path per build (rustler installs
+  # `priv/native/libopenagents_policy_nif.so`, rustler_precompiled its
+  # artifact's name), and Native's on_load (rustler's or
+  # rustler_precompiled's, generated) is `:code.purge(__MODULE__)`, then
+  # `:erlang.load_nif/2` of that path. Three ways a new version of Native
+  # comes in, and what each does:
   #
-  #   * Mix's compiler (and so Phoenix's code reloader) purges and deletes a
-  #     stale module, which makes its current code old, and then loads the
-  #     recompiled binary while the old code still holds the library;
-  #   * IEx's `r/1` (`Code.compile_file/1`) loads the new binary over the
-  #     current one, which becomes old the same way.
+  #   * Mix's reloader order (Mix's compiler, so IEx's `recompile/0` and
+  #     Phoenix's code reloader): purge, delete (the current code becomes
+  #     old, still holding the library), load. The on_load's purge drops the
+  #     old code, and with it the library, so the load is a fresh load of
+  #     the file: accepted, every time.
+  #   * IEx's order (`r/1`, `Code.compile_file/1`): the new version loaded
+  #     over the current one, which still holds the library at the same
+  #     path. The VM would hand the new version the library it holds (the
+  #     path is not read again), so the NIF's `upgrade` callback refuses to
+  #     upgrade onto itself (native/openagents_policy_nif/src/lib.rs): the
+  #     load fails, and the current version keeps answering.
+  #   * A relup: the new version loaded over the current one from the new
+  #     release's lib directory, so another path, another library: the
+  #     `upgrade` callback accepts it.
   #
   # async: false, because purging kills any process still running the old
-  # code, and because other tests call the module.
+  # code, because other tests call the module, and because the relup test
+  # points the code path of :openagents_policy elsewhere for a moment.
   use ExUnit.Case, async: false
 
   alias OpenAgents.Delegations.Target
@@ -23,20 +35,49 @@ defmodule OpenAgentsPolicy.ReloadTest do
 
   @reloads 20
 
+  # Forwards every log event to the process named in the handler's config:
+  # the code server reports an on_load failure from a process of its own,
+  # so the test waits for the report rather than capturing a window.
+  defmodule Forward do
+    @moduledoc false
+    def log(event, %{config: %{to: pid}}), do: send(pid, {:logged, event})
+  end
+
   setup_all do
     {Native, binary, beam_path} = :code.get_object_code(Native)
+    original_ebin = ebin()
 
-    # Whatever happens in a test, leave the module loaded, with its NIF.
+    # Whatever happens in a test, leave the module loaded from its own
+    # directory, with its NIF, and no old code.
     on_exit(fn ->
-      if :code.is_loaded(Native) == false,
-        do: {:module, Native} = :code.load_binary(Native, beam_path, binary)
-
+      :code.replace_path(:openagents_policy, original_ebin)
+      restore!(binary, beam_path)
       assert_answers!()
+      assert current_and_old() == {true, false}
     end)
 
     # Not `:file`: since Elixir 1.15 a test's tags are merged over this
     # context, and ExUnit tags every test with `:file` (the test's source).
     %{binary: binary, beam_path: beam_path}
+  end
+
+  # Native loaded afresh from `binary` (Mix's order, then the old code
+  # dropped too) unless it is loaded and answers already.
+  defp restore!(binary, beam_path) do
+    answers? =
+      try do
+        :code.is_loaded(Native) != false and is_list(Native.kinds())
+      rescue
+        _ -> false
+      end
+
+    unless answers? do
+      :code.purge(Native)
+      :code.delete(Native)
+      {:module, Native} = :code.load_binary(Native, beam_path, binary)
+    end
+
+    :code.purge(Native)
   end
 
   # Answers from every path through the NIF that the host calls.
@@ -90,12 +131,71 @@ defmodule OpenAgentsPolicy.ReloadTest do
     assert Ladder.clamp(:glass, %{tier: :ledger}) == :ledger
   end
 
+  # The code path's entry for :openagents_policy's ebin.
+  defp ebin,
+    do: :openagents_policy |> :code.lib_dir() |> Path.join("ebin") |> String.to_charlist()
+
   defp current_and_old do
     {:code.is_loaded(Native) != false, :erlang.check_old_code(Native)}
   end
 
-  test "Mix's reloader order, #{@reloads} times: purge, delete, load while the old code holds the NIF",
+  # Whether `file` is mapped into this VM: a line of /proc/self/maps with its
+  # inode and its name (the kernel names the file by its resolved path, and
+  # priv/ may be a symlink). :unknown where there is no /proc.
+  defp mapped?(file) do
+    case File.read("/proc/self/maps") do
+      {:ok, maps} ->
+        inode = Integer.to_string(File.stat!(file).inode)
+        name = Path.basename(file)
+
+        maps
+        |> String.split("\n", trim: true)
+        |> Enum.any?(fn line ->
+          case String.split(line, ~r/\s+/, parts: 6) do
+            [_address, _perms, _offset, _device, ^inode, path] -> Path.basename(path) == name
+            _ -> false
+          end
+        end)
+
+      {:error, _} ->
+        :unknown
+    end
+  end
+
+  # Runs `fun` with every log event forwarded to this process.
+  defp forwarding_logs(fun) do
+    id = :"reload_test_#{System.unique_integer([:positive])}"
+    :ok = :logger.add_handler(id, Forward, %{config: %{to: self()}})
+
+    try do
+      fun.()
+    after
+      :logger.remove_handler(id)
+    end
+  end
+
+  # The code server's report of Native's on_load result (error_logger's
+  # warning_msg, carried as a report or as a format and its arguments).
+  defp assert_on_load_reported(pattern_fun) do
+    assert_receive {:logged, %{msg: msg}} when elem(msg, 0) == :report or is_list(elem(msg, 0))
+
+    case msg do
+      {:report, %{args: [Native, result, _depth]}} ->
+        assert pattern_fun.(result), "the on_load returned #{inspect(result)}"
+
+      {format, [Native, result, _depth]} when is_list(format) ->
+        assert pattern_fun.(result), "the on_load returned #{inspect(result)}"
+
+      _other ->
+        # Another log event of this VM: not the report.
+        assert_on_load_reported(pattern_fun)
+    end
+  end
+
+  test "Mix's reloader order, #{@reloads} times: purge, delete, then a fresh load of the file",
        %{binary: binary, beam_path: beam_path} do
+    file = Native.library_file()
+
     for round <- 1..@reloads do
       :code.purge(Native)
       assert :code.delete(Native)
@@ -103,74 +203,107 @@ defmodule OpenAgentsPolicy.ReloadTest do
       assert current_and_old() == {false, true}
 
       assert {:module, Native} = :code.load_binary(Native, beam_path, binary),
-             "round #{round}: the load (the NIF's upgrade path) failed"
+             "round #{round}: the load failed"
 
-      assert current_and_old() == {true, true}
-      assert_answers!()
-    end
-  end
-
-  test "IEx's order, #{@reloads} times: load over the current version", %{
-    binary: binary,
-    beam_path: beam_path
-  } do
-    for round <- 1..@reloads do
-      # Only one old version may exist; the previous round left one.
-      :code.purge(Native)
+      # The on_load's purge dropped the old code, and the library with it:
+      # the NIF was loaded into a module no other version of which held one.
       assert current_and_old() == {true, false}
-
-      assert {:module, Native} = :code.load_binary(Native, beam_path, binary),
-             "round #{round}: loading over the current version failed"
-
-      assert current_and_old() == {true, true}
+      assert Native.library_file() == file
       assert_answers!()
     end
+
+    if mapped?(file) != :unknown, do: assert(mapped?(file))
   end
 
-  test "a cold load after the old code is gone, #{@reloads} times", %{
-    binary: binary,
-    beam_path: beam_path
-  } do
-    for round <- 1..@reloads do
-      :code.purge(Native)
-      :code.delete(Native)
-      # No version at all holds the library now.
-      :code.purge(Native)
-      assert current_and_old() == {false, false}
-
-      assert {:module, Native} = :code.load_binary(Native, beam_path, binary),
-             "round #{round}: a fresh load failed"
-
-      assert_answers!()
-    end
-  end
-
-  test "the three orders interleaved, then the module is left loaded", %{
-    binary: binary,
-    beam_path: beam_path
-  } do
-    for round <- 1..@reloads do
-      case rem(round, 3) do
-        0 ->
-          :code.purge(Native)
-          :code.delete(Native)
-
-        1 ->
-          :code.purge(Native)
-
-        2 ->
-          :code.purge(Native)
-          :code.delete(Native)
-          :code.purge(Native)
-      end
-
-      assert {:module, Native} = :code.load_binary(Native, beam_path, binary)
-      assert_answers!()
-    end
-
-    # Drop the last old version too: the current one holds the library alone.
+  # The refusals are logged as warnings, expected here.
+  @tag :capture_log
+  test "IEx's order: the same library loaded over the current version is refused, " <>
+         "and the current version keeps answering",
+       %{binary: binary, beam_path: beam_path} do
     :code.purge(Native)
     assert current_and_old() == {true, false}
+
+    forwarding_logs(fn ->
+      for round <- 1..3 do
+        assert :code.load_binary(Native, beam_path, binary) == {:error, :on_load_failure},
+               "round #{round}: the load over the current version was let through"
+
+        # The NIF's upgrade callback answered 1: the VM's own words for it.
+        assert_on_load_reported(
+          &match?({:error, {:upgrade, text}} when is_list(text) or is_binary(text), &1)
+        )
+
+        # Nothing changed: the version that was current still is, with its
+        # library, and no other version is left behind.
+        assert current_and_old() == {true, false}
+        assert_answers!()
+      end
+    end)
+
+    # The same binary, in Mix's order, is accepted: what was refused is the
+    # upgrade onto the library already loaded, not this code.
+    :code.delete(Native)
+    assert {:module, Native} = :code.load_binary(Native, beam_path, binary)
+    assert_answers!()
+  end
+
+  test "a relup: the library from another path loaded over the current version is an " <>
+         "upgrade, accepted, and serves once the old code is gone",
+       %{binary: binary, beam_path: beam_path} do
+    tmp_dir = Path.join(System.tmp_dir!(), "reload-test-#{System.unique_integer([:positive])}")
+    on_exit(fn -> File.rm_rf!(tmp_dir) end)
+    original = Native.library_file()
+    original_ebin = ebin()
+
+    # The new release's lib directory, as release_handler unpacks it: the
+    # app's ebin and priv, under a versioned name; the library a copy of
+    # this one, so a file of its own at a path of its own.
+    new_dir = Path.join(tmp_dir, "lib/openagents_policy-9.9.9")
+    File.mkdir_p!(Path.join(new_dir, "priv/native"))
+    File.cp_r!(to_string(original_ebin), Path.join(new_dir, "ebin"))
+    relative = Path.relative_to(original, to_string(:code.lib_dir(:openagents_policy)))
+    upgraded = Path.join(new_dir, relative)
+    File.cp!(original, upgraded)
+
+    :code.purge(Native)
+    assert current_and_old() == {true, false}
+
+    try do
+      # release_handler points the code path at the new version, then loads
+      # the new Native over the current one (`load_module`, soft_purge).
+      true =
+        :code.replace_path(:openagents_policy, String.to_charlist(Path.join(new_dir, "ebin")))
+
+      assert Native.library_file() == upgraded
+
+      new_beam = String.to_charlist(Path.join([new_dir, "ebin", Path.basename(beam_path)]))
+
+      assert {:module, Native} = :code.load_binary(Native, new_beam, binary),
+             "the upgrade onto #{upgraded} was refused"
+
+      # The old version, holding the original library, is old now.
+      assert current_and_old() == {true, true}
+      assert_answers!()
+
+      # Once the old code is purged, only the new library can be answering.
+      assert :code.purge(Native) == false
+      assert current_and_old() == {true, false}
+      assert_answers!()
+
+      if mapped?(upgraded) != :unknown do
+        assert mapped?(upgraded)
+        assert OpenAgentsPolicy.fingerprint().nif.file == upgraded
+      end
+    after
+      :code.replace_path(:openagents_policy, original_ebin)
+    end
+
+    # Back to this build's directory, in Mix's order (the on_load's purge
+    # drops the upgraded version and its library).
+    :code.delete(Native)
+    assert {:module, Native} = :code.load_binary(Native, beam_path, binary)
+    assert current_and_old() == {true, false}
+    assert Native.library_file() == original
     assert_answers!()
   end
 end

@@ -1,20 +1,34 @@
 defmodule OpenAgentsPolicy.Test.ProjectCopy do
   @moduledoc false
   # Copies of this project, built and run by real `mix` and `cargo` processes,
-  # for the tests of the build (the NIF compiler, the loader, a Rust edit
-  # served by a running VM). A copy holds what a dependent gets (mix.exs,
-  # lib/, native/, Cargo.toml, Cargo.lock), so an edit never touches the
-  # project itself, and dev/vendor.exs (see copy_vendor_helper!/2).
+  # for the tests of the source build (rustler's compiler, which
+  # `use RustlerPrecompiled` runs with `force_build` in a checkout), the load,
+  # and a Rust edit served by a running VM. A copy holds what a checkout
+  # builds from (mix.exs, lib/, native/, Cargo.toml, Cargo.lock), so an edit
+  # never touches the project itself, and dev/vendor.exs (see
+  # copy_vendor_helper!/2).
   #
   # The project copied is this one, or OPENAGENTS_BUILD_TEST_SOURCE: pointing
-  # it at an export of an older revision runs these tests against that
-  # revision's compiler and loader.
+  # it at an export of another revision runs these tests against that
+  # revision's build.
   #
-  # Copies share one cargo target directory per toolchain, so cargo builds
-  # the dependencies once and later runs are warm. NIFs are built with the
-  # debug profile (no LTO). The tests that use copies run one at a time.
+  # A copy is built and run as a developer's checkout is: MIX_ENV=dev. Its
+  # config/config.exs sets rustler's own `mode: :debug` for
+  # OpenAgentsPolicy.Native (no LTO: a rebuild after an edit takes seconds).
+  # Copies share one cargo target directory per OTP release, so cargo builds
+  # the dependencies once, and one build of the Elixir dependencies (copied
+  # into each copy's _build). The tests that use copies run one at a time.
 
   @files ~w(mix.exs .formatter.exs Cargo.toml Cargo.lock lib native)
+  @env "dev"
+
+  @config """
+  import Config
+
+  # rustler's own setting (read by `use Rustler`, which
+  # `use RustlerPrecompiled` runs with force_build): a debug build, no LTO.
+  config :openagents_policy, OpenAgentsPolicy.Native, mode: :debug
+  """
 
   @doc "The project the copies are made from."
   def source,
@@ -31,27 +45,62 @@ defmodule OpenAgentsPolicy.Test.ProjectCopy do
     end
   end
 
-  @doc """
-  A fresh copy, at the one path every copy takes, and every Rust source in it
-  stamped now.
+  @doc "Where cargo links the library of a copy built into `target_dir` (debug mode)."
+  def linked(target_dir \\ target_dir()),
+    do: Path.join([target_dir, "debug", "libopenagents_policy_nif.so"])
 
-  One path, because cargo names a cdylib without a hash: two copies sharing
-  a target directory would share `debug/libopenagents_policy_nif.so`, and a
-  copy cargo finds fresh would be handed the other's build. Stamped now,
-  because cargo judges a path's sources by modification time: a copy of the
-  original made after a test edited it would otherwise read as built.
+  @doc """
+  A fresh copy, at the one path every copy takes, with every Rust source in
+  it stamped now, and the Elixir dependencies already built.
+
+  One path, and stamped now, because cargo takes two checkouts of this
+  workspace that share a target directory for one: the units of its local
+  crates are named without the checkout's path, and judged fresh by the
+  modification times of the sources alone. A copy made after a test edited
+  an earlier one, at the same path, would otherwise read as built, and be
+  handed the edited build.
   """
   def fresh! do
     dir = Path.join(base(), "project")
+    copy!(source(), dir)
+    deps = deps_build!()
+    File.mkdir_p!(Path.join(dir, "_build"))
+    {_, 0} = System.cmd("cp", ["-a", Path.join(deps, @env), Path.join(dir, "_build")])
+    dir
+  end
+
+  # The project's files from `source` into a new `dir` (removed first), the
+  # debug config written, the Rust sources stamped now.
+  defp copy!(source, dir) do
     File.rm_rf!(dir)
     File.mkdir_p!(dir)
-    source = source()
     files = for file <- @files, File.exists?(Path.join(source, file)), do: Path.join(source, file)
     {_, 0} = System.cmd("cp", ["-a" | files] ++ [dir])
     copy_vendor_helper!(source, dir)
+    File.mkdir_p!(Path.join(dir, "config"))
+    File.write!(Path.join(dir, "config/config.exs"), @config)
     native = Path.join(dir, "native")
     {_, 0} = System.cmd("find", [native, "-type", "f", "-exec", "touch", "{}", "+"])
-    dir
+    :ok
+  end
+
+  # The `_build` of a copy whose dependencies, and nothing else, are built
+  # (`mix deps.compile`): copied into each fresh copy. Made once; Mix
+  # rebuilds in a copy whatever of it is stale.
+  defp deps_build! do
+    seed = Path.join(base(), "deps_seed")
+    build = Path.join(seed, "_build")
+
+    unless File.dir?(Path.join([build, @env, "lib", "rustler"])) do
+      copy!(source(), seed)
+
+      case mix(seed, ["deps.compile"]) do
+        {0, _output} -> :ok
+        {status, output} -> raise "mix deps.compile failed (#{inspect(status)}):\n#{output}"
+      end
+    end
+
+    build
   end
 
   @doc """
@@ -70,10 +119,10 @@ defmodule OpenAgentsPolicy.Test.ProjectCopy do
   end
 
   @doc """
-  Runs `mix args` in `dir` (MIX_ENV=prod, the debug NIF profile, the shared
-  target directory, no prebuilt library) with `env` on top (a value of `nil`
-  unsets a variable). Returns `{status, output}`, stderr included; status is
-  `:timeout` when it had not finished after `timeout` ms, and it is killed.
+  Runs `mix args` in `dir` (MIX_ENV=dev, the shared target directory) with
+  `env` on top (a value of `nil` unsets a variable). Returns
+  `{status, output}`, stderr included; status is `:timeout` when it had not
+  finished after `timeout` ms, and it is killed.
   """
   def mix(dir, args, env \\ [], timeout \\ 300_000) do
     port = open(dir, args, env, [])
@@ -83,10 +132,12 @@ defmodule OpenAgentsPolicy.Test.ProjectCopy do
   @doc "Starts `mix args` in `dir` as `mix/4` runs it, and returns its port (`port_opts` added)."
   def open(dir, args, env, port_opts) do
     base_env = [
-      {"MIX_ENV", "prod"},
-      {"OPENAGENTS_POLICY_NIF_PROFILE", "debug"},
+      {"MIX_ENV", @env},
       {"CARGO_TARGET_DIR", target_dir()},
-      {"OPENAGENTS_POLICY_NIF_PATH", nil},
+      # Whatever this VM was started with: the copy builds from source.
+      {"OPENAGENTS_POLICY_BUILD", nil},
+      {"RUSTLER_PRECOMPILED_FORCE_BUILD_ALL", nil},
+      {"CARGO_BUILD_TARGET_DIR", nil},
       {"MIX_BUILD_ROOT", nil},
       {"MIX_BUILD_PATH", nil},
       {"MIX_EXS", nil}
@@ -143,14 +194,14 @@ defmodule OpenAgentsPolicy.Test.ProjectCopy do
     :error, :badarg -> :ok
   end
 
-  @doc "The NIF libraries installed in `dir`'s prod build."
+  @doc "The NIF libraries installed in `dir`'s build (its priv/native, whatever rustler names them)."
   def installed(dir),
     do:
       Path.wildcard(
-        Path.join(dir, "_build/prod/lib/openagents_policy/priv/native/libopenagents_policy_nif*")
+        Path.join(dir, "_build/#{@env}/lib/openagents_policy/priv/native/*openagents_policy_nif*")
       )
 
-  @doc "The one NIF library installed in `dir`'s prod build (fails when there is not exactly one)."
+  @doc "The one NIF library installed in `dir`'s build (fails when there is not exactly one)."
   def installed!(dir) do
     case installed(dir) do
       [file] -> file
