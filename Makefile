@@ -35,6 +35,7 @@ demo: tools
 # The library's own checks, then the example host's (examples/host_app/Makefile:
 # its suite and release, a hot upgrade under load, the fault runs).
 check: deps rust-checks elixir-checks docs-checks
+	@$(MAKE) --no-print-directory decisions-check
 	scripts/dialyzer.sh
 	@$(MAKE) --no-print-directory precompiled-check
 	scripts/panic_check.sh
@@ -54,6 +55,29 @@ elixir-checks:
 	mix format --check-formatted
 	MIX_ENV=test mix compile --force --warnings-as-errors
 	mix test --warnings-as-errors
+
+# What the core's rules change since the last release, for whom
+# (guides/changing-a-rule.md): the last release's decision document
+# (last-release/decisions.json) against the core's own, as the Markdown to
+# paste under CHANGELOG.md's "## [Unreleased]".
+.PHONY: decisions-diff decisions-check
+decisions-diff:
+	@cargo run -q --locked -p openagents_policy --example decisions -- diff last-release/decisions.json
+
+# No decision change ships unannounced. First the diff itself, watched on
+# real rule changes (one build of the core per test-only probe feature,
+# native/openagents_policy/tests/diff_probes.rs); then the gate: fails when
+# the core's document differs from the last release's and CHANGELOG.md's
+# Unreleased section lacks `make decisions-diff`'s Markdown.
+DIFF_PROBES := fingerprint_probe diff_probe_field_down diff_probe_field_up \
+	diff_probe_never_scheduled diff_probe_capability_added diff_probe_capability_removed \
+	diff_probe_box_state
+decisions-check:
+	@for probe in $(DIFF_PROBES); do \
+	  echo "cargo test -p openagents_policy --features $$probe --test diff_probes"; \
+	  cargo test -q --locked -p openagents_policy --features $$probe --test diff_probes || exit 1; \
+	done
+	cargo run -q --locked -p openagents_policy --example decisions -- check last-release/decisions.json CHANGELOG.md
 
 # Both docs, failing on any warning: rustdoc's, and ExDoc's (broken references
 # included). The `docs` alias first redraws guides/assets/*.svg from the core.

@@ -98,6 +98,7 @@ defmodule OpenAgentsPolicy.MixProject do
         "guides/disclosure-model.md": [title: "The disclosure model"],
         "guides/delegation-targets.md": [title: "Delegation targets"],
         "guides/rust.md": [title: "The Rust API"],
+        "guides/changing-a-rule.md": [title: "Changing a rule"],
         "guides/performance.md": [title: "Performance"],
         "guides/reliability.md": [title: "Reliability under faults"],
         "CHANGELOG.md": [title: "Changelog"],
@@ -116,6 +117,7 @@ defmodule OpenAgentsPolicy.MixProject do
         ],
         "Host boundary": [OpenAgentsPolicy.Host, OpenAgentsPolicy.Scheduler],
         "Hot upgrades": [OpenAgentsPolicy, OpenAgentsPolicy.Upgrade, OpenAgentsPolicy.LoadCheck],
+        "Decision changes": [OpenAgentsPolicy.Decisions, Mix.Tasks.OpenagentsPolicy.Diff],
         # dev/: the library's own docs tooling, not in the package.
         "Docs tooling (dev only)": [
           Mix.Tasks.OpenagentsPolicy.Show,
@@ -132,10 +134,11 @@ defmodule OpenAgentsPolicy.MixProject do
       licenses: ["MIT"],
       # Everything a dependent needs on both paths: the checksum file for the
       # precompiled one (written when a version is cut: guides/releases.md),
-      # the crates for a source build.
+      # the crates for a source build; and the decision document, for a diff
+      # without loading the NIF (guides/changing-a-rule.md).
       files: ~w(lib native/*/src native/*/Cargo.toml Cargo.toml Cargo.lock mix.exs
            .formatter.exs checksum-Elixir.OpenAgentsPolicy.Native.exs README.md LICENSE
-           CHANGELOG.md),
+           CHANGELOG.md decisions.json),
       links: %{}
     ]
   end

@@ -137,6 +137,15 @@ pub struct Ladder {
     pub records: Vec<(bool, String, Vec<Tier>)>,
 }
 
+/// The version of the document's layout: which tables it holds and how each
+/// is written, the first field of every document ([`Tables::format`]).
+///
+/// It names the layout, not the answers: a changed rule is the same format
+/// and another document; a table added, removed or written another way is a
+/// new format. A reader of documents ([`crate::diff`]) reads the formats it
+/// knows and refuses any other rather than misread it.
+pub const FORMAT: u32 = 1;
+
 /// `link_for_attempt` over every principal shape it tells apart.
 pub type LinkOutcome = Result<AttemptLink<u8, u8, ()>, NoLink>;
 
@@ -144,6 +153,8 @@ pub type LinkOutcome = Result<AttemptLink<u8, u8, ()>, NoLink>;
 /// its JSON is the canonical document the digest is taken of.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Tables {
+    /// [`FORMAT`]: how the rest of the document is laid out.
+    pub format: u32,
     /// Every vocabulary's words.
     pub vocabularies: Vec<VocabularyWords>,
     /// The disclosure schedule, per family.
@@ -417,6 +428,7 @@ impl Tables {
     #[must_use]
     pub fn compute() -> Self {
         Self {
+            format: FORMAT,
             vocabularies: Vocabulary::ALL
                 .iter()
                 .map(|&vocabulary| VocabularyWords {

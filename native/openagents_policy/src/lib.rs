@@ -9,6 +9,9 @@
 //!   it decides through.
 //! * [`fingerprint`]: every finite-domain decision of the two as one
 //!   document and one digest, to compare the nodes of a cluster by.
+//! * [`diff`]: what changes between two such documents, and for whom
+//!   (widens, narrows, changes), to review, announce and roll out a rule
+//!   change by.
 //!
 //! This crate is the one home of those decisions. The Elixir library
 //! `openagents_policy` serves them to a Phoenix app through a NIF crate that
@@ -52,6 +55,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod diff;
 pub mod disclosure;
 pub mod fingerprint;
 pub mod ladder;

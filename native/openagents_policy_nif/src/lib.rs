@@ -6,7 +6,8 @@
 //! `#[rustler::nif]` function, so rustler decodes its typed arguments (a bad
 //! one raises `badarg`) and catches any panic (raised as `nif_panicked`, never
 //! allowed to take the VM down). No call does more work than a handful of map
-//! lookups, whatever its input, except `classify` (on a dirty scheduler) and
+//! lookups, whatever its input, except `classify` and the decision diff (each
+//! on a dirty scheduler) and
 //! comparisons of account ids too large for a normal scheduler, which the
 //! `*_normal` NIFs decline so that `OpenAgentsPolicy.Native` makes the same
 //! call on their `*_dirty` variants (`on_either_scheduler!`).
@@ -93,6 +94,7 @@ macro_rules! on_either_scheduler {
 }
 
 mod decode;
+mod diff;
 mod disclosure;
 mod fingerprint;
 mod target;

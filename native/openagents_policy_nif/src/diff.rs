@@ -1,0 +1,124 @@
+//! `OpenAgentsPolicy.Decisions.diff/3`: the core's diff of two decision
+//! documents (`openagents_policy::diff`), as terms.
+//!
+//! One NIF, always on a dirty CPU scheduler: reading two whole documents
+//! (about 65 KB of JSON each) and comparing every answer takes about 2 ms in
+//! a release build (`guides/changing-a-rule.md` has the figures), past the
+//! millisecond a NIF may hold a normal scheduler, and its arguments are
+//! binaries of any size. So it is not an `on_either_scheduler!` pair: no
+//! call of it is short enough for a normal scheduler.
+
+use openagents_policy::diff::{diff, Change, Class, DocumentRefusal, Side};
+use rustler::types::atom;
+use rustler::{Atom, Binary, Encoder, Env, Term};
+use serde_json::Value;
+
+use crate::text::Text;
+
+mod atoms {
+    rustler::atoms! {
+        widens,
+        narrows,
+        changes,
+        not_a_document,
+        unknown_format,
+        old,
+        new,
+        table,
+        input,
+        class,
+        says,
+    }
+}
+
+/// A JSON value as the term `Jason.decode!/1` would make of it: `nil`,
+/// booleans, integers, binaries, lists, maps with binary keys.
+struct Json<'v>(&'v Value);
+
+impl Encoder for Json<'_> {
+    fn encode<'a>(&self, env: Env<'a>) -> Term<'a> {
+        match self.0 {
+            Value::Null => atom::nil().encode(env),
+            Value::Bool(boolean) => boolean.encode(env),
+            Value::Number(number) => match (number.as_i64(), number.as_u64()) {
+                (Some(integer), _) => integer.encode(env),
+                (None, Some(integer)) => integer.encode(env),
+                (None, None) => number.as_f64().unwrap_or_default().encode(env),
+            },
+            Value::String(text) => Text(text).encode(env),
+            Value::Array(items) => items.iter().map(Json).collect::<Vec<_>>().encode(env),
+            Value::Object(object) => {
+                let keys: Vec<Text<'_>> = object.keys().map(|key| Text(key)).collect();
+                let values: Vec<Json<'_>> = object.values().map(Json).collect();
+                // A JSON object's keys are distinct, so this cannot fail.
+                Term::map_from_arrays(env, &keys, &values)
+                    .unwrap_or_else(|_| atom::error().encode(env))
+            }
+        }
+    }
+}
+
+fn class(class: Class) -> Atom {
+    match class {
+        Class::Widens => atoms::widens(),
+        Class::Narrows => atoms::narrows(),
+        Class::Changes => atoms::changes(),
+    }
+}
+
+fn side(side: Side) -> Atom {
+    match side {
+        Side::Old => atoms::old(),
+        Side::New => atoms::new(),
+    }
+}
+
+/// `%{table:, input:, old:, new:, class:, says:}`.
+fn change<'a>(env: Env<'a>, change: &Change) -> Term<'a> {
+    let input_keys: Vec<Text<'_>> = change.input.iter().map(|(key, _)| Text(key)).collect();
+    let input_values: Vec<Json<'_>> = change.input.iter().map(|(_, value)| Json(value)).collect();
+    let input = Term::map_from_arrays(env, &input_keys, &input_values)
+        .unwrap_or_else(|_| atom::error().encode(env));
+    let keys = [
+        atoms::table(),
+        atoms::input(),
+        atoms::old(),
+        atoms::new(),
+        atoms::class(),
+        atoms::says(),
+    ];
+    let values = [
+        Text(change.table).encode(env),
+        input,
+        Json(&change.old).encode(env),
+        Json(&change.new).encode(env),
+        class(change.class).encode(env),
+        Text(&change.says).encode(env),
+    ];
+    Term::map_from_arrays(env, &keys, &values).unwrap_or_else(|_| atom::error().encode(env))
+}
+
+/// `{:ok, changes, markdown, json}`, or `{:error, {:not_a_document |
+/// :unknown_format, :old | :new, message}}`.
+#[rustler::nif(schedule = "DirtyCpu")]
+fn decisions_diff<'a>(env: Env<'a>, old: Binary<'a>, new: Binary<'a>) -> Term<'a> {
+    match diff(old.as_slice(), new.as_slice()) {
+        Ok(changes) => {
+            let terms: Vec<Term<'a>> = changes
+                .changes()
+                .iter()
+                .map(|each| change(env, each))
+                .collect();
+            let json = changes.to_json().unwrap_or_default();
+            (atom::ok(), terms, Text(&changes.to_markdown()), Text(&json)).encode(env)
+        }
+        Err(refusal) => {
+            let kind = match refusal {
+                DocumentRefusal::NotADocument { .. } => atoms::not_a_document(),
+                DocumentRefusal::UnknownFormat { .. } => atoms::unknown_format(),
+            };
+            let why = refusal.to_string();
+            (atom::error(), (kind, side(refusal.side()), Text(&why))).encode(env)
+        }
+    }
+}

@@ -1,0 +1,201 @@
+defmodule OpenAgentsPolicy.DecisionsTest do
+  use ExUnit.Case, async: true
+  doctest OpenAgentsPolicy.Decisions
+
+  alias OpenAgentsPolicy.Decisions
+
+  # The classes on real rule changes of the core are watched by the core's
+  # own tests (native/openagents_policy/tests/diff_probes.rs, one build per
+  # changed rule); here, the diff as the NIF serves it, the files the
+  # repository keeps, and the Mix task.
+
+  @root Path.expand("../..", __DIR__)
+  @packaged Path.join(@root, "decisions.json")
+  @last_release Path.join(@root, "last-release/decisions.json")
+  @regenerate "cargo run -q --locked -p openagents_policy --example decisions -- document > decisions.json"
+
+  defp live, do: OpenAgentsPolicy.decisions_json()
+
+  # `live()` decoded, edited, encoded again.
+  defp edited(edit), do: live() |> Jason.decode!() |> edit.() |> Jason.encode!()
+
+  test "the package's decisions.json is the live document, and its SHA-256 the decision digest" do
+    packaged = File.read!(@packaged)
+
+    unless packaged == live() do
+      {:ok, markdown} = Decisions.diff(packaged, live(), format: :markdown)
+
+      flunk("""
+      decisions.json (the decision document the package carries) is not the NIF's live one:
+
+      #{markdown}
+      If the rules changed on purpose, regenerate it from the repository's root:
+
+          #{@regenerate}
+      """)
+    end
+
+    assert OpenAgentsPolicy.Native.sha256(packaged) ==
+             OpenAgentsPolicy.fingerprint().decision_digest
+
+    assert "decisions.json" in Mix.Project.config()[:package][:files]
+  end
+
+  test "the last release's document is a decision document this library reads" do
+    assert {:ok, changes} = Decisions.diff(File.read!(@last_release), live())
+    assert is_list(changes)
+  end
+
+  test "a change names its table, its input, both answers, its class and who gains" do
+    moved =
+      edited(fn document ->
+        update_in(document, ["schedule", Access.at(0), "fields_at"], fn rows ->
+          Enum.map(rows, fn
+            ["pulse", fields] -> ["pulse", Enum.sort(["terminal_commit" | fields])]
+            row -> row
+          end)
+        end)
+      end)
+
+    assert {:ok, [change]} = Decisions.diff(live(), moved)
+
+    assert change == %{
+             table: "schedule.fields_at",
+             input: %{
+               "family" => "attempt",
+               "viewer_tier" => "pulse",
+               "field" => "terminal_commit"
+             },
+             old: false,
+             new: true,
+             class: :widens,
+             says: "strangers and anonymous readers (`pulse`) now see `attempt.terminal_commit`"
+           }
+
+    assert Decisions.widened([change]) == [change]
+    assert Decisions.widens?([change])
+
+    {:ok, markdown} = Decisions.diff(live(), moved, format: :markdown)
+
+    assert markdown =~
+             "#### Widens: someone gains (1)\n\n- strangers and anonymous readers (`pulse`) now see `attempt.terminal_commit` (`schedule.fields_at`)"
+
+    {:ok, json} = Decisions.diff(live(), moved, format: :json)
+    assert %{"changes" => [entry]} = Jason.decode!(json)
+    assert Map.keys(entry) == ~w(class input new old table)
+    assert entry["class"] == "widens"
+    assert entry["input"] == change.input
+  end
+
+  test "every refusal, on either side, as a typed error" do
+    live = live()
+
+    cases = [
+      {"not json", :not_a_document, "not JSON"},
+      {<<0xFF, 0xFE>>, :not_a_document, "not JSON"},
+      {"{}", :not_a_document, "no \"format\" field"},
+      {edited(&Map.delete(&1, "links")), :not_a_document, "missing field `links`"},
+      {edited(&Map.put(&1, "format", 2)), :unknown_format, "of format 2,"},
+      {edited(&Map.delete(&1, "format")), :unknown_format, "of format none"}
+    ]
+
+    for {bad, kind, why} <- cases do
+      assert {:error, {^kind, :old, message}} = Decisions.diff(bad, live)
+      assert message =~ why
+      assert {:error, {^kind, :new, message}} = Decisions.diff(live, bad)
+      assert message =~ "the new document"
+    end
+
+    assert_raise FunctionClauseError, fn -> Decisions.diff(nil, live) end
+
+    assert_raise ArgumentError, ~r/format: :html/, fn ->
+      Decisions.diff(live, live, format: :html)
+    end
+  end
+
+  test "two whole documents: one call, on a dirty scheduler, in a few milliseconds" do
+    # Every table changed at once would be a larger diff than any real
+    # release; the same two documents are the cost of reading both whole.
+    live = live()
+    {micros, {:ok, []}} = :timer.tc(fn -> Decisions.diff(live, live) end)
+    runs = for _ <- 1..20, do: elem(:timer.tc(fn -> Decisions.diff(live, live) end), 0)
+    median = runs |> Enum.sort() |> Enum.at(10)
+
+    IO.puts(
+      "\ndecision diff of two #{byte_size(live)}-byte documents through the NIF: median #{median} µs (first #{micros} µs)"
+    )
+
+    assert median < 200_000
+  end
+
+  describe "mix openagents_policy.diff" do
+    # Files under the system's temporary directory (ExUnit's :tmp_dir would
+    # put them in the checkout).
+    setup do
+      dir = Path.join(System.tmp_dir!(), "decisions_test-#{System.unique_integer([:positive])}")
+      File.mkdir_p!(dir)
+      Mix.shell(Mix.Shell.Process)
+
+      on_exit(fn ->
+        Mix.shell(Mix.Shell.IO)
+        File.rm_rf!(dir)
+      end)
+
+      old = Path.join(dir, "old.json")
+      File.write!(old, live())
+      %{old: old, dir: dir}
+    end
+
+    defp run_task(args) do
+      Mix.Tasks.OpenagentsPolicy.Diff.run(args)
+      receive do: ({:mix_shell, :info, [out]} -> out), after: (0 -> flunk("nothing printed"))
+    end
+
+    test "identical documents: no decision changes, in both formats", %{old: old} do
+      assert run_task([old, old]) == "### Decision changes\n\nno decision changes"
+      assert run_task([old, old, "--format", "json"]) == ~s({"changes":[]})
+    end
+
+    test "a change, widening first", %{old: old, dir: dir} do
+      new = Path.join(dir, "new.json")
+
+      File.write!(
+        new,
+        live()
+        |> String.replace(
+          ~s("terminal_commit","tier":"ledger"),
+          ~s("terminal_commit","tier":"pulse")
+        )
+        |> String.replace(~s("branch","tier":"ledger"), ~s("branch","tier":"glass"))
+      )
+
+      out = run_task([old, new])
+      assert out =~ "Answers changed: 2 (widening 1, narrowing 1, neither 0)."
+      {widens, _} = :binary.match(out, "#### Widens")
+      {narrows, _} = :binary.match(out, "#### Narrows")
+      assert widens < narrows
+
+      assert %{"changes" => [%{"class" => "narrows"}, %{"class" => "widens"}]} =
+               Jason.decode!(run_task([old, new, "--format", "json"]))
+    end
+
+    test "a file that is not a decision document fails the task, naming it", %{old: old, dir: dir} do
+      bad = Path.join(dir, "bad.json")
+      File.write!(bad, "[]")
+
+      assert_raise Mix.Error, ~r/bad\.json: the new document is not a decision document/, fn ->
+        run_task([old, bad])
+      end
+
+      assert_raise Mix.Error, ~r/missing\.json: no such file/, fn ->
+        run_task([Path.join(dir, "missing.json"), old])
+      end
+
+      assert_raise Mix.Error, ~r/--format must be markdown or json/, fn ->
+        run_task([old, old, "--format", "yaml"])
+      end
+
+      assert_raise Mix.Error, ~r/usage/, fn -> run_task([old]) end
+    end
+  end
+end
