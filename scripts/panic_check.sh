@@ -21,10 +21,17 @@ MIX_ENV=test mix compile >/dev/null
 app="$(MIX_ENV=test mix run --no-compile --no-start -e 'IO.puts(Mix.Project.app_path())' | tail -1)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-cp -a "$app/." "$work/openagents_policy"
+# The app's build with its links followed: its priv/ links to the checkout's
+# own priv/, where rustler copied the NIF library, so the probe replaces the
+# copy's library and never the one the checkout's builds load.
+cp -RL "$app/." "$work/openagents_policy"
+# (rustler names it libopenagents_policy_nif.so up to 0.36, openagents_policy_nif.so from 0.37)
+compgen -G "$work/openagents_policy/priv/native/*openagents_policy_nif*.so" >/dev/null ||
+  { echo "no NIF library in $app/priv/native" >&2; exit 1; }
 scripts/probe_nif.sh install "$work/openagents_policy" >/dev/null
 
 RUST_BACKTRACE=0 PANICS="${PANICS:-50}" elixir -pa "$work/openagents_policy/ebin" scripts/panic_nif.exs 2>"$work/stderr"
 printed="$(grep -c 'PANIC-PROBE-FIRED' "$work/stderr" || true)"
 echo "panic probe (library): the panic's message printed to the VM's stderr $printed times"
 [ "$printed" = "${PANICS:-50}" ] || { echo "expected ${PANICS:-50}"; tail -5 "$work/stderr"; exit 1; }
+echo "panic check passed in $SECONDS s"

@@ -5,7 +5,11 @@
 #   dist/libopenagents_policy_nif-v<version>-nif-2.15-<triple>.so.tar.gz
 #       one file inside: libopenagents_policy_nif-v<version>-nif-2.15-<triple>.so
 #   dist/checksum-Elixir.OpenAgentsPolicy.Native.exs
-#       %{"<tar.gz name>" => "sha256:<hex>", ...}
+#       %{"<tar.gz name>" => "sha256:<hex>", ...}, written by rustler_precompiled
+#       itself (`mix rustler_precompiled.download OpenAgentsPolicy.Native --all`)
+#       from dist/ served on 127.0.0.1: the last step, below. It needs the
+#       Mix dependencies rustler_precompiled and rustler: from Hex, or from
+#       the offline mirror HEX_VENDOR_DIR names.
 #
 # From any x86_64 Linux, with cargo-zigbuild: the gnu libraries link against
 # zig's glibc 2.28 stubs (so they need nothing newer); the musl ones against
@@ -16,8 +20,8 @@
 # A macOS library is a .dylib that the VM loads under a .so name, as on
 # Linux (rustler_precompiled's naming); its install name is set to
 # @rpath/libopenagents_policy_nif.so, not the build machine's path. (rustc
-# warns that xcrun finds no macOS SDK: zig's stubs stand in for it.) Each library is checked before it is
-# packed: on Linux its ELF machine, `nif_init` exported, the highest GLIBC_
+# warns that xcrun finds no macOS SDK: zig's stubs stand in for it.) Each
+# library is checked before it is packed: on Linux its ELF machine, `nif_init` exported, the highest GLIBC_
 # version it needs (none at all for musl); on macOS its whole structure
 # (scripts/macho_check.exs: CPU type, `_nif_init` exported, libSystem the
 # only dylib and the only source of undefined symbols but the VM's enif_*,
@@ -116,11 +120,83 @@ for t in $TARGETS; do
   pack "$built" "$name" "${glibc:-no glibc}"
 done
 
-{
-  echo "%{"
-  for f in $(cd "$DIST" && ls *.tar.gz | sort); do
-    echo "  \"$f\" => \"sha256:$(sha256sum "$DIST/$f" | cut -d' ' -f1)\","
-  done
-  echo "}"
-} >"$DIST/checksum-Elixir.OpenAgentsPolicy.Native.exs"
-echo "wrote $DIST/ ($(ls "$DIST" | wc -l) files)" >&2
+# The checksum file, written as rustler_precompiled writes it, from where the
+# artifacts are served: dist/ over HTTP on 127.0.0.1 (OTP's httpd, on a port
+# it picks), and `mix rustler_precompiled.download OpenAgentsPolicy.Native
+# --all --print` with OPENAGENTS_POLICY_NIF_BASE_URL naming it. The task
+# reads the module's metadata file (base URL, targets, NIF versions), which
+# rustler_precompiled writes when the module compiles, so the module is
+# compiled first, with that base URL:
+#   - in a copy of the package (package/0's files, no checksum file: a
+#     checkout, so it force-builds with rustler), not in this checkout: the
+#     checkout's builds, its priv/native and its Mix envs stay as they are,
+#     and nothing stale (a module compiled earlier with another base URL)
+#     can be read;
+#   - as :prod, the env a host compiles the library in: its dependencies are
+#     only rustler_precompiled, rustler and Jason (and theirs), none of the
+#     test, docs or bench ones;
+#   - with RUSTLER_PRECOMPILED_GLOBAL_CACHE_PATH a directory of its own, where
+#     rustler_precompiled writes that metadata file and the artifacts it
+#     downloads (not the user's cache, shared by every project);
+#   - cargo building into $TARGET_DIR, the cross builds' target directory:
+#     cargo keys a workspace crate's build by its path in the workspace, not
+#     on disk, so the copy (its files' times kept, cp -a) reuses the build of
+#     the host's triple when the sources have not changed since.
+# The task writes the file into the copy's root (the project's cwd); it goes
+# to dist/, never the checkout's root: a checkout without it builds from
+# source. Each checksum is then compared with dist/'s own file.
+checksums=checksum-Elixir.OpenAgentsPolicy.Native.exs
+echo "== $checksums, from dist/ served on 127.0.0.1" >&2
+server=""
+trap 'if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi; rm -rf "$stage"' EXIT
+# Served under a path, /dist: rustler_precompiled joins each name to the base
+# URL's path, and a URL with none (http://127.0.0.1:PORT) makes no valid URL.
+mkdir -p "$stage/www"
+ln -s "$(cd "$DIST" && pwd)" "$stage/www/dist"
+erl -noshell -eval "
+  {ok, _} = application:ensure_all_started(inets),
+  {ok, Pid} = inets:start(httpd, [{port, 0}, {bind_address, {127,0,0,1}}, {server_name, \"localhost\"},
+    {server_root, \"$stage/www\"}, {document_root, \"$stage/www\"}]),
+  {port, Port} = lists:keyfind(port, 1, httpd:info(Pid)),
+  ok = file:write_file(\"$stage/port\", integer_to_list(Port)),
+  receive stop -> ok end." >"$stage/server.log" 2>&1 &
+server=$!
+for _ in $(seq 100); do [ -s "$stage/port" ] && break; sleep 0.1; done
+[ -s "$stage/port" ] || { cat "$stage/server.log" >&2; echo "the HTTP server did not start" >&2; exit 1; }
+base_url="http://127.0.0.1:$(cat "$stage/port")/dist"
+
+copy="$stage/package"
+mkdir -p "$copy"
+# package/0's files, read from mix.exs alone (no dependency loaded).
+files="$(elixir -e 'Mix.start(); Code.compile_file("mix.exs")
+  IO.puts(Enum.join(Mix.Project.config()[:package][:files], "\n"))')"
+for path in $files; do
+  # The one package file a checkout has not: what this step writes.
+  [ "$path" = "$checksums" ] && continue
+  [ -e "$path" ] || { echo "package/0 lists $path, which the checkout does not have" >&2; exit 1; }
+  mkdir -p "$copy/$(dirname "$path")"
+  cp -a "$path" "$copy/$(dirname "$path")/"
+done
+# The offline-mirror helper (not a package file): with HEX_VENDOR_DIR set,
+# mix.exs takes the dependencies from the mirror through it; else Hex.
+if [ -n "${HEX_VENDOR_DIR:-}" ]; then
+  mkdir -p "$copy/dev" && cp dev/vendor.exs "$copy/dev/"
+else
+  scripts/ensure_deps.sh "$copy" prod >&2
+fi
+# A subset of the targets (PRECOMPILED_TARGETS) lists only what was built.
+partial=()
+[ -z "${PRECOMPILED_TARGETS:-}" ] || partial=(--ignore-unavailable)
+(cd "$copy" && env -u OPENAGENTS_POLICY_BUILD -u RUSTLER_PRECOMPILED_FORCE_BUILD_ALL \
+  MIX_ENV=prod OPENAGENTS_POLICY_NIF_BASE_URL="$base_url" CARGO_TARGET_DIR="$TARGET_DIR" \
+  RUSTLER_PRECOMPILED_GLOBAL_CACHE_PATH="$stage/cache" \
+  mix rustler_precompiled.download OpenAgentsPolicy.Native --all --print "${partial[@]}") >&2 ||
+  { echo "mix rustler_precompiled.download failed" >&2; exit 1; }
+cp "$copy/$checksums" "$DIST/$checksums"
+
+# Every artifact of dist/ listed, with its own file's digest, and nothing else.
+listed="$(sed -nE 's/^ *"([^"]+)" => "sha256:([0-9a-f]{64})",$/\2  \1/p' "$DIST/$checksums" | sort)"
+on_disk="$(cd "$DIST" && sha256sum -- *.tar.gz | sort)"
+[ "$listed" = "$on_disk" ] ||
+  { diff <(echo "$listed") <(echo "$on_disk") >&2; echo "$DIST/$checksums does not match dist/'s artifacts" >&2; exit 1; }
+echo "wrote $DIST/ ($(ls "$DIST" | wc -l) files: $(wc -l <<<"$listed") artifacts and $checksums)" >&2

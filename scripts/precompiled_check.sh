@@ -7,34 +7,51 @@
 #       run here, by their structure (scripts/macho_check.exs: CPU type,
 #       `_nif_init` exported, libSystem the only dylib and the only source
 #       of undefined symbols but enif_*, the minimum macOS the build chose);
-#   (b) dist/ served over HTTP from 127.0.0.1 (OTP's own httpd), a copy of the
+#   (b) a host with no Rust, as rustler_precompiled serves it: a copy of the
 #       package (only the files package/0 lists, with dist/'s checksum file)
-#       and examples/host_app laid in it, compiled from a clean _build with no
-#       cargo, rustc or C compiler on PATH; the time of the library's cold
-#       compile is printed; then the host's suite runs against that library;
-#       then the host's production release is built the way a Dockerfile
-#       builds it (MIX_ENV=prod mix release, still no Rust), and asked for an
-#       answer: the artifact it took, the VM's NIF version and OTP release,
-#       and the release's build time are printed (run in the testing root,
-#       that is the app's own stack: Elixir 1.20, OTP 29, NIF 2.15 artifacts);
-#   (c) the refusals (a digest that differs, an artifact the checksum file
-#       does not list, a tampered cache and download, a 404, an unknown
-#       target) are the same code whatever the artifact, so they are proven
-#       once, by test/openagents_policy/precompiled_test.exs in mix test;
+#       and examples/host_app laid in it (the host takes the package by
+#       `path:`, and a package directory that carries the checksum file uses
+#       the artifacts), every command run with no cargo, rustc, C compiler
+#       or linker on PATH, RUSTLER_PRECOMPILED_GLOBAL_CACHE_PATH a directory
+#       of this check's, OPENAGENTS_POLICY_NIF_BASE_URL naming dist/ served
+#       over HTTP from 127.0.0.1 (OTP's own httpd, its transfer log kept):
+#       (i)   the library's cold compile, download included, from an empty
+#             cache, timed over PRECOMPILED_CHECK_RUNS runs (default 3;
+#             minimum and median printed); the artifact fetched from the
+#             server, the library installed byte for byte; then the host's
+#             suite against it; then the host's production release built
+#             the way a Dockerfile builds it (MIX_ENV=prod mix release, from
+#             an empty cache) and asked for an answer: the artifact it took,
+#             the VM's NIF version and OTP release, and the release's build
+#             time are printed (run in the testing root, that is the app's
+#             own stack: Elixir 1.20, OTP 29, NIF 2.15 artifacts);
+#       (iii) tampered artifacts (each library with bytes appended, packed
+#             again under its own name: a valid archive of a loadable
+#             library, so only the checksum can refuse it) are refused, from
+#             the server (the `tampered/` directory it serves) and from the
+#             cache (a tampered entry, the server holding the good one):
+#             the compile fails on the checksum, and nothing is installed in
+#             priv/native;
+#       (ii)  then, the server stopped (its port refuses connections), the
+#             library's cold compile offline from a cache pre-filled with
+#             dist/'s archives, as an offline machine fills it, timed as (i).
+#       rustler_precompiled's own refusals (a target or NIF version the
+#       checksum file does not list, a download that fails) are its code,
+#       the same whatever the artifact, and not retested here;
 #   (d) with PRECOMPILED_ARM64=1 (root only): the aarch64-gnu artifact loaded
 #       by a real arm64 Erlang (a Debian arm64 root under qemu-user, made once
 #       by scripts/arm64_root.sh and kept under /tmp), every NIF's answers
 #       compared with the x86_64-gnu artifact's, line by line.
 # DATABASE_URL names the PostgreSQL server for the host's suite (unset:
-# examples/host_app/scripts/postgres.sh starts one). PRECOMPILED_CHECK_PORT: the HTTP port
-# (default 4793).
+# examples/host_app/scripts/postgres.sh starts one). PRECOMPILED_CHECK_PORT:
+# the HTTP port (default: one the server picks, free).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 DIST="$ROOT/dist"
 CHECKSUMS=checksum-Elixir.OpenAgentsPolicy.Native.exs
-PORT=${PRECOMPILED_CHECK_PORT:-4793}
+RUNS=${PRECOMPILED_CHECK_RUNS:-3}
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/precompiled_check.XXXXXX")"
 SERVER=""
 cleanup() {
@@ -86,47 +103,53 @@ for tar in "$DIST"/*.tar.gz; do
 done
 [[ $macos == 2 ]] || fail "dist/ holds $macos macOS artifacts, not the 2 make precompiled builds (aarch64 and x86_64)"
 
-echo "== (b) a host with no Rust, from artifacts served on 127.0.0.1:$PORT"
-# The server's root: dist/ as it is, and a tampered copy of it.
-mkdir -p "$WORK/www/tampered"
+echo "== (b) a host with no Rust, from artifacts served on 127.0.0.1"
+# The server's root: dist/ as it is, and tampered copies of its archives.
+mkdir -p "$WORK/www/tampered" "$WORK/tamper"
 ln -s "$DIST" "$WORK/www/dist"
 for tar in "$DIST"/*.tar.gz; do
-  { cat "$tar"; printf 'tampered'; } >"$WORK/www/tampered/$(basename "$tar")"
+  name="$(basename "$tar" .tar.gz)"
+  tar -xzf "$tar" -C "$WORK/tamper"
+  printf 'tampered' >>"$WORK/tamper/$name"
+  tar -C "$WORK/tamper" -czf "$WORK/www/tampered/$name.tar.gz" "$name"
+  cmp -s "$tar" "$WORK/www/tampered/$name.tar.gz" && fail "the tampered $name.tar.gz is dist/'s"
 done
+ACCESS="$WORK/access.log"
+touch "$ACCESS"
 erl -noshell -eval "
   {ok, _} = application:ensure_all_started(inets),
-  {ok, _} = inets:start(httpd, [{port, $PORT}, {bind_address, {127,0,0,1}},
-    {server_name, \"localhost\"}, {server_root, \"$WORK/www\"}, {document_root, \"$WORK/www\"}]),
-  receive stop -> ok end." >/dev/null 2>&1 &
+  {ok, Pid} = inets:start(httpd, [{port, ${PRECOMPILED_CHECK_PORT:-0}}, {bind_address, {127,0,0,1}},
+    {server_name, \"localhost\"}, {server_root, \"$WORK/www\"}, {document_root, \"$WORK/www\"},
+    {transfer_log, \"$ACCESS\"}]),
+  {port, Port} = lists:keyfind(port, 1, httpd:info(Pid)),
+  ok = file:write_file(\"$WORK/port\", integer_to_list(Port)),
+  receive stop -> ok end." >"$WORK/server.log" 2>&1 &
 SERVER=$!
-for _ in $(seq 50); do
-  erl -noshell -eval "{ok, _} = application:ensure_all_started(inets),
-    case httpc:request(\"http://127.0.0.1:$PORT/dist/$CHECKSUMS\") of
-      {ok, {{_, 200, _}, _, _}} -> halt(0); _ -> halt(1) end." 2>/dev/null && break
-  sleep 0.2
-done
+for _ in $(seq 100); do [[ -s $WORK/port ]] && break; sleep 0.1; done
+[[ -s $WORK/port ]] || { cat "$WORK/server.log"; fail "the HTTP server did not start"; }
+PORT=$(cat "$WORK/port")
+BASE="http://127.0.0.1:$PORT"
+curl -sf -o /dev/null "$BASE/dist/$CHECKSUMS" || fail "the server does not serve dist/"
+echo "  dist/ served at $BASE/dist, tampered copies at $BASE/tampered"
 
-# The package as Hex unpacks it: package/0's files, the checksum file among them.
+# The package as Hex unpacks it: package/0's files (read from mix.exs alone),
+# the checksum file among them.
 PKG="$WORK/package"
 mkdir -p "$PKG"
-files="$(MIX_ENV=test mix run --no-compile --no-start --no-deps-check \
-  -e 'IO.puts(Enum.join(Mix.Project.config()[:package][:files], "\n"))')"
-cp "$DIST/$CHECKSUMS" "$WORK/$CHECKSUMS"
-while read -r entry; do
-  for path in $entry; do
-    if [[ $path == "$CHECKSUMS" ]]; then cp "$WORK/$CHECKSUMS" "$PKG/"; continue; fi
-    [[ -e $path ]] || continue
-    mkdir -p "$PKG/$(dirname "$path")"
-    cp -a "$path" "$PKG/$(dirname "$path")/"
-  done
-done <<<"$files"
+files="$(elixir -e 'Mix.start(); Code.compile_file("mix.exs")
+  IO.puts(Enum.join(Mix.Project.config()[:package][:files], "\n"))')"
+for path in $files; do
+  if [[ $path == "$CHECKSUMS" ]]; then cp "$DIST/$CHECKSUMS" "$PKG/"; continue; fi
+  [[ -e $path ]] || continue
+  mkdir -p "$PKG/$(dirname "$path")"
+  cp -a "$path" "$PKG/$(dirname "$path")/"
+done
 [[ -f $PKG/$CHECKSUMS ]] || fail "package/0's files do not list $CHECKSUMS"
 rm -rf "$PKG"/native/*/target
 # The example host, at the path it has in the repository, so its path
 # dependency ("../..") is the package copy.
-mkdir -p "$PKG/examples"
-cp -a examples/host_app "$PKG/examples/"
-rm -rf "$PKG/examples/host_app/_build" "$PKG/examples/host_app/deps"
+mkdir -p "$PKG/examples/host_app"
+tar -C examples/host_app --exclude=./_build --exclude=./deps -cf - . | tar -C "$PKG/examples/host_app" -xf -
 # The offline-mirror helper is not a package file (the library's package
 # never runs it), but this machine has no Hex: with HEX_VENDOR_DIR set, the
 # host's mix.exs takes its dependencies from the mirror through it, as in the
@@ -158,45 +181,76 @@ done
 
 : "${DATABASE_URL:=$("$ROOT/examples/host_app/scripts/postgres.sh" start)}"
 export DATABASE_URL
-host() { # host ENV... -- CMD...: runs CMD in the host with no Rust, from this check's cache
+CACHE="$WORK/cache"
+host() { # host [VAR=VALUE...] -- CMD...: CMD in the host with no Rust, base URL dist/, cache $CACHE
   local env=()
   while [[ $1 != -- ]]; do env+=("$1"); shift; done
   shift
-  (cd "$HOST" && env -u OPENAGENTS_POLICY_NIF_PATH -u OPENAGENTS_POLICY_BUILD \
-    -u RUSTLER_PRECOMPILED_FORCE_BUILD_ALL -u CARGO_TARGET_DIR -u MIX_BUILD_ROOT -u MIX_BUILD_PATH \
-    PATH="$BIN" MIX_ENV=test OPENAGENTS_POLICY_NIF_BASE_URL="http://127.0.0.1:$PORT/dist" \
-    RUSTLER_PRECOMPILED_GLOBAL_CACHE_PATH="$WORK/cache" "${env[@]}" "$@")
+  (cd "$HOST" && env -u OPENAGENTS_POLICY_BUILD -u RUSTLER_PRECOMPILED_FORCE_BUILD_ALL \
+    -u CARGO_TARGET_DIR -u CARGO_BUILD_TARGET_DIR -u MIX_BUILD_ROOT -u MIX_BUILD_PATH \
+    PATH="$BIN" MIX_ENV=test OPENAGENTS_POLICY_NIF_BASE_URL="$BASE/dist" \
+    RUSTLER_PRECOMPILED_GLOBAL_CACHE_PATH="$CACHE" "${env[@]}" "$@")
 }
-native() { echo "$HOST/_build/test/lib/openagents_policy/priv/native"; }
+LIBBUILD="$HOST/_build/test/lib/openagents_policy"
+NATIVE="$LIBBUILD/priv/native"
+HERE="$(lib_of x86_64-unknown-linux-gnu)"
+installed() { compgen -G "$NATIVE/*.so" || true; }
+served() { # served PATH: how many times the server answered GET PATH with a 200
+  grep -c "\"GET $1 HTTP/[0-9.]*\" 200 " "$ACCESS" || true
+}
+ms() { echo $((($(date +%s%N) - $1) / 1000000)); }
+# figures MS...: "min X ms, median Y ms (runs: ...)"
+figures() {
+  local sorted
+  sorted=($(printf '%s\n' "$@" | sort -n))
+  echo "min ${sorted[0]} ms, median ${sorted[$((${#sorted[@]} / 2))]} ms (runs: $*)"
+}
 
 # The host's other dependencies first, so that the library's compile is
-# timed alone, from an empty cache (the download included).
-host -- mix deps.compile >"$WORK/deps.log" 2>&1 || { cat "$WORK/deps.log"; fail "the host's dependencies do not compile"; }
-rm -rf "$HOST/_build/test/lib/openagents_policy" "$WORK/cache"
-t0=$(date +%s%N)
-host -- mix deps.compile openagents_policy 2>&1 | tee "$WORK/compile.log"
-t1=$(date +%s%N)
-grep -q "Downloading http://127.0.0.1:$PORT/dist/$(lib_of x86_64-unknown-linux-gnu).tar.gz" "$WORK/compile.log" ||
-  fail "the library was not fetched from the server"
-[[ $(ls "$(native)") == libopenagents_policy_nif-*.so ]] || fail "no library installed"
-echo "cold compile of the library, no cargo, download included: $(((t1 - t0) / 1000000)) ms"
+# timed alone.
+if ! host -- mix deps.compile >"$WORK/deps.log" 2>&1; then
+  cat "$WORK/deps.log"
+  grep -qE 'System\.cmd\("cargo"|Compiling crate' "$WORK/deps.log" &&
+    fail "the library went for a source build in a package that carries $CHECKSUMS (does OpenAgentsPolicy.Native look for that name?)"
+  fail "the host's dependencies do not compile"
+fi
+
+echo "-- (i) the library's cold compile, from an empty cache, the artifact downloaded ($RUNS runs)"
+times=()
+for run in $(seq "$RUNS"); do
+  rm -rf "$LIBBUILD" "$CACHE"
+  before=$(served "/dist/$HERE.tar.gz")
+  t0=$(date +%s%N)
+  host -- mix deps.compile openagents_policy >"$WORK/compile.log" 2>&1 ||
+    { cat "$WORK/compile.log"; fail "the library did not compile from the served artifacts"; }
+  times+=("$(ms "$t0")")
+  [[ $(served "/dist/$HERE.tar.gz") -eq $((before + 1)) ]] || fail "run $run: $HERE.tar.gz was not fetched from the server"
+  [[ $(installed) == "$NATIVE/$HERE" ]] || fail "run $run: installed: $(installed)"
+  cmp -s "$NATIVE/$HERE" "$WORK/lib/$HERE" || fail "run $run: the installed library is not the artifact's"
+done
+sed 's/^/  > /' "$WORK/compile.log"
+echo "  installed $HERE, byte for byte the artifact's; nothing in its cache before each run"
+echo "cold compile of the library, no Rust, download included: $(figures "${times[@]}")"
 
 echo "-- the host's suite, against the precompiled library"
-host -- mix test 2>&1 | tail -5
+host -- mix test 2>&1 | tail -4
 
 echo "-- the host's production release, as a Dockerfile builds it (no cargo, rustc or cc)"
-rm -rf "$WORK/cache"
+rm -rf "$CACHE"
+lines=$(wc -l <"$ACCESS")
 r0=$SECONDS
 host MIX_ENV=prod -- mix release --overwrite >"$WORK/release.log" 2>&1 ||
   { cat "$WORK/release.log"; fail "MIX_ENV=prod mix release failed with no Rust"; }
-taken="$(grep -oE "Downloading http://127.0.0.1:$PORT/dist/[^ ]+" "$WORK/release.log" | sed 's|.*/||')" ||
-  { cat "$WORK/release.log"; fail "the release did not fetch the precompiled library"; }
+taken="$(tail -n +$((lines + 1)) "$ACCESS" | grep -oE '"GET /dist/[^ ]+\.tar\.gz HTTP/[0-9.]+" 200 ' |
+  sed -E 's|"GET /dist/([^ ]+) .*|\1|')"
+[[ $taken == "$HERE.tar.gz" ]] || { cat "$WORK/release.log"; fail "the release fetched '$taken', not $HERE.tar.gz"; }
 echo "  built in $((SECONDS - r0)) s (every prod dependency compiled, the library fetched)"
 echo "  artifact taken: $taken"
 REL="$HOST/_build/prod/rel/host_app"
-shipped=("$REL"/lib/openagents_policy-*/priv/native/libopenagents_policy_nif-*.so)
+shipped=("$REL"/lib/openagents_policy-*/priv/native/libopenagents_policy_nif*.so)
 [[ ${#shipped[@]} -eq 1 && -f ${shipped[0]} ]] || fail "the release carries no single NIF: ${shipped[*]}"
 cmp -s "${shipped[0]}" "$WORK/lib/${taken%.tar.gz}" || fail "the release's NIF is not the artifact taken"
+echo "  the release carries ${shipped[0]#"$REL"/}, byte for byte the artifact's"
 # shellcheck source=../examples/host_app/scripts/castle_sys_config.sh
 . "$ROOT/examples/host_app/scripts/castle_sys_config.sh"
 vsn="$(cut -d' ' -f2 "$REL/releases/start_erl.data")"
@@ -212,6 +266,59 @@ vsn="$(cut -d' ' -f2 "$REL/releases/start_erl.data")"
     fail "the release did not answer"
   echo "$answer"
   grep -q 'clamp(:glass, pulse viewer) = :pulse' <<<"$answer" || fail "the release answered wrongly: $answer")
+
+echo "-- (iii) a tampered artifact is refused, and nothing is installed"
+# refused WHAT VAR=VALUE...: the library's compile, from a clean build, fails on the checksum.
+refused() {
+  local what=$1
+  shift
+  rm -rf "$LIBBUILD"
+  if host "$@" -- mix deps.compile openagents_policy >"$WORK/refused.log" 2>&1; then
+    cat "$WORK/refused.log"
+    fail "$what: the library compiled"
+  fi
+  grep -q 'the integrity check failed because the checksum of files does not match' "$WORK/refused.log" ||
+    { cat "$WORK/refused.log"; fail "$what: the compile failed, but not on the checksum"; }
+  [[ -z $(installed) ]] || fail "$what: installed anyway: $(installed)"
+  [[ ! -e $LIBBUILD/ebin/Elixir.OpenAgentsPolicy.Native.beam ]] || fail "$what: OpenAgentsPolicy.Native compiled anyway"
+  echo "  refused: $what ($(grep -m1 -o 'Error while downloading precompiled NIF: [^.]*' "$WORK/refused.log"))"
+}
+rm -rf "$CACHE"
+before=$(served "/tampered/$HERE.tar.gz")
+refused "downloaded from $BASE/tampered" OPENAGENTS_POLICY_NIF_BASE_URL="$BASE/tampered"
+[[ $(served "/tampered/$HERE.tar.gz") -eq $((before + 1)) ]] || fail "the tampered artifact was not downloaded"
+# What that download left in the cache is refused again, the server holding the good one.
+refused "the tampered download, now in the cache (base URL dist/)"
+# A cache entry tampered in place.
+rm -rf "$CACHE"
+mkdir -p "$CACHE"
+cp "$WORK/www/tampered/$HERE.tar.gz" "$CACHE/"
+before=$(served "/dist/$HERE.tar.gz")
+refused "a tampered cache entry (base URL dist/)"
+[[ $(served "/dist/$HERE.tar.gz") -eq $before ]] || fail "the compile went to the server despite the cache entry"
+
+echo "-- (ii) offline: the server stopped, the cache pre-filled with dist/'s archives ($RUNS runs)"
+kill "$SERVER"
+wait "$SERVER" 2>/dev/null || true
+SERVER=""
+! curl -s -o /dev/null "$BASE/dist/$CHECKSUMS" || fail "$BASE still answers"
+times=()
+for run in $(seq "$RUNS"); do
+  rm -rf "$LIBBUILD" "$CACHE"
+  mkdir -p "$CACHE"
+  cp "$DIST"/*.tar.gz "$CACHE/"
+  t0=$(date +%s%N)
+  host -- mix deps.compile openagents_policy >"$WORK/offline.log" 2>&1 ||
+    { cat "$WORK/offline.log"; fail "the library did not compile offline from the cache"; }
+  times+=("$(ms "$t0")")
+  [[ $(installed) == "$NATIVE/$HERE" ]] || fail "run $run: installed: $(installed)"
+  cmp -s "$NATIVE/$HERE" "$WORK/lib/$HERE" || fail "run $run: the installed library is not the artifact's"
+done
+echo "  installed $HERE from the cache, byte for byte the artifact's; $BASE refusing connections"
+echo "cold compile of the library, no Rust, offline from the cache: $(figures "${times[@]}")"
+host -- mix run --no-start -e '
+  IO.puts("  it answers: clamp(:glass, pulse viewer) = " <>
+    inspect(OpenAgents.Transparency.Ladder.clamp(:glass, %{tier: :pulse})))'
 
 if [[ ${PRECOMPILED_ARM64:-0} == 1 ]]; then
   echo "== (d) the aarch64-gnu artifact in a real arm64 Erlang (qemu-user)"

@@ -48,16 +48,26 @@ defmodule HostApp.MixProject do
 
   defp elixirc_paths(_), do: ["lib"]
 
-  # The library under test, from the repository this example lives in: its own
-  # Mix compiler builds (or, with OPENAGENTS_POLICY_NIF_PATH, installs) the
-  # NIF. The rest is what a Phoenix JSON API on PostgreSQL needs: Phoenix 1.7
-  # on Elixir 1.14, or 1.8 as the OpenAgents app locks it (1.8.11, Elixir
+  # The library under test, from the repository this example lives in. A
+  # checkout carries no checksum file, so the library's NIF is built from its
+  # crate by rustler's compiler (rustler_precompiled's `force_build`), and a
+  # host that builds it must list rustler itself, as rustler_precompiled
+  # documents: the library's own rustler dependency is optional, so it is not
+  # fetched for its dependents. runtime: false: rustler is a build tool, never
+  # started nor shipped in the release. (0.36.0 is the newest whose Mix
+  # package runs on Elixir 1.14.) A package copy that carries the checksum
+  # file (scripts/precompiled_check.sh lays this host in one) takes the
+  # precompiled artifact instead and never calls rustler.
+  #
+  # The rest is what a Phoenix JSON API on PostgreSQL needs: Phoenix 1.7 on
+  # Elixir 1.14, or 1.8 as the OpenAgents app locks it (1.8.11, Elixir
   # >= 1.15), so each requirement admits both lines. With HEX_VENDOR_DIR set
   # they come from that offline mirror (a path dep, which overrides the
   # requirement), else from Hex.
   defp deps do
     [
       {:openagents_policy, path: "../.."},
+      {:rustler, ">= 0.36.0", runtime: false},
       {:phoenix, "~> 1.7.14 or ~> 1.8.0"},
       {:ecto_sql, "~> 3.10"},
       {:postgrex, ">= 0.0.0"},

@@ -19,7 +19,7 @@ defmodule OpenAgentsPolicy.Native do
 
   version = Mix.Project.config()[:version]
   root = Path.expand("../..", __DIR__)
-  checksums = Path.join(root, "checksum-#{inspect(__MODULE__)}.exs")
+  checksums = Path.join(root, "checksum-#{__MODULE__}.exs")
 
   # A source build wherever rustler_precompiled will ask rustler for one:
   # its own settings (below, as it reads them), OPENAGENTS_POLICY_BUILD=1, or

@@ -8,14 +8,15 @@ config :host_app, OpenAgents.Repo,
   pool_size: 10
 
 # A Rust edit to the library is served on the next request: the code reloader
-# recompiles both apps, and running the library's own compiler (which Phoenix
-# runs only when it is named in reloadable_compilers) rebuilds the NIF.
+# recompiles both apps, and rustler names every file of the library's crates
+# as an external resource of OpenAgentsPolicy.Native, so an edit to one
+# recompiles that module, which rebuilds the NIF (cargo) and loads it.
 config :host_app, HostAppWeb.Endpoint,
   http: [ip: {127, 0, 0, 1}, port: String.to_integer(System.get_env("PORT", "4000"))],
   check_origin: false,
   code_reloader: true,
   reloadable_apps: [:host_app, :openagents_policy],
-  reloadable_compilers: [:openagents_policy_nif, :elixir, :app],
+  reloadable_compilers: [:elixir, :app],
   debug_errors: false,
   secret_key_base: "dev-only-secret-key-base-of-the-example-host-app-not-for-production-use"
 

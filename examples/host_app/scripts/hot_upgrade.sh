@@ -85,12 +85,16 @@ trap cleanup EXIT
 upgrade_env hot_upgrade
 export PORT
 rel() { (cd "$DEPLOY" && bin/host_app "$@"); }
-# The one NIF library of a library version in the deployed release.
+# The one NIF library of a library version in the deployed release: the
+# same name in each version's own directory.
 nif_of() {
-  local found=("$DEPLOY"/lib/openagents_policy-"$1"/priv/native/$NIF-*.so)
-  [[ ${#found[@]} -eq 1 && -f ${found[0]} ]] || fail "expected one $NIF-*.so for $1, found: ${found[*]}"
+  local found=("$DEPLOY"/lib/openagents_policy-"$1"/priv/native/$NIF)
+  [[ ${#found[@]} -eq 1 && -f ${found[0]} ]] || fail "expected one $NIF for $1, found: ${found[*]}"
   echo "${found[0]}"
 }
+# A library's path as the release has it (lib/openagents_policy-<vsn>/...):
+# the file name alone is the same in every version.
+short() { echo "${1#"$DEPLOY"/}"; }
 # castle's `bin/host_app install VSN` (Castle.install/1, same output) behind
 # HostApp.Upgrade's gate.
 gated_install() { rel rpc "HostApp.Upgrade.install(\"$1\")"; }
@@ -103,7 +107,7 @@ seed_copy "$COPY" "$WORK/target"
 build_release "$COPY/examples/host_app"
 cp -a "$COPY/examples/host_app/_build/prod/rel/host_app" "$DEPLOY"
 NIF_A=$(nif_of 0.1.0)
-ok "release A built: host_app 0.1.0 with openagents_policy 0.1.0 (${NIF_A#"$DEPLOY"/})"
+ok "release A built: host_app 0.1.0 with openagents_policy 0.1.0 ($(short "$NIF_A"))"
 
 step "2. A as a daemon on PostgreSQL, migrated and seeded"
 castle_sys_config "$DEPLOY" 0.1.0
@@ -120,10 +124,11 @@ edit_b "$COPY"
 ok "copy edited: attempt terminal_commit ledger -> glass; library and host at 0.1.1"
 build_release "$COPY/examples/host_app"
 REL_B="$COPY/examples/host_app/_build/prod/rel/host_app"
-nif_b=("$REL_B"/lib/openagents_policy-0.1.1/priv/native/$NIF-*.so)
-[[ -f ${nif_b[0]} && $(basename "${nif_b[0]}") != "$(basename "$NIF_A")" ]] ||
-  fail "release B does not carry a new content-named library: ${nif_b[*]}"
-ok "release B built: openagents_policy 0.1.1 with $(basename "${nif_b[0]}")"
+nif_b=("$REL_B"/lib/openagents_policy-0.1.1/priv/native/$NIF)
+[[ ${#nif_b[@]} -eq 1 && -f ${nif_b[0]} ]] || fail "release B does not carry one $NIF: ${nif_b[*]}"
+# The core's edit is in B's library: its bytes differ from A's.
+! cmp -s "${nif_b[0]}" "$NIF_A" || fail "release B's library is A's, byte for byte"
+ok "release B built: openagents_policy 0.1.1 with ${nif_b[0]#"$REL_B"/}, not A's library"
 
 # The host's appup says its modules need nothing: hold it to that.
 host_code() { # the code of every host module (beam_lib:md5, debug info and line tables aside)
@@ -180,8 +185,8 @@ sleep "$PHASE"
 # still in it), TO_NIF mapped, no old code left for Native.
 swap() {
   local phase=$1 vsn=$2 from=$3 to=$4 expected=$5 out pid
-  [[ $(mapped "$from") -gt 0 ]] || fail "$(basename "$from") is not mapped in $DAEMON_PID before the install"
-  ok "before install $vsn: $(basename "$from") mapped in /proc/$DAEMON_PID/maps ($(mapped "$from") lines)"
+  [[ $(mapped "$from") -gt 0 ]] || fail "$(short "$from") is not mapped in $DAEMON_PID before the install"
+  ok "before install $vsn: $(short "$from") mapped in /proc/$DAEMON_PID/maps ($(mapped "$from") lines)"
   now_us >"$LOAD_DIR/${phase}_start"
   out=$(gated_install "$vsn")
   now_us >"$LOAD_DIR/${phase}_end"
@@ -192,13 +197,13 @@ swap() {
   pid=$(rel pid | tr -d '[:space:]')
   [[ $pid == "$DAEMON_PID" ]] || fail "the OS pid changed: $DAEMON_PID -> $pid"
   ok "same OS pid: $pid"
-  [[ $(mapped "$to") -gt 0 ]] || fail "$(basename "$to") is not mapped after the install"
+  [[ $(mapped "$to") -gt 0 ]] || fail "$(short "$to") is not mapped after the install"
   if [[ $(mapped "$from") -ne 0 ]]; then
-    echo "     $(basename "$from") still mapped after install (a process was in the old code): purging it"
+    echo "     $(short "$from") still mapped after install (a process was in the old code): purging it"
     rel rpc 'for _ <- 1..50, not :code.soft_purge(OpenAgentsPolicy.Native), do: Process.sleep(100)'
   fi
-  [[ $(mapped "$from") -eq 0 ]] || fail "$(basename "$from") is still mapped after the old code was purged"
-  ok "after install $vsn: $(basename "$from") no longer mapped (0 lines), $(basename "$to") mapped ($(mapped "$to") lines)"
+  [[ $(mapped "$from") -eq 0 ]] || fail "$(short "$from") is still mapped after the old code was purged"
+  ok "after install $vsn: $(short "$from") no longer mapped (0 lines), $(short "$to") mapped ($(mapped "$to") lines)"
   [[ $(rel rpc 'IO.puts(:erlang.check_old_code(OpenAgentsPolicy.Native))') == false ]] ||
     fail "Native still has old code after the install"
   ok "no old code left for OpenAgentsPolicy.Native"

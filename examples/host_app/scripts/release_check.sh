@@ -6,10 +6,14 @@
 #   (b) build its prod release, copy it outside the repository, create and
 #       migrate a database with `bin/host_app eval`, seed it, start the
 #       release as a daemon and read a page and post an attempt with curl;
-#   (c) the same with the library and the host built afresh (the other
-#       dependencies' builds kept), OPENAGENTS_POLICY_NIF_PATH naming a
-#       prebuilt library and no cargo on PATH (only a fake one that fails and
-#       records being run): cargo is never run.
+# There is no (c) any more. It built the release again with
+# OPENAGENTS_POLICY_NIF_PATH naming a prebuilt library and no cargo on PATH;
+# that variable is gone with the library's own installer (rustler_precompiled
+# installs the NIF now), and a production release built with no Rust at all,
+# from the precompiled artifacts, is what ../../scripts/precompiled_check.sh
+# (b) builds and asks for an answer. Here the host takes the library by
+# `path:` from a checkout, which carries no checksum file: its NIF is built
+# from source by rustler's compiler (cargo), as (a) checks.
 # DATABASE_URL names the PostgreSQL server (and the database: the suite
 # appends _test, the releases _release); unset, scripts/postgres.sh starts one,
 # which is stopped at exit (a server already running is left alone).
@@ -19,7 +23,10 @@ set -euo pipefail
 
 APP="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ROOT="$(cd "$APP/../.." && pwd)"
-NIF=libopenagents_policy_nif
+# The NIF library's name, as a glob: rustler names it libopenagents_policy_nif.so
+# up to 0.36 and openagents_policy_nif.so from 0.37 (the newer toolchains'
+# lanes), rustler_precompiled after its artifact.
+NIF='*openagents_policy_nif*.so'
 PORT=${HOST_CHECK_PORT:-4791}
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/release_check.XXXXXX")"
 DAEMON=""
@@ -37,8 +44,6 @@ trap 'printf "\nFAIL: line %s: %s\n" "$LINENO" "$BASH_COMMAND" >&2' ERR
 
 # shellcheck source=castle_sys_config.sh
 . "$APP/scripts/castle_sys_config.sh"
-# The prebuilt path is tested in (c) only; (a) and (b) build with cargo.
-unset OPENAGENTS_POLICY_NIF_PATH
 : "${DATABASE_URL:=$("$APP/scripts/postgres.sh" start)}"
 export DATABASE_URL
 
@@ -54,11 +59,11 @@ fail() {
   exit 1
 }
 
-# The one NIF a release carries (the build may name it per build).
+# The one NIF a release carries.
 release_nif() {
-  local found=("$1"/lib/openagents_policy-*/priv/native/$NIF*.so)
+  local found=("$1"/lib/openagents_policy-*/priv/native/$NIF)
   [[ ${#found[@]} -eq 1 && -f ${found[0]} ]] ||
-    fail "expected exactly one $NIF*.so in the release, found: ${found[*]}"
+    fail "expected exactly one $NIF in the release, found: ${found[*]}"
   echo "${found[0]}"
 }
 
@@ -136,13 +141,16 @@ section "(a) compile host_app with its tests (--warnings-as-errors) and run its 
 cd "$APP"
 "$ROOT/scripts/ensure_deps.sh" "$APP"
 mix format --check-formatted
-MIX_ENV=test mix compile --warnings-as-errors
+MIX_ENV=test mix compile --warnings-as-errors 2>&1 | tee "$WORK/compile.log"
+# A checkout: rustler built the NIF (no artifact was fetched).
+grep -q 'Compiling crate openagents_policy_nif in release mode' "$WORK/compile.log" ||
+  fail "the library's NIF was not built from source by rustler"
 mix test --warnings-as-errors
 done_section
 
 section "(b) prod release built with cargo: migrated, seeded, daemon, a page and a POST over curl"
 MIX_ENV=prod mix release --overwrite --quiet
-cmp -s "$(release_nif "$APP/_build/prod/rel/host_app")" "$(ls "$APP"/_build/prod/lib/openagents_policy/priv/native/$NIF*.so)" ||
+cmp -s "$(release_nif "$APP/_build/prod/rel/host_app")" "$(ls "$APP"/_build/prod/lib/openagents_policy/priv/native/$NIF)" ||
   fail "the release's NIF differs from the one the build installed"
 check_release cargo
 # A host's prod build compiles the product only: the docs tooling (dev/) is
@@ -151,64 +159,6 @@ tooling=$(cd "$APP/_build/prod/lib/openagents_policy/ebin" &&
   ls | grep -E 'Pictures|Report|Mix\.Tasks\.OpenagentsPolicy\.(Show|Pictures)' || true)
 [[ -z $tooling ]] || fail "the host's prod build compiled docs tooling: $tooling"
 echo "  the prod build holds no Pictures, Report or docs task module"
-done_section
-
-section "(c) prod release, the library built afresh with OPENAGENTS_POLICY_NIF_PATH and no cargo on PATH"
-# The prebuilt library: the one (b)'s cargo build installed, copied out
-# before the library's build is deleted (a second cargo build of the same
-# sources would only cost time).
-mkdir -p "$WORK/prebuilt" "$WORK/fakebin"
-cp "$(release_nif "$APP/_build/prod/rel/host_app")" "$WORK/prebuilt/$NIF.so"
-echo "prebuilt: $(sha256sum "$WORK/prebuilt/$NIF.so" | cut -c1-16)… $WORK/prebuilt/$NIF.so"
-
-marker="$WORK/cargo-was-run"
-cat >"$WORK/fakebin/cargo" <<FAKE
-#!/bin/sh
-echo "fake cargo: \$*" >>"$marker"
-echo "cargo must not run when OPENAGENTS_POLICY_NIF_PATH is set" >&2
-exit 101
-FAKE
-chmod +x "$WORK/fakebin/cargo"
-# No real cargo on PATH at all: a directory holding one (Debian's /usr/bin,
-# where mix lives too) is replaced by links to everything in it but cargo,
-# and the only `cargo` left is the one that records being run and fails.
-no_cargo_path="$WORK/fakebin"
-IFS=: read -ra dirs <<<"$PATH"
-for i in "${!dirs[@]}"; do
-  dir=${dirs[i]}
-  [[ -n $dir && -d $dir ]] || continue
-  if [[ -e $dir/cargo ]]; then
-    links="$WORK/nocargo-$i"
-    mkdir -p "$links"
-    for program in "$dir"/*; do
-      [[ $(basename "$program") == cargo ]] || ln -sfn "$program" "$links/"
-    done
-    no_cargo_path+=":$links"
-  else
-    no_cargo_path+=":$dir"
-  fi
-done
-[[ $(PATH="$no_cargo_path" command -v cargo) == "$WORK/fakebin/cargo" ]] || fail "a real cargo is still on PATH"
-PATH="$no_cargo_path" cargo --version >/dev/null 2>&1 && fail "the fake cargo did not fail"
-echo "  PATH without cargo: $no_cargo_path"
-rm -f "$marker"
-
-# Clean of everything the NIF touches: the library's and the host's builds
-# and the release. The other dependencies' prod builds are kept (none of
-# them runs cargo, and compiling them again took a minute a lane).
-rm -rf "$APP/_build/prod/lib/openagents_policy" "$APP/_build/prod/lib/host_app" "$APP/_build/prod/rel"
-build_log="$WORK/prebuilt-build.log"
-if ! OPENAGENTS_POLICY_NIF_PATH="$WORK/prebuilt/$NIF.so" PATH="$no_cargo_path" \
-  MIX_ENV=prod mix release --overwrite --quiet >"$build_log" 2>&1; then
-  cat "$build_log"
-  fail "the release did not build with OPENAGENTS_POLICY_NIF_PATH set"
-fi
-sed 's/^/  > /' "$build_log"
-[[ ! -e $marker ]] || fail "cargo was run: $(cat "$marker")"
-cmp -s "$WORK/prebuilt/$NIF.so" "$(release_nif "$APP/_build/prod/rel/host_app")" ||
-  fail "the release does not carry the prebuilt NIF byte for byte"
-echo "  cargo was not run; the release carries the prebuilt library byte for byte"
-PATH="$no_cargo_path" check_release prebuilt
 done_section
 
 printf '\n==== release_check: all passed in %ds ====\n' "$((SECONDS - START))"

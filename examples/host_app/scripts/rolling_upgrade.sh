@@ -182,12 +182,13 @@ for i in 0 1 2; do
 done
 mkdir -p "$WORK/b_prime"
 tar -C "$WORK/b_prime" -xzf "$TAR_B"
-so=("$WORK"/b_prime/lib/openagents_policy-0.1.1/priv/native/$NIF-*.so)
+so=("$WORK"/b_prime/lib/openagents_policy-0.1.1/priv/native/$NIF)
+[[ ${#so[@]} -eq 1 && -f ${so[0]} ]] || fail "B's tarball does not carry one $NIF: ${so[*]}"
 head -c 65536 "${so[0]}" >"$WORK/cut.so" && mv "$WORK/cut.so" "${so[0]}"
 # Entries named as release_handler looks them up (lib/..., releases/...).
 (cd "$WORK/b_prime" && tar -czf "$WORK/host_app-0.1.1.tar.gz" -- *)
 for i in 0 1 2; do cp "$WORK/host_app-0.1.1.tar.gz" "${DIRS[$i]}/releases/host_app-0.1.1.tar.gz"; done
-ok "B' made: B's tarball with $(basename "${so[0]}") cut to 64 KiB, in every node's releases/"
+ok "B' made: B's tarball with ${so[0]#"$WORK"/b_prime/} cut to 64 KiB, in every node's releases/"
 drill_status=0
 drill_out=$(ROLLING_NODES_LOG="$WORK/drill.jsonl" coordinate drill 0.1.1 "$DIGEST_A" "$DIGEST_B" 2>&1) || drill_status=$?
 echo "$drill_out" | sed 's/^/     /'

@@ -320,9 +320,12 @@ mode_panic() {
   compile_client
   release_copy "$WORK/rel"
   cp -a "$WORK/rel" "$WORK/probe"
+  # The release's one NIF library (lib/openagents_policy-<vsn>/priv/native/:
+  # libopenagents_policy_nif.so from rustler 0.36, openagents_policy_nif.so
+  # from 0.37), replaced in the copy by the probe's.
   "$ROOT/scripts/probe_nif.sh" install "$WORK/probe" >/dev/null
-  cmp -s "$(find "$WORK/rel" -name 'libopenagents_policy_nif*.so')" \
-    "$(find "$WORK/probe" -name 'libopenagents_policy_nif*.so')" &&
+  cmp -s "$(find "$WORK/rel" -type f -name '*openagents_policy_nif*.so')" \
+    "$(find "$WORK/probe" -type f -name '*openagents_policy_nif*.so')" &&
     fail "the probe library is the shipped one"
 
   BIN="$WORK/rel/bin/host_app"
@@ -417,3 +420,4 @@ case $mode in
   load | crash | dbdown | panic | short) "mode_$mode" "$@" ;;
   *) fail "unknown mode $mode" ;;
 esac
+say "faults $mode: every check passed in ${SECONDS}s"

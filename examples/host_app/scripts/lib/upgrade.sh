@@ -1,7 +1,11 @@
 # Sourced by the two upgrade drivers, scripts/hot_upgrade.sh (one node) and
 # scripts/rolling_upgrade.sh (three nodes): what both do the same way.
-#   - on sourcing: APP (examples/host_app), ROOT (the checkout), NIF (the NIF
-#     library's base name), castle_sys_config (scripts/castle_sys_config.sh)
+#   - on sourcing: APP (examples/host_app), ROOT (the checkout), NIF (a glob
+#     of the NIF library's name in a release: one file in each version's own
+#     lib/openagents_policy-<vsn>/priv/native/, so a relup always loads a new
+#     path; rustler names it libopenagents_policy_nif.so up to 0.36 and
+#     openagents_policy_nif.so from 0.37, rustler_precompiled after its
+#     artifact), castle_sys_config (scripts/castle_sys_config.sh)
 #     and the ERR trap that names a failed line;
 #   - the run: its mode (full|short: PHASE, CLIENTS), its environment and
 #     database, the one-line checks (ok, fail, step);
@@ -18,7 +22,7 @@
 
 APP="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 ROOT="$(cd "$APP/../.." && pwd)"
-NIF=libopenagents_policy_nif
+NIF='*openagents_policy_nif*.so'
 # shellcheck source=../castle_sys_config.sh
 . "$APP/scripts/castle_sys_config.sh"
 trap 'printf "\nFAIL: line %s: %s\n" "$LINENO" "$BASH_COMMAND" >&2' ERR
@@ -33,9 +37,8 @@ upgrade_mode() {
   esac
 }
 
-# upgrade_env SUFFIX: DATABASE_URL (and DB_URL) on its database + _SUFFIX, PHX_SERVER, START; no prebuilt NIF.
+# upgrade_env SUFFIX: DATABASE_URL (and DB_URL) on its database + _SUFFIX, PHX_SERVER, START.
 upgrade_env() {
-  unset OPENAGENTS_POLICY_NIF_PATH
   : "${DATABASE_URL:=$("$APP/scripts/postgres.sh" start)}"
   DB_URL="${DATABASE_URL%/*}/$(basename "${DATABASE_URL%%\?*}")_$1"
   export DATABASE_URL="$DB_URL" PHX_SERVER=true
@@ -60,15 +63,20 @@ now_us() { date +%s%6N; }
 # A and B are built in one directory, as a deploy pipeline builds them: a
 # module's code may hold its source path (an Ecto query does), and the two
 # releases must differ only by the change under test. The checkout is left
-# as it is; what it has built already (deps, cargo's crates.io builds) seeds
-# the copy.
+# as it is; what it has built already (the host's prod build, the NIF rustler
+# built into priv/native that it links to, cargo's crates.io builds) seeds
+# the copy. The copy is a checkout: no checksum file (nor dist/), so rustler
+# builds each release's NIF from the copy's crates, with cargo, into TARGET
+# (where cargo metadata, which OpenAgentsPolicy.Native asks, finds
+# CARGO_TARGET_DIR).
 # seed_copy COPY TARGET: the checkout (at 0.1.0) into COPY, its builds as seeds; CARGO_TARGET_DIR=TARGET.
 seed_copy() {
   local copy=$1 target=$2
   grep -q '@version "0.1.0"' "$ROOT/mix.exs" || fail "the library in the checkout is not version 0.1.0"
   mkdir -p "$copy" "$target"
   tar -C "$ROOT" --exclude=./.git --exclude=./target --exclude=./_build --exclude=./deps \
-    --exclude=./doc --exclude=./examples/host_app/_build --exclude=./examples/host_app/deps -cf - . |
+    --exclude=./doc --exclude=./dist --exclude=./checksum-Elixir.OpenAgentsPolicy.Native.exs \
+    --exclude=./examples/host_app/_build --exclude=./examples/host_app/deps -cf - . |
     tar -C "$copy" -xf - || fail "the checkout was not copied into $copy"
   if [[ -d $APP/_build/prod ]]; then
     mkdir -p "$copy/examples/host_app/_build"
