@@ -138,7 +138,7 @@ defmodule OpenAgentsPolicy.MixProject do
       # without loading the NIF (guides/changing-a-rule.md).
       files: ~w(lib native/*/src native/*/Cargo.toml Cargo.toml Cargo.lock mix.exs
            .formatter.exs checksum-Elixir.OpenAgentsPolicy.Native.exs README.md LICENSE
-           CHANGELOG.md decisions.json),
+           CHANGELOG.md priv/decisions.json),
       links: %{}
     ]
   end

@@ -11,7 +11,7 @@ defmodule OpenAgentsPolicy.Decisions do
   Rust core, and shows it to every anonymous reader.
 
   `diff/3` compares two documents (the live one of a node, the
-  `decisions.json` a package carries, the last release's) and lists every
+  `priv/decisions.json` a package carries, the last release's) and lists every
   answer that differs, each with its table, its input in the caller's words,
   the old and the new answer, and a class:
 

@@ -1,7 +1,9 @@
 defmodule OpenAgentsPolicy.Upgrade do
   @moduledoc """
   The library's part in a hot-code upgrade (a relup) that refuses, before
-  anything changes, a NIF library the running VM could not swap in.
+  anything changes, a NIF library the running VM could not swap in, and a
+  version whose decisions widen what some reader or caller gets, unless an
+  operator accepts that version's decisions by name.
 
   Every build of the library carries `ebin/openagents_policy.appup` (its
   Mix compiler `compile.openagents_policy_appup` writes it). For an upgrade
@@ -44,9 +46,27 @@ defmodule OpenAgentsPolicy.Upgrade do
 
   The load itself is `OpenAgentsPolicy.LoadCheck.module/3`, in a VM of its
   own.
+
+  ## What the new version decides
+
+  Each build carries its decision document, `priv/decisions.json` (every
+  answer over a finite domain; its SHA-256 is the version's decision
+  digest, `OpenAgentsPolicy.fingerprint/0`). `decision_diff/2` compares this
+  VM's live document with a target version's, with
+  `OpenAgentsPolicy.Decisions.diff/3`, and `check/3` refuses a target whose
+  decisions widen (a field shown at a lower tier, a capability granted, a
+  higher effective tier: `OpenAgentsPolicy.Decisions`), unless the
+  variable `OPENAGENTS_POLICY_ACCEPT_WIDENING` of this VM names that
+  target's decision digest: the operator accepts exactly those decisions,
+  read before the install, and no others. A running node's variable is set
+  with `System.put_env/2` (`bin/APP rpc`); an application's environment
+  would not do, as `release_handler` replaces it before the check runs. A
+  narrowing or a change that neither widens nor narrows needs no one's word.
   """
 
-  alias OpenAgentsPolicy.LoadCheck
+  alias OpenAgentsPolicy.{Decisions, LoadCheck}
+
+  @accept "OPENAGENTS_POLICY_ACCEPT_WIDENING"
 
   # rustler_precompiled's `libopenagents_policy_nif-v<vsn>-nif-<nif>-<target>.so`,
   # or a source build: rustler's `libopenagents_policy_nif.so` (0.36) or
@@ -73,8 +93,14 @@ defmodule OpenAgentsPolicy.Upgrade do
   corrupt file and a NIF table that does not match the module; a load that
   has not finished after 30 s is refused too (its VM killed).
 
+  Then its decisions (see the module docs): a target whose decisions widen
+  is refused unless `OPENAGENTS_POLICY_ACCEPT_WIDENING` names its
+  decision digest, and the Markdown of every change is logged.
+
   Reasons: `{:no_library, dir}` (no unpacked version or no `.so`),
-  `{:several_libraries, files}`, `{:does_not_load, file, why}`.
+  `{:several_libraries, files}`, `{:does_not_load, file, why}`, and the
+  reasons of `decision_diff/2` and `{:widens, digest, says}` (the target's
+  decision digest, and each widened answer in words).
   """
   @spec check(direction(), String.t(), Path.t()) :: :ok
   def check(direction, version, lib_root \\ Path.join(:code.root_dir(), "lib"))
@@ -99,6 +125,84 @@ defmodule OpenAgentsPolicy.Upgrade do
       [file] -> check_loads!(file, Path.join(dir, "ebin"))
       [] -> refuse({:no_library, dir})
       files -> refuse({:several_libraries, files})
+    end
+
+    check_decisions!(dir)
+  end
+
+  defp check_decisions!(dir) do
+    case diff_dir(dir) do
+      {:ok, %{changes: []}} ->
+        :ok
+
+      {:ok, %{widened: [], markdown: markdown}} ->
+        log(dir, markdown)
+
+      {:ok, %{digest: digest, widened: widened, markdown: markdown}} ->
+        log(dir, markdown)
+
+        unless System.get_env(@accept) == digest,
+          do: refuse({:widens, digest, Enum.map(widened, & &1.says)})
+
+      {:error, reason} ->
+        refuse(reason)
+    end
+  end
+
+  defp log(dir, markdown),
+    do: :logger.notice("OpenAgentsPolicy.Upgrade: the decisions of #{dir}:\n#{markdown}")
+
+  @typedoc "What `decision_diff/2` finds (see there)."
+  @type decision_diff :: %{
+          digest: String.t(),
+          changes: [Decisions.change()],
+          widened: [Decisions.change()],
+          markdown: String.t(),
+          json: String.t()
+        }
+
+  @doc """
+  What installing the library of `version` would change in this VM's
+  decisions: the live document (`OpenAgentsPolicy.decisions_json/0`)
+  against the target's `priv/decisions.json` under `lib_root` (the target
+  version must be unpacked, as for `check/3`).
+
+  Answers the target's decision digest (the SHA-256 of its document: what
+  `OPENAGENTS_POLICY_ACCEPT_WIDENING` names to accept it), every change,
+  those that widen, and the changes as Markdown and as JSON (what a
+  coordinator prints and records).
+
+  Reasons: `{:no_library, dir}` (the version is not unpacked),
+  `{:no_decision_document, file}`, and `{:decision_document, refusal}`
+  (`t:OpenAgentsPolicy.Decisions.refusal/0`): a target whose decisions
+  cannot be read is refused, never taken as "no changes".
+  """
+  @spec decision_diff(String.t(), Path.t()) :: {:ok, decision_diff()} | {:error, term()}
+  def decision_diff(version, lib_root \\ Path.join(:code.root_dir(), "lib"))
+      when is_binary(version) do
+    dir = Path.join(lib_root, "openagents_policy-#{version}")
+    if File.dir?(dir), do: diff_dir(dir), else: {:error, {:no_library, dir}}
+  end
+
+  defp diff_dir(dir) do
+    file = Path.join([dir, "priv", "decisions.json"])
+    live = OpenAgentsPolicy.decisions_json()
+
+    with {:read, {:ok, target}} <- {:read, File.read(file)},
+         {:ok, changes} <- Decisions.diff(live, target),
+         {:ok, markdown} <- Decisions.diff(live, target, format: :markdown),
+         {:ok, json} <- Decisions.diff(live, target, format: :json) do
+      {:ok,
+       %{
+         digest: OpenAgentsPolicy.Native.sha256(target),
+         changes: changes,
+         widened: Decisions.widened(changes),
+         markdown: markdown,
+         json: json
+       }}
+    else
+      {:read, {:error, _}} -> {:error, {:no_decision_document, file}}
+      {:error, refusal} -> {:error, {:decision_document, refusal}}
     end
   end
 

@@ -10,23 +10,23 @@ defmodule OpenAgentsPolicy.DecisionsTest do
   # repository keeps, and the Mix task.
 
   @root Path.expand("../..", __DIR__)
-  @packaged Path.join(@root, "decisions.json")
+  @packaged Path.join(@root, "priv/decisions.json")
   @last_release Path.join(@root, "last-release/decisions.json")
-  @regenerate "cargo run -q --locked -p openagents_policy --example decisions -- document > decisions.json"
+  @regenerate "cargo run -q --locked -p openagents_policy --example decisions -- document > priv/decisions.json"
 
   defp live, do: OpenAgentsPolicy.decisions_json()
 
   # `live()` decoded, edited, encoded again.
   defp edited(edit), do: live() |> Jason.decode!() |> edit.() |> Jason.encode!()
 
-  test "the package's decisions.json is the live document, and its SHA-256 the decision digest" do
+  test "the package's priv/decisions.json is the live document, and its SHA-256 the decision digest" do
     packaged = File.read!(@packaged)
 
     unless packaged == live() do
       {:ok, markdown} = Decisions.diff(packaged, live(), format: :markdown)
 
       flunk("""
-      decisions.json (the decision document the package carries) is not the NIF's live one:
+      priv/decisions.json (the decision document the package carries) is not the NIF's live one:
 
       #{markdown}
       If the rules changed on purpose, regenerate it from the repository's root:
@@ -38,7 +38,7 @@ defmodule OpenAgentsPolicy.DecisionsTest do
     assert OpenAgentsPolicy.Native.sha256(packaged) ==
              OpenAgentsPolicy.fingerprint().decision_digest
 
-    assert "decisions.json" in Mix.Project.config()[:package][:files]
+    assert "priv/decisions.json" in Mix.Project.config()[:package][:files]
   end
 
   test "the last release's document is a decision document this library reads" do

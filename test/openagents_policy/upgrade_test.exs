@@ -5,9 +5,15 @@ defmodule OpenAgentsPolicy.UpgradeTest do
   # itself, in a running release under load, is examples/host_app/scripts/hot_upgrade.sh.
   use ExUnit.Case, async: true
 
+  # check/3 logs the Markdown of a target's decision changes.
+  @moduletag :capture_log
+
   alias OpenAgentsPolicy.Upgrade
 
   @native OpenAgentsPolicy.Native
+  @accept "OPENAGENTS_POLICY_ACCEPT_WIDENING"
+
+  defp live, do: OpenAgentsPolicy.decisions_json()
 
   # Each test's own release lib/ directory, outside the source tree.
   setup do
@@ -69,12 +75,14 @@ defmodule OpenAgentsPolicy.UpgradeTest do
   end
 
   describe "Upgrade.check/3" do
-    # A release's lib/ with the library at `version`: this build's ebin and
-    # NIF library, or `nif` for the library file.
-    defp unpack(lib_root, version, nif \\ :this_build) do
+    # A release's lib/ with the library at `version`: this build's ebin, NIF
+    # library and decision document, or `nif` for the library file and
+    # `decisions` for the document.
+    defp unpack(lib_root, version, nif \\ :this_build, decisions \\ live()) do
       dir = Path.join(lib_root, "openagents_policy-#{version}")
       File.mkdir_p!(Path.join(dir, "priv/native"))
       File.cp_r!(Application.app_dir(:openagents_policy, "ebin"), Path.join(dir, "ebin"))
+      if decisions, do: File.write!(Path.join(dir, "priv/decisions.json"), decisions)
 
       case nif do
         :this_build ->
@@ -133,6 +141,79 @@ defmodule OpenAgentsPolicy.UpgradeTest do
 
       assert {:error, {:openagents_policy, {:several_libraries, [_, _]}}} =
                catch_throw(Upgrade.check(:up, "9.9.8", root))
+    end
+
+    test "refuses a target whose decisions widen, unless OPENAGENTS_POLICY_ACCEPT_WIDENING names them",
+         %{lib_root: root} do
+      # An attempt's terminal_commit disclosed from pulse, not ledger.
+      widened =
+        String.replace(
+          live(),
+          ~s("terminal_commit","tier":"ledger"),
+          ~s("terminal_commit","tier":"pulse")
+        )
+
+      assert widened != live()
+      unpack(root, "9.9.9", :this_build, widened)
+      digest = @native.sha256(widened)
+      says = "`attempt.terminal_commit` is now disclosed from `pulse` (was `ledger`)"
+
+      assert catch_throw(Upgrade.check(:up, "9.9.9", root)) ==
+               {:error, {:openagents_policy, {:widens, digest, [says]}}}
+
+      # Accepting other decisions accepts nothing here.
+      System.put_env(@accept, @native.sha256(live()))
+      on_exit(fn -> System.delete_env(@accept) end)
+
+      assert catch_throw(Upgrade.check(:up, "9.9.9", root)) ==
+               {:error, {:openagents_policy, {:widens, digest, [says]}}}
+
+      System.put_env(@accept, digest)
+      assert Upgrade.check(:up, "9.9.9", root) == :ok
+    end
+
+    test "passes a target whose decisions narrow, and says what moved", %{lib_root: root} do
+      narrowed =
+        String.replace(
+          live(),
+          ~s("terminal_commit","tier":"ledger"),
+          ~s("terminal_commit","tier":"glass")
+        )
+
+      unpack(root, "9.9.9", :this_build, narrowed)
+      assert Upgrade.check(:up, "9.9.9", root) == :ok
+
+      assert {:ok,
+              %{digest: digest, changes: [change], widened: [], markdown: markdown, json: json}} =
+               Upgrade.decision_diff("9.9.9", root)
+
+      assert digest == @native.sha256(narrowed)
+      assert change.class == :narrows
+      assert markdown =~ "terminal_commit"
+      assert %{"changes" => [%{"class" => "narrows"}]} = Jason.decode!(json)
+
+      assert {:ok, %{changes: []}} =
+               (
+                 unpack(root, "9.9.8")
+                 Upgrade.decision_diff("9.9.8", root)
+               )
+    end
+
+    test "refuses a target whose decisions cannot be read, never taking it as no change",
+         %{lib_root: root} do
+      dir = unpack(root, "9.9.9", :this_build, nil)
+      file = Path.join(dir, "priv/decisions.json")
+
+      assert catch_throw(Upgrade.check(:up, "9.9.9", root)) ==
+               {:error, {:openagents_policy, {:no_decision_document, file}}}
+
+      File.write!(file, "[]")
+
+      assert {:error, {:openagents_policy, {:decision_document, {:not_a_document, :new, _}}}} =
+               catch_throw(Upgrade.check(:up, "9.9.9", root))
+
+      assert Upgrade.decision_diff("9.9.7", root) ==
+               {:error, {:no_library, Path.join(root, "openagents_policy-9.9.7")}}
     end
 
     test "refuses a library the VM cannot load: cut short, or not a library", %{lib_root: root} do

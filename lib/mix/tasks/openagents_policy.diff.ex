@@ -9,12 +9,12 @@ defmodule Mix.Tasks.OpenagentsPolicy.Diff do
       mix openagents_policy.diff OLD NEW --format json      # {"changes": [...]}
 
   A decision document is the JSON of `OpenAgentsPolicy.decisions_json/0`:
-  the package carries its own as `decisions.json` (in a host,
-  `deps/openagents_policy/decisions.json`), this repository keeps the last
+  the package carries its own as `priv/decisions.json` (in a host,
+  `deps/openagents_policy/priv/decisions.json`), this repository keeps the last
   release's as `last-release/decisions.json`, and a running node serves its
   live one. So, for what an upgrade to a candidate would change:
 
-      mix openagents_policy.diff deps/openagents_policy/decisions.json ../candidate/decisions.json
+      mix openagents_policy.diff deps/openagents_policy/priv/decisions.json ../candidate/decisions.json
 
   Markdown is for a pull request or a CHANGELOG entry: grouped by class,
   widening first, each change one sentence saying who gains or loses what

@@ -2,8 +2,8 @@
 //! a document against it, and holds a release to announcing its changes.
 //!
 //! ```sh
-//! # The document this build's rules give (what the package carries as decisions.json):
-//! cargo run -q --locked -p openagents_policy --example decisions -- document > decisions.json
+//! # The document this build's rules give (what the package carries as priv/decisions.json):
+//! cargo run -q --locked -p openagents_policy --example decisions -- document > priv/decisions.json
 //! # What changed since OLD (default: Markdown; --format json):
 //! cargo run -q --locked -p openagents_policy --example decisions -- diff last-release/decisions.json
 //! # The release gate (make check): fails when this build's decisions differ

@@ -52,14 +52,14 @@ fn summary(changes: &[Change]) -> Vec<(&'static str, String, Class)> {
 fn the_packaged_document_is_this_builds_own() {
     // The file the package carries, at the repository's root, and the
     // command that writes it, from there.
-    const PACKAGED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../decisions.json");
+    const PACKAGED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../priv/decisions.json");
     const REGENERATE: &str = "cargo run -q --locked -p openagents_policy --example decisions \
-                              -- document > decisions.json";
+                              -- document > priv/decisions.json";
     let packaged = std::fs::read_to_string(PACKAGED).unwrap_or_default();
     let changes = diff(&packaged, live()).map_or_else(|e| e.to_string(), |c| c.to_markdown());
     assert!(
         packaged == live(),
-        "decisions.json (the decision document the package carries) is not this build's: \
+        "priv/decisions.json (the decision document the package carries) is not this build's: \
          \n{changes}\nIf the rules changed on purpose, regenerate it from the repository's \
          root:\n    {REGENERATE}"
     );

@@ -1,7 +1,7 @@
 //! The diff on real rule changes: each test-only `diff_probe_*` feature (and
 //! the fingerprint's `fingerprint_probe`) changes one rule in the core's
 //! source, and the document `Tables::compute()` writes for that build is
-//! compared with the document of the rules as they are, the `decisions.json`
+//! compared with the document of the rules as they are, the `priv/decisions.json`
 //! the package carries (which `tests/diff.rs` holds to a build without
 //! probes). One build per probe:
 //!
@@ -17,7 +17,7 @@ use openagents_policy::fingerprint::decision_json;
 
 /// The document of the rules as they are, without any probe.
 fn rules_as_they_are() -> String {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../decisions.json");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../priv/decisions.json");
     std::fs::read_to_string(path).unwrap_or_else(|error| panic!("{path}: {error}"))
 }
 
@@ -72,7 +72,7 @@ fn identical_builds_give_no_change() {
     let changes = diff(rules_as_they_are(), decision_json().unwrap()).unwrap();
     assert!(
         changes.is_empty(),
-        "decisions.json is not this build's document, so no probe can be compared with it \
+        "priv/decisions.json is not this build's document, so no probe can be compared with it \
          (tests/diff.rs says how to regenerate it):\n{}",
         changes.to_markdown()
     );
