@@ -23,9 +23,13 @@
 #      runs while release_handler swaps the applications' environments;
 #   7. checks the same OS pid, A's answers before the install and B's after
 #      it, zero failed or 5xx requests, and A's .so no longer in
-#      /proc/<pid>/maps once the old code is purged;
-#   8. installs 0.1.0 (the downgrade, with B's relup) and
-#      checks A's answers and library again.
+#      /proc/<pid>/maps once the old code is purged; B's decisions narrow
+#      (OpenAgentsPolicy.Upgrade.decision_diff/1, printed), so its install
+#      needed no one's word;
+#   8. the downgrade to 0.1.0 (with B's relup): A's decisions widen from
+#      B's, so the library's check refuses the install until the node's
+#      OPENAGENTS_POLICY_ACCEPT_WIDENING names A's decision digest; then
+#      installed, and A's answers and library checked again.
 # One line per check ("ok  ..." / "FAIL ..."); exit 1 on the first failure.
 #
 #   scripts/hot_upgrade.sh [full|short]
@@ -98,6 +102,19 @@ short() { echo "${1#"$DEPLOY"/}"; }
 # castle's `bin/host_app install VSN` (Castle.install/1, same output) behind
 # HostApp.Upgrade's gate.
 gated_install() { rel rpc "HostApp.Upgrade.install(\"$1\")"; }
+library_code() { rel rpc 'IO.puts(:code.which(OpenAgentsPolicy.Native))'; }
+# decisions VSN: what installing VSN changes in the node's decisions
+# (OpenAgentsPolicy.Upgrade.decision_diff/1), printed; sets DECISIONS_DIGEST
+# (the target's decision digest), DECISIONS_COUNT and DECISIONS_WIDENS.
+decisions() {
+  local out
+  out=$(rel rpc "{:ok, d} = OpenAgentsPolicy.Upgrade.decision_diff(\"$1\")
+    IO.puts(\"#{d.digest} #{length(d.changes)} #{length(d.widened)}\")
+    IO.puts(d.markdown)") || fail "decision_diff $1: $out"
+  read -r DECISIONS_DIGEST DECISIONS_COUNT DECISIONS_WIDENS <<<"$(head -1 <<<"$out")"
+  echo "     what installing $1 changes (OpenAgentsPolicy.Upgrade.decision_diff/1):"
+  tail -n +2 <<<"$out" | sed 's/^/       /'
+}
 library_vsn() { rel rpc 'IO.puts(Application.spec(:openagents_policy, :vsn))' | tr -d '[:space:]'; }
 mapped() { grep -c -F "$1" "/proc/$DAEMON_PID/maps" || true; }
 
@@ -237,12 +254,31 @@ out=$(rel rpc 'IO.inspect(:release_handler.check_install_release(~c"0.1.1"))')
 [[ $out == "{:ok, ~c\"0.1.0\", []}" || $out == "{:ok, '0.1.0', []}" ]] ||
   fail "check_install_release 0.1.1 with the library restored: $out"
 ok "with B's library restored, :release_handler.check_install_release(~c\"0.1.1\") passes: $out"
+# What B decides otherwise, as the library's preflight reads it: a
+# narrowing (terminal_commit ledger -> glass), which needs no one's word.
+decisions 0.1.1
+[[ $DECISIONS_COUNT -gt 0 && $DECISIONS_WIDENS == 0 ]] || fail "B's decisions were not read as a narrowing ($DECISIONS_COUNT changes, $DECISIONS_WIDENS widening)"
+ok "B's decisions narrow ($DECISIONS_COUNT changes, none widening): the install needs no acceptance"
 swap up 0.1.1 "$NIF_A" "$NIF_B" "Now running 0.1.1 (previously 0.1.0)."
 sleep "$PHASE"
 
-step "8. downgrade to A; checks"
+step "8. downgrade to A: refused while its decisions widen, then accepted by name; checks"
+# Back to A shows terminal_commit to ledger readers again: a widening, which
+# the library's check refuses until the node's
+# OPENAGENTS_POLICY_ACCEPT_WIDENING names A's decision digest.
+decisions 0.1.0
+[[ $DECISIONS_WIDENS -gt 0 ]] || fail "A's decisions were not read as widening from B"
+out=$(gated_install 0.1.0)
+[[ $out == "Install of 0.1.0 failed."*widens*"$DECISIONS_DIGEST"* ]] ||
+  fail "a widening downgrade was not refused: $out"
+[[ $(library_code) == */openagents_policy-0.1.1/ebin/* && $(mapped "$NIF_B") -gt 0 ]] ||
+  fail "the refused downgrade changed the VM: Native from $(library_code)"
+ok "install 0.1.0 refused before the point of no return, naming what widens: ${out:0:200}..."
+rel rpc "System.put_env(\"OPENAGENTS_POLICY_ACCEPT_WIDENING\", \"$DECISIONS_DIGEST\")" >/dev/null
+ok "OPENAGENTS_POLICY_ACCEPT_WIDENING=$DECISIONS_DIGEST set in the node (A's decisions, accepted by name)"
 # castle names the version a downgrade went to as the "previous" one.
 swap down 0.1.0 "$NIF_B" "$NIF_A" "Now running 0.1.0 "
+rel rpc 'System.delete_env("OPENAGENTS_POLICY_ACCEPT_WIDENING")' >/dev/null
 sleep "$PHASE"
 
 step "7, 8. the load: A before each install of A, B after the install of B, nothing failed"

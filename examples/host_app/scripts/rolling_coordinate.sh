@@ -6,7 +6,16 @@
 #   scripts/rolling_coordinate.sh VSN FROM_DIGEST TO_DIGEST NAME=DIR [NAME=DIR ...]
 #
 # Each NAME=DIR is a running node (its Erlang node name, its release root).
-# For each node, in order:
+# First, before any node is touched, the decisions VSN brings: on the first
+# node (VSN unpacked there if it is not yet),
+# OpenAgentsPolicy.Upgrade.decision_diff/1, its Markdown printed (and its
+# JSON written to ROLLING_DIFF_LOG=FILE when set). When they widen what
+# some reader or caller gets, the rollout is refused (exit 3, one line
+# `coordinator: REFUSED VSN: ...` naming each widened answer and the digest
+# that accepts it) unless OPENAGENTS_POLICY_ACCEPT_WIDENING names VSN's
+# decision digest; then each node gets that variable for its install (the
+# library's check reads it there) and loses it after.
+# Then, for each node, in order:
 #   1. records its OS pid and fingerprint (OpenAgentsPolicy.fingerprint/0:
 #      library version, decision digest, the loaded NIF library's SHA-256);
 #   2. `bin/host_app unpack VSN` when VSN is not unpacked there yet (an
@@ -73,6 +82,36 @@ for spec in "${SPECS[@]}"; do
   [[ ${PID_OF[$name]} =~ ^[0-9]+$ ]] || stop "$name" "no OS pid (it said ${PID_OF[$name]})"
 done
 
+# The decisions VSN brings, read on the first node before any node changes.
+first=${SPECS[0]%%=*} first_dir=${SPECS[0]#*=}
+if [[ " $(status "$first" "$first_dir") " != *" $VSN:"* ]]; then
+  out=$(cd "$first_dir" && RELEASE_NODE="$first" bin/host_app unpack "$VSN")
+  [[ $out == "Unpacked $VSN ok"* ]] || stop "$first" "unpack $VSN: $out"
+fi
+decisions=$(rpc "$first" "$first_dir" "case OpenAgentsPolicy.Upgrade.decision_diff(\"$VSN\") do
+    {:ok, d} ->
+      IO.puts(\"digest #{d.digest} #{length(d.changes)} #{length(d.widened)}\")
+      Enum.each(d.widened, &IO.puts(\"widens \" <> &1.says))
+      IO.puts(\"json \" <> d.json)
+      IO.puts(d.markdown)
+    {:error, why} -> IO.puts(\"error #{inspect(why)}\")
+  end" | tr -d '\r')
+read -r _ DIGEST CHANGES WIDENS <<<"$(grep -m1 '^digest ' <<<"$decisions" || true)"
+[[ -n ${DIGEST:-} ]] || stop "$first" "the decisions of $VSN could not be read: $decisions"
+[[ -z ${ROLLING_DIFF_LOG:-} ]] || sed -n 's/^json //p' <<<"$decisions" >"$ROLLING_DIFF_LOG"
+echo "coordinator: what $VSN changes in the decisions ($CHANGES answers, $WIDENS widening):"
+sed -n '/^json /,$p' <<<"$decisions" | tail -n +2 | sed 's/^/  /'
+ACCEPT=""
+if [[ $WIDENS -gt 0 ]]; then
+  if [[ ${OPENAGENTS_POLICY_ACCEPT_WIDENING:-} != "$DIGEST" ]]; then
+    sed -n 's/^widens /  widens: /p' <<<"$decisions"
+    echo "coordinator: REFUSED $VSN: its decisions widen $WIDENS answers (above), and no one accepted them; to roll it out, OPENAGENTS_POLICY_ACCEPT_WIDENING=$DIGEST"
+    exit 3
+  fi
+  ACCEPT=$DIGEST
+  echo "coordinator: $VSN's widening accepted by name (OPENAGENTS_POLICY_ACCEPT_WIDENING=$DIGEST)"
+fi
+
 done_count=0
 for spec in "${SPECS[@]}"; do
   name=${spec%%=*} dir=${spec#*=}
@@ -87,7 +126,10 @@ for spec in "${SPECS[@]}"; do
 
   [[ -z ${ROLLING_MARKS:-} ]] || now_us >"$ROLLING_MARKS/${PHASE}_${name}_start"
   t0=$(now_us)
-  out=$(rpc "$name" "$dir" "HostApp.Upgrade.install(\"$VSN\")")
+  accept=""
+  [[ -z $ACCEPT ]] || accept="System.put_env(\"OPENAGENTS_POLICY_ACCEPT_WIDENING\", \"$ACCEPT\"); "
+  out=$(rpc "$name" "$dir" "${accept}HostApp.Upgrade.install(\"$VSN\")")
+  [[ -z $ACCEPT ]] || rpc "$name" "$dir" 'System.delete_env("OPENAGENTS_POLICY_ACCEPT_WIDENING")' >/dev/null
   took=$((($(now_us) - t0) / 1000))
   [[ -z ${ROLLING_MARKS:-} ]] || now_us >"$ROLLING_MARKS/${PHASE}_${name}_end"
   if [[ $out != "Now running $VSN"* ]]; then

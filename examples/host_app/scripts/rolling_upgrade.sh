@@ -18,7 +18,11 @@
 #   4. the coordinator (scripts/rolling_coordinate.sh) upgrades A -> B one
 #      node at a time (unpack, HostApp.Upgrade.install, commit; then the
 #      node permanent on B, same OS pid, B's fingerprint, the others still
-#      on A's), then brings the cluster back B -> A the same way;
+#      on A's), B's decisions printed first (a narrowing: no one's word
+#      needed); then brings the cluster back B -> A the same way, which
+#      widens (terminal_commit back to ledger readers): refused first, no
+#      node touched, then rolled out with OPENAGENTS_POLICY_ACCEPT_WIDENING
+#      naming A's decision digest;
 #   5. judges the load: no request failed, every answer the answer of the
 #      version that served it, none above that version's tier; the mixed
 #      windows' length and the answers per version in them;
@@ -40,7 +44,8 @@
 # 4763"). ROLLING_UPGRADE_RECORD=PATH writes the run as JSON: `nodes` (each
 # install: name, OS pid before/after, fingerprint before/after, install time),
 # `responses` (every response: time, node and digest from its headers,
-# status), `windows`, `drill`. ROLLING_UPGRADE_KEEP=1 keeps the work
+# status), `windows`, `drill`, `decision_diff` (up and down, as
+# OpenAgentsPolicy.Decisions renders JSON). ROLLING_UPGRADE_KEEP=1 keeps the work
 # directory. Every daemon and load it starts is stopped on exit.
 # What it shares with scripts/hot_upgrade.sh (building A and B, the daemons,
 # the load, the check lines) is scripts/lib/upgrade.sh.
@@ -160,14 +165,30 @@ sleep "$PHASE"
 
 step "4. the coordinator: A -> B, one node at a time"
 now_us >"$LOAD_DIR/up_start"
-coordinate up 0.1.1 "$DIGEST_A" "$DIGEST_B" || fail "the rollout A -> B stopped (above)"
+ROLLING_DIFF_LOG="$WORK/diff_up.json" coordinate up 0.1.1 "$DIGEST_A" "$DIGEST_B" ||
+  fail "the rollout A -> B stopped (above)"
 now_us >"$LOAD_DIR/up_end"
 ok "A -> B: every node permanent on 0.1.1, same OS pids, B's digest"
 sleep "$PHASE"
 
-step "4'. the coordinator: B -> A, one node at a time"
+step "4'. the coordinator: B -> A, refused while A's decisions widen, then accepted by name"
+# Back to A shows terminal_commit to ledger readers again: a widening. The
+# coordinator refuses it before touching any node, naming what widens.
+refused_status=0
+refused_out=$(ROLLING_DIFF_LOG="$WORK/diff_down.json" coordinate down 0.1.0 "$DIGEST_B" "$DIGEST_A" 2>&1) ||
+  refused_status=$?
+echo "$refused_out" | sed 's/^/     /'
+[[ $refused_status -eq 3 && $refused_out == *"coordinator: REFUSED 0.1.0: its decisions widen"* ]] ||
+  fail "the coordinator did not refuse A's widening decisions (exit $refused_status)"
+[[ $refused_out == *"widens: \`attempt.terminal_commit\`"* ]] || fail "the refusal does not name terminal_commit"
+for i in 0 1 2; do
+  [[ $(pid_of "$i") == $(cat "$WORK/pid_$i") && $(digest_of "$i") == "$DIGEST_B" ]] ||
+    fail "${NAMES[$i]} was touched by the refused rollout"
+done
+ok "B -> A refused (exit 3) before any node changed: A's decisions widen terminal_commit; every node still on B, same pids"
 now_us >"$LOAD_DIR/down_start"
-coordinate down 0.1.0 "$DIGEST_B" "$DIGEST_A" || fail "the rollout B -> A stopped (above)"
+OPENAGENTS_POLICY_ACCEPT_WIDENING="$DIGEST_A" ROLLING_DIFF_LOG="$WORK/diff_down.json" \
+  coordinate down 0.1.0 "$DIGEST_B" "$DIGEST_A" || fail "the rollout B -> A stopped (above)"
 now_us >"$LOAD_DIR/down_end"
 ok "B -> A: every node permanent on 0.1.0, same OS pids, A's digest"
 sleep "$PHASE"
@@ -232,7 +253,12 @@ if [[ -n ${ROLLING_UPGRADE_RECORD:-} ]]; then
       responses: Jason.decode!(File.read!(Path.join(load, "responses.json"))),
       summary: Jason.decode!(File.read!(Path.join(load, "summary.json"))),
       drill: %{node: refused["name"], reason: reason, refused: refused,
-               after: after_drill}
+               after: after_drill},
+      decision_diff: %{
+        up: Jason.decode!(File.read!(Path.join(work, "diff_up.json"))),
+        down: Jason.decode!(File.read!(Path.join(work, "diff_down.json"))),
+        down_refused_without_acceptance: true
+      }
     }, pretty: true))
   ' "$ROLLING_UPGRADE_RECORD" "$WORK" "$LOAD_DIR" "${NAMES[@]}"
   ok "record written: $ROLLING_UPGRADE_RECORD"

@@ -94,11 +94,16 @@ build_release() {
   (cd "$1" && MIX_ENV=prod mix release --overwrite --quiet) || fail "mix release failed in $1"
 }
 
-# edit_b COPY: COPY made B: an attempt's terminal_commit ledger -> glass, library and host at 0.1.1.
+# edit_b COPY: COPY made B: an attempt's terminal_commit ledger -> glass, library and host at 0.1.1,
+# and the decision document the package carries (priv/decisions.json) written anew, as a
+# maintainer does after a rule change (the library's tests fail until it is).
 edit_b() {
   local core="$1/native/openagents_policy/src/disclosure.rs"
   sed -i 's/Field::new("terminal_commit", Ledger),/Field::new("terminal_commit", Glass),/' "$core"
   grep -q 'Field::new("terminal_commit", Glass),' "$core" || fail "the core edit did not apply to $core"
+  (cd "$1" && cargo run -q --locked -p openagents_policy --example decisions -- document >priv/decisions.json.new &&
+    mv priv/decisions.json.new priv/decisions.json) || fail "B's decision document could not be written"
+  if cmp -s "$1/priv/decisions.json" "$ROOT/priv/decisions.json"; then fail "B's decision document is A's"; fi
   sed -i 's/@version "0.1.0"/@version "0.1.1"/' "$1/mix.exs"
   sed -i 's/version: "0.1.0",/version: "0.1.1",/' "$1/examples/host_app/mix.exs"
   grep -q '@version "0.1.1"' "$1/mix.exs" && grep -q 'version: "0.1.1",' "$1/examples/host_app/mix.exs" ||
