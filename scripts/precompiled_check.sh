@@ -193,6 +193,11 @@ host() { # host [VAR=VALUE...] -- CMD...: CMD in the host with no Rust, base URL
 }
 LIBBUILD="$HOST/_build/test/lib/openagents_policy"
 NATIVE="$LIBBUILD/priv/native"
+# The package carries a priv/ (priv/decisions.json), so Mix links the
+# library's priv in _build to the package's, as it does for any dependency
+# with one: rustler_precompiled installs into $PKG/priv/native, and a clean
+# build removes that too.
+clean_build() { rm -rf "$LIBBUILD" "$PKG/priv/native" "$@"; }
 HERE="$(lib_of x86_64-unknown-linux-gnu)"
 installed() { compgen -G "$NATIVE/*.so" || true; }
 served() { # served PATH: how many times the server answered GET PATH with a 200
@@ -218,7 +223,7 @@ fi
 echo "-- (i) the library's cold compile, from an empty cache, the artifact downloaded ($RUNS runs)"
 times=()
 for run in $(seq "$RUNS"); do
-  rm -rf "$LIBBUILD" "$CACHE"
+  clean_build "$CACHE"
   before=$(served "/dist/$HERE.tar.gz")
   t0=$(date +%s%N)
   host -- mix deps.compile openagents_policy >"$WORK/compile.log" 2>&1 ||
@@ -272,7 +277,7 @@ echo "-- (iii) a tampered artifact is refused, and nothing is installed"
 refused() {
   local what=$1
   shift
-  rm -rf "$LIBBUILD"
+  clean_build
   if host "$@" -- mix deps.compile openagents_policy >"$WORK/refused.log" 2>&1; then
     cat "$WORK/refused.log"
     fail "$what: the library compiled"
@@ -304,7 +309,7 @@ SERVER=""
 ! curl -s -o /dev/null "$BASE/dist/$CHECKSUMS" || fail "$BASE still answers"
 times=()
 for run in $(seq "$RUNS"); do
-  rm -rf "$LIBBUILD" "$CACHE"
+  clean_build "$CACHE"
   mkdir -p "$CACHE"
   cp "$DIST"/*.tar.gz "$CACHE/"
   t0=$(date +%s%N)
