@@ -139,23 +139,15 @@ defmodule OpenAgentsPolicy.ReloadTest do
     {:code.is_loaded(Native) != false, :erlang.check_old_code(Native)}
   end
 
-  # Whether `file` is mapped into this VM: a line of /proc/self/maps with its
-  # inode and its name (the kernel names the file by its resolved path, and
-  # priv/ may be a symlink). :unknown where there is no /proc.
+  # Whether `file` is mapped into this VM, told apart from the library's own
+  # reading (which matches inodes): its resolved path (the kernel's name for
+  # it; priv/ may be a symlink) among /proc/self/maps' lines. :unknown where
+  # there is no /proc.
   defp mapped?(file) do
     case File.read("/proc/self/maps") do
       {:ok, maps} ->
-        inode = Integer.to_string(File.stat!(file).inode)
-        name = Path.basename(file)
-
-        maps
-        |> String.split("\n", trim: true)
-        |> Enum.any?(fn line ->
-          case String.split(line, ~r/\s+/, parts: 6) do
-            [_address, _perms, _offset, _device, ^inode, path] -> Path.basename(path) == name
-            _ -> false
-          end
-        end)
+        {real, 0} = System.cmd("readlink", ["-f", file])
+        String.contains?(maps, String.trim(real))
 
       {:error, _} ->
         :unknown
