@@ -49,6 +49,11 @@ fail() {
 export OPENAGENTS_PG_STARTED="$WORK/pg_started"
 cleanup() {
   if [[ -n $BIN ]]; then "$BIN" stop >/dev/null 2>&1 || true; fi
+  # Whatever of this run is still running: the release's VM when `stop`
+  # could not reach it, the POST stream of a crash run that failed. Each
+  # names $WORK on its command line, and left running it would outlive the
+  # run (holding its caller's output open: a CI lane waits on that).
+  pkill -KILL -f -- "$WORK/" 2>/dev/null || true
   "$APP/scripts/postgres.sh" stop-started || true
   if [[ -n ${FAULTS_KEEP:-} ]]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
 }
