@@ -5,7 +5,7 @@
 //! The classes on real rule changes of the core (a feature per change) are
 //! in `tests/diff_probes.rs`.
 
-use openagents_policy::diff::{diff, Change, Class, DocumentRefusal, Side};
+use openagents_policy::diff::{diff, Class, DocumentRefusal, Side};
 use openagents_policy::disclosure::NoLink;
 use openagents_policy::fingerprint::{decision_json, Tables, FORMAT};
 use openagents_policy::ladder::Tier;
@@ -13,6 +13,10 @@ use openagents_policy::target::{
     Custody, DelegationLifecycle, DelegationSeam, Kind, Lifecycle, Reach, Seam,
 };
 use serde_json::{json, Value};
+
+#[macro_use]
+mod common;
+use common::summary;
 
 fn live() -> String {
     decision_json().unwrap()
@@ -25,48 +29,26 @@ fn edited(edit: impl FnOnce(&mut Value)) -> String {
     document.to_string()
 }
 
-/// (table, input as JSON, class) of each change.
-fn summary(changes: &[Change]) -> Vec<(&'static str, String, Class)> {
-    changes
-        .iter()
-        .map(|change| {
-            (
-                change.table,
-                serde_json::to_string(&change.input).unwrap(),
-                change.class,
-            )
-        })
-        .collect()
-}
-
-#[cfg(not(any(
-    feature = "fingerprint_probe",
-    feature = "diff_probe_field_down",
-    feature = "diff_probe_field_up",
-    feature = "diff_probe_never_scheduled",
-    feature = "diff_probe_capability_added",
-    feature = "diff_probe_capability_removed",
-    feature = "diff_probe_box_state",
-)))]
-#[test]
-fn the_packaged_document_is_this_builds_own() {
-    // The file the package carries, at the repository's root, and the
-    // command that writes it, from there.
-    const PACKAGED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../priv/decisions.json");
-    const REGENERATE: &str = "cargo run -q --locked -p openagents_policy --example decisions \
-                              -- document > priv/decisions.json";
-    let packaged = std::fs::read_to_string(PACKAGED).unwrap_or_default();
-    let changes = diff(&packaged, live()).map_or_else(|e| e.to_string(), |c| c.to_markdown());
-    assert!(
-        packaged == live(),
-        "priv/decisions.json (the decision document the package carries) is not this build's: \
-         \n{changes}\nIf the rules changed on purpose, regenerate it from the repository's \
-         root:\n    {REGENERATE}"
-    );
-    assert_eq!(
-        openagents_policy::fingerprint::sha256_hex(packaged.as_bytes()),
-        openagents_policy::fingerprint::decision_digest().unwrap()
-    );
+without_probes! {
+    #[test]
+    fn the_packaged_document_is_this_builds_own() {
+        // The command that writes the file the package carries, from the
+        // repository's root.
+        const REGENERATE: &str = "cargo run -q --locked -p openagents_policy --example decisions \
+                                  -- document > priv/decisions.json";
+        let packaged = common::packaged();
+        let changes = diff(&packaged, live()).map_or_else(|e| e.to_string(), |c| c.to_markdown());
+        assert!(
+            packaged == live(),
+            "priv/decisions.json (the decision document the package carries) is not this build's: \
+             \n{changes}\nIf the rules changed on purpose, regenerate it from the repository's \
+             root:\n    {REGENERATE}"
+        );
+        assert_eq!(
+            openagents_policy::fingerprint::sha256_hex(packaged.as_bytes()),
+            openagents_policy::fingerprint::decision_digest().unwrap()
+        );
+    }
 }
 
 #[test]

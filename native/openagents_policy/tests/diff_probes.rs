@@ -12,19 +12,16 @@
 //! (`make decisions-check` runs every one.) Without a probe, the build's own
 //! document against itself and against the file: no change.
 
-use openagents_policy::diff::{diff, Class, Diff};
+use openagents_policy::diff::{diff, Diff};
 use openagents_policy::fingerprint::decision_json;
 
-/// The document of the rules as they are, without any probe.
-fn rules_as_they_are() -> String {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../priv/decisions.json");
-    std::fs::read_to_string(path).unwrap_or_else(|error| panic!("{path}: {error}"))
-}
+#[macro_use]
+mod common;
 
-/// The rules as they are against this build's.
+/// The rules as they are (the packaged document) against this build's.
 #[allow(dead_code)] // unused in the build without a probe
 fn probed() -> Diff {
-    let changes = diff(rules_as_they_are(), decision_json().unwrap()).unwrap();
+    let changes = diff(common::packaged(), decision_json().unwrap()).unwrap();
     // The figure the guide and the issue's report quote.
     eprintln!(
         "{} changes:\n{}",
@@ -34,270 +31,185 @@ fn probed() -> Diff {
     changes
 }
 
-/// (table, input as JSON, class) of each change, in document order.
-#[allow(dead_code)]
-fn summary(changes: &Diff) -> Vec<(&'static str, String, Class)> {
-    changes
-        .changes()
-        .iter()
-        .map(|change| {
-            (
-                change.table,
-                serde_json::to_string(&change.input).unwrap(),
-                change.class,
-            )
-        })
-        .collect()
+/// One probe's test, built only with its feature: the diff's changes in
+/// document order, as (table, input as JSON, class); the sentence one of
+/// them says (by its index); and whether the whole diff widens, which is
+/// what the upgrade's preflight asks.
+macro_rules! probe {
+    (
+        $(#[$doc:meta])*
+        $feature:literal, $name:ident,
+        changes: [$(($table:literal, $input:literal, $class:ident)),+ $(,)?],
+        says: ($index:literal, $says:literal),
+        widens: $widens:literal $(,)?
+    ) => {
+        $(#[$doc])*
+        #[cfg(feature = $feature)]
+        #[test]
+        fn $name() {
+            let changes = probed();
+            assert_eq!(
+                common::summary(changes.changes()),
+                [$(($table, $input.to_owned(), openagents_policy::diff::Class::$class)),+]
+            );
+            assert_eq!(changes.changes()[$index].says, $says);
+            assert_eq!(changes.widens(), $widens);
+        }
+    };
 }
 
-#[allow(dead_code)]
-fn row(table: &'static str, input: &str, class: Class) -> (&'static str, String, Class) {
-    (table, input.to_owned(), class)
+without_probes! {
+    #[test]
+    fn identical_builds_give_no_change() {
+        assert!(diff(decision_json().unwrap(), decision_json().unwrap())
+            .unwrap()
+            .is_empty());
+        let changes = diff(common::packaged(), decision_json().unwrap()).unwrap();
+        assert!(
+            changes.is_empty(),
+            "priv/decisions.json is not this build's document, so no probe can be compared with it \
+             (tests/diff.rs says how to regenerate it):\n{}",
+            changes.to_markdown()
+        );
+    }
 }
 
-#[cfg(not(any(
-    feature = "fingerprint_probe",
-    feature = "diff_probe_field_down",
-    feature = "diff_probe_field_up",
-    feature = "diff_probe_never_scheduled",
-    feature = "diff_probe_capability_added",
-    feature = "diff_probe_capability_removed",
-    feature = "diff_probe_box_state",
-)))]
-#[test]
-fn identical_builds_give_no_change() {
-    assert!(diff(decision_json().unwrap(), decision_json().unwrap())
-        .unwrap()
-        .is_empty());
-    let changes = diff(rules_as_they_are(), decision_json().unwrap()).unwrap();
-    assert!(
-        changes.is_empty(),
-        "priv/decisions.json is not this build's document, so no probe can be compared with it \
-         (tests/diff.rs says how to regenerate it):\n{}",
-        changes.to_markdown()
-    );
+probe! {
+    /// `terminal_commit`: ledger -> pulse. Strangers and anonymous readers gain it.
+    "diff_probe_field_down", a_field_moved_down_widens,
+    changes: [
+        ("schedule.fields", r#"{"family":"attempt","field":"terminal_commit"}"#, Widens),
+        (
+            "schedule.fields_at",
+            r#"{"family":"attempt","viewer_tier":"pulse","field":"terminal_commit"}"#,
+            Widens
+        ),
+    ],
+    says: (1, "strangers and anonymous readers (`pulse`) now see `attempt.terminal_commit`"),
+    widens: true,
 }
 
-/// `terminal_commit`: ledger -> pulse. Strangers and anonymous readers gain it.
-#[cfg(feature = "diff_probe_field_down")]
-#[test]
-fn a_field_moved_down_widens() {
-    use Class::Widens;
-    let changes = probed();
-    assert_eq!(
-        summary(&changes),
-        [
-            row(
-                "schedule.fields",
-                r#"{"family":"attempt","field":"terminal_commit"}"#,
-                Widens
-            ),
-            row(
-                "schedule.fields_at",
-                r#"{"family":"attempt","viewer_tier":"pulse","field":"terminal_commit"}"#,
-                Widens
-            ),
-        ]
-    );
-    assert_eq!(
-        changes.changes()[1].says,
-        "strangers and anonymous readers (`pulse`) now see `attempt.terminal_commit`"
-    );
-    assert!(changes.widens());
+probe! {
+    /// `branch`: ledger -> glass. Members lose it.
+    "diff_probe_field_up", a_field_moved_up_narrows,
+    changes: [
+        ("schedule.fields", r#"{"family":"attempt","field":"branch"}"#, Narrows),
+        (
+            "schedule.fields_at",
+            r#"{"family":"attempt","viewer_tier":"ledger","field":"branch"}"#,
+            Narrows
+        ),
+    ],
+    says: (1, "members (`ledger`) no longer see `attempt.branch`"),
+    widens: false,
 }
 
-/// `branch`: ledger -> glass. Members lose it.
-#[cfg(feature = "diff_probe_field_up")]
-#[test]
-fn a_field_moved_up_narrows() {
-    use Class::Narrows;
-    let changes = probed();
-    assert_eq!(
-        summary(&changes),
-        [
-            row(
-                "schedule.fields",
-                r#"{"family":"attempt","field":"branch"}"#,
-                Narrows
-            ),
-            row(
-                "schedule.fields_at",
-                r#"{"family":"attempt","viewer_tier":"ledger","field":"branch"}"#,
-                Narrows
-            ),
-        ]
-    );
-    assert_eq!(
-        changes.changes()[1].says,
-        "members (`ledger`) no longer see `attempt.branch`"
-    );
-    assert!(!changes.widens());
+probe! {
+    /// `deadline_at` leaves the never list and is scheduled at ledger: six
+    /// answers, every one a gain.
+    "diff_probe_never_scheduled", a_never_listed_column_scheduled_widens,
+    changes: [
+        ("schedule.fields", r#"{"family":"attempt","field":"deadline_at"}"#, Widens),
+        ("schedule.never", r#"{"family":"attempt","column":"deadline_at"}"#, Widens),
+        ("schedule.source_columns", r#"{"family":"attempt","column":"deadline_at"}"#, Widens),
+        (
+            "schedule.fields_at",
+            r#"{"family":"attempt","viewer_tier":"ledger","field":"deadline_at"}"#,
+            Widens
+        ),
+        (
+            "schedule.fields_at",
+            r#"{"family":"attempt","viewer_tier":"glass","field":"deadline_at"}"#,
+            Widens
+        ),
+        (
+            "schedule.fields_at",
+            r#"{"family":"attempt","viewer_tier":null,"field":"deadline_at"}"#,
+            Widens
+        ),
+    ],
+    says: (1, "`attempt.deadline_at` left the never list"),
+    widens: true,
 }
 
-/// `deadline_at` leaves the never list and is scheduled at ledger: six
-/// answers, every one a gain.
-#[cfg(feature = "diff_probe_never_scheduled")]
-#[test]
-fn a_never_listed_column_scheduled_widens() {
-    use Class::Widens;
-    let changes = probed();
-    assert_eq!(
-        summary(&changes),
-        [
-            row(
-                "schedule.fields",
-                r#"{"family":"attempt","field":"deadline_at"}"#,
-                Widens
-            ),
-            row(
-                "schedule.never",
-                r#"{"family":"attempt","column":"deadline_at"}"#,
-                Widens
-            ),
-            row(
-                "schedule.source_columns",
-                r#"{"family":"attempt","column":"deadline_at"}"#,
-                Widens
-            ),
-            row(
-                "schedule.fields_at",
-                r#"{"family":"attempt","viewer_tier":"ledger","field":"deadline_at"}"#,
-                Widens
-            ),
-            row(
-                "schedule.fields_at",
-                r#"{"family":"attempt","viewer_tier":"glass","field":"deadline_at"}"#,
-                Widens
-            ),
-            row(
-                "schedule.fields_at",
-                r#"{"family":"attempt","viewer_tier":null,"field":"deadline_at"}"#,
-                Widens
-            ),
-        ]
-    );
-    assert_eq!(
-        changes.changes()[1].says,
-        "`attempt.deadline_at` left the never list"
-    );
-}
-
-/// A `starting` target offers `start` to a caller with reach: the reason is
-/// gone, and each kind's seam grants it.
-#[cfg(feature = "diff_probe_capability_added")]
-#[test]
-fn a_capability_added_widens() {
-    use Class::Widens;
-    let changes = probed();
-    assert_eq!(
-        summary(&changes),
-        [
-            row(
-                "seams.unavailable",
-                r#"{"lifecycle":"starting","reach":"authorized"}"#,
-                Widens
-            ),
-            row(
-                "seams.seams",
-                r#"{"kind":"box","lifecycle":"starting","reach":"authorized"}"#,
-                Widens
-            ),
-            row(
-                "seams.seams",
-                r#"{"kind":"computer","lifecycle":"starting","reach":"authorized"}"#,
-                Widens
-            ),
-        ]
-    );
-    assert_eq!(
-        changes.changes()[1].says,
+probe! {
+    /// A `starting` target offers `start` to a caller with reach: the reason is
+    /// gone, and each kind's seam grants it.
+    "diff_probe_capability_added", a_capability_added_widens,
+    changes: [
+        ("seams.unavailable", r#"{"lifecycle":"starting","reach":"authorized"}"#, Widens),
+        (
+            "seams.seams",
+            r#"{"kind":"box","lifecycle":"starting","reach":"authorized"}"#,
+            Widens
+        ),
+        (
+            "seams.seams",
+            r#"{"kind":"computer","lifecycle":"starting","reach":"authorized"}"#,
+            Widens
+        ),
+    ],
+    says: (
+        1,
         "a caller with reach on a `box` that is `starting` may now `start` (it was refused as `starting`)"
-    );
+    ),
+    widens: true,
 }
 
-/// A `queued` delegation can no longer be cancelled.
-#[cfg(feature = "diff_probe_capability_removed")]
-#[test]
-fn a_capability_removed_narrows() {
-    let changes = probed();
-    assert_eq!(
-        summary(&changes),
-        [row(
-            "seams.delegation_seams",
-            r#"{"lifecycle":"queued"}"#,
-            Class::Narrows
-        )]
-    );
-    assert_eq!(
-        changes.changes()[0].says,
-        "a caller on a `queued` delegation may no longer `cancel`"
-    );
-    assert!(!changes.widens());
+probe! {
+    /// A `queued` delegation can no longer be cancelled.
+    "diff_probe_capability_removed", a_capability_removed_narrows,
+    changes: [("seams.delegation_seams", r#"{"lifecycle":"queued"}"#, Narrows)],
+    says: (0, "a caller on a `queued` delegation may no longer `cancel`"),
+    widens: false,
 }
 
-/// A `provisioned` Box reads `active`: its lifecycle entry changes (neither
-/// gain nor loss by itself), and the capabilities that follow are classed:
-/// a caller with reach may now start one; one without is refused for its
-/// reach instead of the Box's state.
-#[cfg(feature = "diff_probe_box_state")]
-#[test]
-fn a_box_state_mapped_elsewhere_changes_and_classes_what_follows() {
-    let changes = probed();
-    assert_eq!(
-        summary(&changes),
-        [
-            row(
-                "lifecycles.box_states",
-                r#"{"box_state":"provisioned"}"#,
-                Class::Changes
-            ),
-            row(
-                "capabilities.box_states",
-                r#"{"box_state":"provisioned","reach":"authorized"}"#,
-                Class::Widens
-            ),
-            row(
-                "capabilities.box_states",
-                r#"{"box_state":"provisioned","reach":"not_authorized"}"#,
-                Class::Changes
-            ),
-        ]
-    );
-    assert_eq!(
-        changes.changes()[1].says,
+probe! {
+    /// A `provisioned` Box reads `active`: its lifecycle entry changes (neither
+    /// gain nor loss by itself), and the capabilities that follow are classed:
+    /// a caller with reach may now start one; one without is refused for its
+    /// reach instead of the Box's state.
+    "diff_probe_box_state", a_box_state_mapped_elsewhere_changes_and_classes_what_follows,
+    changes: [
+        ("lifecycles.box_states", r#"{"box_state":"provisioned"}"#, Changes),
+        (
+            "capabilities.box_states",
+            r#"{"box_state":"provisioned","reach":"authorized"}"#,
+            Widens
+        ),
+        (
+            "capabilities.box_states",
+            r#"{"box_state":"provisioned","reach":"not_authorized"}"#,
+            Changes
+        ),
+    ],
+    says: (
+        1,
         "a caller with reach on a Box in `provisioned` may now `start` (it was refused as `starting`)"
-    );
+    ),
+    widens: true,
 }
 
-/// The fingerprint's probe, `archiving` reads `destroyed`: stopping and
-/// destroyed both offer nothing, so what follows only changes its reason.
-#[cfg(feature = "fingerprint_probe")]
-#[test]
-fn a_box_state_mapped_between_two_refusals_changes_only() {
-    use Class::Changes;
-    let changes = probed();
-    assert_eq!(
-        summary(&changes),
-        [
-            row(
-                "lifecycles.box_states",
-                r#"{"box_state":"archiving"}"#,
-                Changes
-            ),
-            row(
-                "capabilities.box_states",
-                r#"{"box_state":"archiving","reach":"authorized"}"#,
-                Changes
-            ),
-            row(
-                "capabilities.box_states",
-                r#"{"box_state":"archiving","reach":"not_authorized"}"#,
-                Changes
-            ),
-        ]
-    );
-    assert_eq!(
-        changes.changes()[1].says,
+probe! {
+    /// The fingerprint's probe, `archiving` reads `destroyed`: stopping and
+    /// destroyed both offer nothing, so what follows only changes its reason.
+    "fingerprint_probe", a_box_state_mapped_between_two_refusals_changes_only,
+    changes: [
+        ("lifecycles.box_states", r#"{"box_state":"archiving"}"#, Changes),
+        (
+            "capabilities.box_states",
+            r#"{"box_state":"archiving","reach":"authorized"}"#,
+            Changes
+        ),
+        (
+            "capabilities.box_states",
+            r#"{"box_state":"archiving","reach":"not_authorized"}"#,
+            Changes
+        ),
+    ],
+    says: (
+        1,
         "a caller with reach on a Box in `archiving` is now refused as `destroyed` (was `stopping`)"
-    );
+    ),
+    widens: false,
 }
