@@ -172,6 +172,51 @@ defmodule HostAppWeb.UpgradeWedgeTest do
     end
   end
 
+  describe "HIGH: a client that never reads its answer" do
+    test "holds neither the install nor other readers: a request leaves once its answer is decided",
+         %{port: port} do
+      {stalled, headers} = stalled(port, 200)
+
+      # The headers, set inside, name the version that decided the answer;
+      # its body now waits on a client that lets one byte out at a time.
+      assert headers["x-policy-digest"] == OpenAgentsPolicy.decision_digest()
+      assert headers["x-served-by-node"] == Atom.to_string(node())
+      assert Upgrade.state() == %{closed: false, inside: 0, held: 0}
+
+      # The install drains at once; an ordinary request that comes while it
+      # runs is held, then answered once it ends.
+      parent = self()
+
+      install =
+        Task.async(fn ->
+          Upgrade.closed(
+            fn ->
+              send(parent, {:installing, self()})
+              receive do: (:go -> :installed)
+            end,
+            5_000
+          )
+        end)
+
+      installer =
+        receive do
+          {:installing, installer} -> installer
+          {ref, refused} when ref == install.ref -> flunk("install refused: #{inspect(refused)}")
+        end
+
+      get = Task.async(fn -> http(port, "GET", @path) end)
+      assert eventually(fn -> Upgrade.state().held == 1 end), inspect(Upgrade.state())
+      send(installer, :go)
+      assert Task.await(install) == {:ok, :installed}
+      assert {200, _, _} = Task.await(get)
+
+      # Its client gone, the gate is as it was.
+      H2Client.close(stalled)
+      assert Upgrade.closed(fn -> :installed end, 1_000) == {:ok, :installed}
+      assert Upgrade.state() == %{closed: false, inside: 0, held: 0}
+    end
+  end
+
   describe "MEDIUM: a killed installer" do
     test "the gate reopens when the process holding it dies", %{port: port} do
       installer = installer()
@@ -293,18 +338,35 @@ defmodule HostAppWeb.UpgradeWedgeTest do
     {stalled, _headers} = stalled(port, 1_000)
 
     install =
-      Task.async(fn -> :timer.tc(fn -> Upgrade.closed(fn -> Process.sleep(1_000) end) end) end)
+      Task.async(fn ->
+        called = System.monotonic_time(:millisecond)
+
+        installed =
+          Upgrade.closed(fn ->
+            drained = System.monotonic_time(:millisecond)
+            Process.sleep(1_000)
+            {:installed, drained - called}
+          end)
+
+        {installed, System.monotonic_time(:millisecond) - called}
+      end)
 
     assert eventually(fn -> Upgrade.state().closed end)
     {get_us, {status, _, _}} = :timer.tc(fn -> http(port, "GET", @path, "member", 60_000) end)
-    {install_us, installed} = Task.await(install, 60_000)
+    {installed, install_ms} = Task.await(install, 60_000)
     H2Client.close(stalled)
+
+    drain =
+      case installed do
+        {:ok, {:installed, drain_ms}} -> "drained in #{drain_ms} ms, installed"
+        refused -> inspect(refused)
+      end
 
     IO.puts("""
 
     gate figures (#{System.version()} / OTP #{System.otp_release()}, Bandit #{Application.spec(:bandit, :vsn)}):
-      install (closed/2, default drain, 1 s of work): #{inspect(installed)} after #{div(install_us, 1000)} ms
-      ordinary GET during it: #{status} after #{div(get_us, 1000)} ms
+      install (closed/2, default drain, 1 s of work): #{drain}; returned after #{install_ms} ms
+      ordinary GET sent once the door closed: #{status} after #{div(get_us, 1000)} ms
     """)
   end
 end
