@@ -81,16 +81,30 @@ defmodule HostApp.Upgrade do
   opens a door left closed (`:reopened`, logged as a warning;
   `:already_open` when it was). `state/0` tells whether it is closed.
 
+  Which version answered: with `HOST_APP_SERVED_BY_HEADERS=1` (or `true`)
+  in the release's environment when it boots, every response the gate lets
+  through names the node that served it and the decision digest of the
+  library version that decided it (`x-served-by-node`, `x-policy-digest`),
+  as the rolling upgrade's load reads them. Set on entering, inside: no
+  install can change that version before the answer is decided. Absent,
+  neither is sent, so an anonymous client is not told the node's name (in
+  a release, a host name or an address). config/runtime.exs reads the
+  variable into `:host_app, :served_by_headers`, HostApp.Application copies
+  that into a `:persistent_term` at start (`put_served_by_headers/1`), and
+  requests read only the term.
+
   Deliberately absent: any hold on what does not come through the endpoint
   (this host has no background work that reads configuration), and any
-  configuration read from the application environment (the thing an install
-  swaps): the limits are the gate's own (`configure/1`).
+  configuration read from the application environment per request (the
+  thing an install swaps): the limits are the gate's own (`configure/1`),
+  the headers' switch a `:persistent_term`.
   """
 
   alias HostApp.Upgrade.Gate
 
   @drain_ms 15_000
   @retry_after_s 1
+  @served_by {__MODULE__, :served_by_headers}
 
   @doc "The gate's child spec: HostApp.Application starts it before the endpoint."
   @spec child_spec(keyword()) :: Supervisor.child_spec()
@@ -123,11 +137,10 @@ defmodule HostApp.Upgrade do
   The endpoint's form of `serve/1`: runs `fun.(conn)` inside the gate until
   its response is sent (see "inside" above: the bytes go out with the
   request outside), or until `fun` returns or raises when it sends none; a
-  refused hold is a 503 with `Retry-After`. Every response the gate lets
-  through names the node that served it and the decision digest of the
-  library version that decided it (`x-served-by-node`, `x-policy-digest`),
-  set inside the gate: no install can change that version before the
-  answer is decided.
+  refused hold is a 503 with `Retry-After`. With the headers on
+  (`put_served_by_headers/1`), the response names the node and the
+  decision digest of the library version that decided it
+  (`x-served-by-node`, `x-policy-digest`), set inside the gate.
   """
   @spec serve_conn(Plug.Conn.t(), (Plug.Conn.t() -> Plug.Conn.t())) :: Plug.Conn.t()
   def serve_conn(conn, fun) do
@@ -165,9 +178,27 @@ defmodule HostApp.Upgrade do
   end
 
   defp served_by(conn) do
-    conn
-    |> Plug.Conn.put_resp_header("x-served-by-node", Atom.to_string(node()))
-    |> Plug.Conn.put_resp_header("x-policy-digest", OpenAgentsPolicy.decision_digest())
+    if :persistent_term.get(@served_by, false) do
+      conn
+      |> Plug.Conn.put_resp_header("x-served-by-node", Atom.to_string(node()))
+      |> Plug.Conn.put_resp_header("x-policy-digest", OpenAgentsPolicy.decision_digest())
+    else
+      conn
+    end
+  end
+
+  @doc """
+  Turns the `x-served-by-node` and `x-policy-digest` headers on (`true`)
+  or off for every response from now on, and returns the previous
+  setting (off until set). HostApp.Application sets it at start from
+  `:host_app, :served_by_headers` (`HOST_APP_SERVED_BY_HEADERS`, read by
+  config/runtime.exs); the tests that check the headers turn them on.
+  """
+  @spec put_served_by_headers(boolean()) :: boolean()
+  def put_served_by_headers(on?) when is_boolean(on?) do
+    previous = :persistent_term.get(@served_by, false)
+    :persistent_term.put(@served_by, on?)
+    previous
   end
 
   defp enter do

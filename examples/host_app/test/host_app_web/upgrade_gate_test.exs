@@ -160,6 +160,49 @@ defmodule HostAppWeb.UpgradeGateTest do
     end
   end
 
+  describe "x-served-by-node and x-policy-digest" do
+    test "sent only when turned on, naming the node and the version that decided", ctx do
+      previous = Upgrade.put_served_by_headers(false)
+      on_exit(fn -> Upgrade.put_served_by_headers(previous) end)
+      conn = attempts_page(ctx)
+      assert conn.status == 200
+      assert Plug.Conn.get_resp_header(conn, "x-served-by-node") == []
+      assert Plug.Conn.get_resp_header(conn, "x-policy-digest") == []
+
+      assert Upgrade.put_served_by_headers(true) == false
+      conn = attempts_page(ctx)
+      assert Plug.Conn.get_resp_header(conn, "x-served-by-node") == [Atom.to_string(node())]
+
+      assert Plug.Conn.get_resp_header(conn, "x-policy-digest") == [
+               OpenAgentsPolicy.decision_digest()
+             ]
+    end
+
+    test "HOST_APP_SERVED_BY_HEADERS at boot (config/runtime.exs): 1 or true turns them on" do
+      saved = System.get_env("HOST_APP_SERVED_BY_HEADERS")
+
+      on_exit(fn ->
+        if saved,
+          do: System.put_env("HOST_APP_SERVED_BY_HEADERS", saved),
+          else: System.delete_env("HOST_APP_SERVED_BY_HEADERS")
+      end)
+
+      read = fn value ->
+        if value,
+          do: System.put_env("HOST_APP_SERVED_BY_HEADERS", value),
+          else: System.delete_env("HOST_APP_SERVED_BY_HEADERS")
+
+        Config.Reader.read!("config/runtime.exs", env: :prod)[:host_app][:served_by_headers]
+      end
+
+      assert read.("1") == true
+      assert read.("true") == true
+      assert read.(nil) == false
+      assert read.("0") == false
+      assert read.("") == false
+    end
+  end
+
   test "the door opens again when the install raises" do
     assert_raise RuntimeError, "install failed", fn ->
       Upgrade.closed(fn -> raise "install failed" end)

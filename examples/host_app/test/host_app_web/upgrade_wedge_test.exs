@@ -175,6 +175,8 @@ defmodule HostAppWeb.UpgradeWedgeTest do
   describe "HIGH: a client that never reads its answer" do
     test "holds neither the install nor other readers: a request leaves once its answer is decided",
          %{port: port} do
+      previous = Upgrade.put_served_by_headers(true)
+      on_exit(fn -> Upgrade.put_served_by_headers(previous) end)
       {stalled, headers} = stalled(port, 200)
 
       # The headers, set inside, name the version that decided the answer;
