@@ -6,6 +6,16 @@ if System.get_env("PHX_SERVER") do
   config :host_app, HostAppWeb.Endpoint, server: true
 end
 
+# HOST_APP_SERVED_BY_HEADERS=1 (or true) at boot: every response names the
+# node that served it and the decision digest of the library version that
+# decided it (x-served-by-node, x-policy-digest), as the rolling upgrade's
+# load reads them. Absent (or anything else), neither is sent: an anonymous
+# client is not told the node's name. The same rule in every environment;
+# tests that check the headers turn them on themselves
+# (HostApp.Upgrade.put_served_by_headers/1).
+config :host_app,
+  served_by_headers: System.get_env("HOST_APP_SERVED_BY_HEADERS") in ["1", "true"]
+
 if config_env() == :prod do
   # LOG_LEVEL (debug, info, warning, error) in place of prod's :info.
   if level = System.get_env("LOG_LEVEL") do

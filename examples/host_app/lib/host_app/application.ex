@@ -4,6 +4,12 @@ defmodule HostApp.Application do
 
   @impl true
   def start(_type, _args) do
+    # Read here, once per boot: a request reads the copy, never the
+    # application environment an install swaps (HostApp.Upgrade).
+    HostApp.Upgrade.put_served_by_headers(
+      Application.get_env(:host_app, :served_by_headers, false)
+    )
+
     children = [
       OpenAgents.Repo,
       HostApp.Presence,

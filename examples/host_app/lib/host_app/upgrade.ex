@@ -1,9 +1,10 @@
 defmodule HostApp.Upgrade do
   @moduledoc """
-  Installs a release in place with no request running while
+  Installs a release in place with no request deciding its answer while
   `release_handler` swaps the applications' data: a request waits at the
   gate for the install to end, and the install waits for the requests
-  already inside to leave.
+  already inside to leave, which they do once their answers are decided,
+  before their bytes wait on the client.
 
   Why. `:release_handler.install_release/1`, before it evaluates the
   relup's first instruction (and whether or not the relup then refuses),
@@ -34,18 +35,43 @@ defmodule HostApp.Upgrade do
       hangs up) leaves as it dies; an installer killed while it holds the
       door (say, by a relup that purges this module) reopens it, once
       `release_handler` is done with that installer's call.
-    * **inside**: from after `Plug.Parsers` (the endpoint enters the gate
-      there) to the response. A request whose body is still arriving is not
-      inside yet, so a slow body holds neither the drain nor other readers.
+    * **inside**: while a request's answer is decided: from after
+      `Plug.Parsers` (the endpoint enters the gate there) until its
+      response is sent (a `Plug.Conn.register_before_send/2` callback
+      leaves, the first registered inside, so the last to run; Bandit has
+      not taken a byte yet), or until the endpoint's call ends when it
+      sends none or raises. The gate counts the work, not the wire. A
+      request whose body is still arriving is not inside yet, and one whose
+      response is still going out is not inside any more, so neither a
+      slow body nor a client that reads its answer slowly, or never (an
+      HTTP/2 window of 0 with a byte of `WINDOW_UPDATE` now and then, which
+      keeps Bandit writing for as long as the client likes), holds the
+      drain or other readers. What runs after it left (Bandit writing the
+      bytes, `Plug.Telemetry`'s stop event, `Phoenix.Logger`'s line) reads
+      no application's environment. A chunked response leaves at
+      `send_chunked/2`: a host that computes an answer while it streams it
+      would have to stay inside until its last chunk, and this one has
+      none.
     * **drain**: the install closes the door, then waits until no request
       is inside, for at most one absolute deadline (15 s by default); past
       it, it installs nothing and says so, as a refused install does, and
       the door opens.
     * **hold**: a request that finds the door closed waits for a message
-      from the gate (no polling), for at most `held_ms` (30 s); at most
+      from the gate (no polling), for at most `held_ms` (5 s); at most
       `max_held` (1,000) wait at once. Past either, the reader gets a 503
       with `Retry-After`. Otherwise it is answered, by the new version, once
-      the install ends: late, not failed.
+      the install ends: late, not failed. Why 5 s: it is the install a
+      held request waits for, not the drain (the requests inside leave as
+      soon as their answers are decided, milliseconds here), and an install
+      takes 1-3 s (castle's sys.config, the library's preflight in a fresh
+      VM, `release_handler`'s swap: 1.7 to 2.8 s per node in the rolling
+      upgrade on two shared cores), so the hot and rolling upgrades fail no
+      request. And it is a third of the drain, so a drain that requests
+      inside do hold (a database slow to answer, not gone) costs a new
+      reader at most 5 s and a 503, never the whole drain and the install
+      after it. A 503 at once was the other way; it would fail every
+      request that comes while an install runs (hundreds per install under
+      the proofs' load).
 
   `install/1` prints what `bin/host_app install` (castle's
   `Castle.install/1`) prints, so `bin/host_app rpc
@@ -55,16 +81,30 @@ defmodule HostApp.Upgrade do
   opens a door left closed (`:reopened`, logged as a warning;
   `:already_open` when it was). `state/0` tells whether it is closed.
 
+  Which version answered: with `HOST_APP_SERVED_BY_HEADERS=1` (or `true`)
+  in the release's environment when it boots, every response the gate lets
+  through names the node that served it and the decision digest of the
+  library version that decided it (`x-served-by-node`, `x-policy-digest`),
+  as the rolling upgrade's load reads them. Set on entering, inside: no
+  install can change that version before the answer is decided. Absent,
+  neither is sent, so an anonymous client is not told the node's name (in
+  a release, a host name or an address). config/runtime.exs reads the
+  variable into `:host_app, :served_by_headers`, HostApp.Application copies
+  that into a `:persistent_term` at start (`put_served_by_headers/1`), and
+  requests read only the term.
+
   Deliberately absent: any hold on what does not come through the endpoint
   (this host has no background work that reads configuration), and any
-  configuration read from the application environment (the thing an install
-  swaps): the limits are the gate's own (`configure/1`).
+  configuration read from the application environment per request (the
+  thing an install swaps): the limits are the gate's own (`configure/1`),
+  the headers' switch a `:persistent_term`.
   """
 
   alias HostApp.Upgrade.Gate
 
   @drain_ms 15_000
   @retry_after_s 1
+  @served_by {__MODULE__, :served_by_headers}
 
   @doc "The gate's child spec: HostApp.Application starts it before the endpoint."
   @spec child_spec(keyword()) :: Supervisor.child_spec()
@@ -94,33 +134,71 @@ defmodule HostApp.Upgrade do
   end
 
   @doc """
-  The endpoint's form of `serve/1`: runs `fun.(conn)` inside the gate; a
-  refused hold is a 503 with `Retry-After`. Every response the gate lets
-  through names the node that served it and the decision digest of the
-  library version that answered it (`x-served-by-node`,
-  `x-policy-digest`): inside the gate no install can change that version
-  before the response is sent.
+  The endpoint's form of `serve/1`: runs `fun.(conn)` inside the gate until
+  its response is sent (see "inside" above: the bytes go out with the
+  request outside), or until `fun` returns or raises when it sends none; a
+  refused hold is a 503 with `Retry-After`. With the headers on
+  (`put_served_by_headers/1`), the response names the node and the
+  decision digest of the library version that decided it
+  (`x-served-by-node`, `x-policy-digest`), set inside the gate.
   """
   @spec serve_conn(Plug.Conn.t(), (Plug.Conn.t() -> Plug.Conn.t())) :: Plug.Conn.t()
   def serve_conn(conn, fun) do
-    served = fn ->
-      conn
-      |> Plug.Conn.put_resp_header("x-served-by-node", Atom.to_string(node()))
-      |> Plug.Conn.put_resp_header("x-policy-digest", OpenAgentsPolicy.decision_digest())
-      |> fun.()
-    end
+    case enter() do
+      # :no_gate too leaves, as in serve/1.
+      entered when entered in [:ok, :no_gate] ->
+        # This entry's own key: the response's before_send and the `after`
+        # both leave through it, and only the first finds it, so a request
+        # leaves once whether it sends a response, sends none or raises
+        # (Phoenix renders an exception's 500 with the conn that carries
+        # the callback, after the `after`), and a nested serve_conn leaves
+        # its own level only.
+        entry = {__MODULE__, make_ref()}
+        Process.put(entry, :inside)
 
-    case serve(served) do
+        try do
+          conn
+          |> served_by()
+          |> Plug.Conn.register_before_send(fn conn ->
+            leave(entry)
+            conn
+          end)
+          |> fun.()
+        after
+          leave(entry)
+        end
+
       {:error, reason} when reason in [:gate_full, :gate_timeout] ->
         conn
         |> Plug.Conn.put_resp_header("retry-after", Integer.to_string(@retry_after_s))
         |> Plug.Conn.put_resp_content_type("application/json")
         |> Plug.Conn.send_resp(503, ~s({"errors":{"detail":"Service Unavailable"}}))
         |> Plug.Conn.halt()
-
-      conn ->
-        conn
     end
+  end
+
+  defp served_by(conn) do
+    if :persistent_term.get(@served_by, false) do
+      conn
+      |> Plug.Conn.put_resp_header("x-served-by-node", Atom.to_string(node()))
+      |> Plug.Conn.put_resp_header("x-policy-digest", OpenAgentsPolicy.decision_digest())
+    else
+      conn
+    end
+  end
+
+  @doc """
+  Turns the `x-served-by-node` and `x-policy-digest` headers on (`true`)
+  or off for every response from now on, and returns the previous
+  setting (off until set). HostApp.Application sets it at start from
+  `:host_app, :served_by_headers` (`HOST_APP_SERVED_BY_HEADERS`, read by
+  config/runtime.exs); the tests that check the headers turn them on.
+  """
+  @spec put_served_by_headers(boolean()) :: boolean()
+  def put_served_by_headers(on?) when is_boolean(on?) do
+    previous = :persistent_term.get(@served_by, false)
+    :persistent_term.put(@served_by, on?)
+    previous
   end
 
   defp enter do
@@ -169,6 +247,14 @@ defmodule HostApp.Upgrade do
     case Process.whereis(Gate) do
       nil -> :ok
       gate -> GenServer.cast(gate, {:leave, self()})
+    end
+  end
+
+  # Leaves for serve_conn's `entry`, if it has not left already.
+  defp leave(entry) do
+    case Process.delete(entry) do
+      :inside -> leave()
+      nil -> :ok
     end
   end
 

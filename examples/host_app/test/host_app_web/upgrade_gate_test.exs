@@ -103,6 +103,106 @@ defmodule HostAppWeb.UpgradeGateTest do
     assert Upgrade.state().closed == false
   end
 
+  describe "serve_conn/2: inside while the answer is decided" do
+    test "a request leaves as its response is sent, once, and only its own level" do
+      Upgrade.serve(fn ->
+        sent =
+          Upgrade.serve_conn(build_conn(), fn conn ->
+            assert Upgrade.state().inside == 2
+            conn = Plug.Conn.send_resp(conn, 200, "ok")
+            assert Upgrade.state().inside == 1
+            conn
+          end)
+
+        assert sent.state == :sent
+        # The `after` found it gone: the outer level is still inside.
+        assert Upgrade.state().inside == 1
+      end)
+
+      assert Upgrade.state().inside == 0
+    end
+
+    test "one that sends nothing, or raises, leaves as it ends; a response sent after leaves nothing more" do
+      Upgrade.serve(fn ->
+        unsent = Upgrade.serve_conn(build_conn(), & &1)
+        assert Upgrade.state().inside == 1
+        # Its callback still runs when it is sent outside, and finds it out.
+        Plug.Conn.send_resp(unsent, 200, "late")
+        assert Upgrade.state().inside == 1
+
+        # As Phoenix renders a raised request's 500: with the conn that
+        # carries the callback, after serve_conn's `after`.
+        raised =
+          try do
+            Upgrade.serve_conn(build_conn(), fn conn ->
+              raise Plug.Conn.WrapperError, conn: conn, kind: :error, reason: :boom, stack: []
+            end)
+          rescue
+            e in Plug.Conn.WrapperError -> e.conn
+          end
+
+        assert Upgrade.state().inside == 1
+        Plug.Conn.send_resp(raised, 500, "")
+        assert Upgrade.state().inside == 1
+
+        # Raised after its response was sent.
+        assert_raise RuntimeError, "after the response", fn ->
+          Upgrade.serve_conn(build_conn(), fn conn ->
+            Plug.Conn.send_resp(conn, 200, "ok")
+            raise "after the response"
+          end)
+        end
+
+        assert Upgrade.state().inside == 1
+      end)
+
+      assert Upgrade.state() == %{closed: false, inside: 0, held: 0}
+    end
+  end
+
+  describe "x-served-by-node and x-policy-digest" do
+    test "sent only when turned on, naming the node and the version that decided", ctx do
+      previous = Upgrade.put_served_by_headers(false)
+      on_exit(fn -> Upgrade.put_served_by_headers(previous) end)
+      conn = attempts_page(ctx)
+      assert conn.status == 200
+      assert Plug.Conn.get_resp_header(conn, "x-served-by-node") == []
+      assert Plug.Conn.get_resp_header(conn, "x-policy-digest") == []
+
+      assert Upgrade.put_served_by_headers(true) == false
+      conn = attempts_page(ctx)
+      assert Plug.Conn.get_resp_header(conn, "x-served-by-node") == [Atom.to_string(node())]
+
+      assert Plug.Conn.get_resp_header(conn, "x-policy-digest") == [
+               OpenAgentsPolicy.decision_digest()
+             ]
+    end
+
+    test "HOST_APP_SERVED_BY_HEADERS at boot (config/runtime.exs): 1 or true turns them on" do
+      saved = System.get_env("HOST_APP_SERVED_BY_HEADERS")
+
+      on_exit(fn ->
+        if saved,
+          do: System.put_env("HOST_APP_SERVED_BY_HEADERS", saved),
+          else: System.delete_env("HOST_APP_SERVED_BY_HEADERS")
+      end)
+
+      read = fn value ->
+        if value,
+          do: System.put_env("HOST_APP_SERVED_BY_HEADERS", value),
+          else: System.delete_env("HOST_APP_SERVED_BY_HEADERS")
+
+        Config.Reader.read!("config/runtime.exs", env: :prod)[:host_app][:served_by_headers]
+      end
+
+      assert read.("1") == true
+      assert read.("true") == true
+      assert read.(nil) == false
+      assert read.("0") == false
+      assert read.("") == false
+    end
+  end
+
   test "the door opens again when the install raises" do
     assert_raise RuntimeError, "install failed", fn ->
       Upgrade.closed(fn -> raise "install failed" end)

@@ -1,7 +1,10 @@
 defmodule HostApp.Upgrade.Gate do
   @moduledoc """
   The process that holds HostApp.Upgrade's gate (see there): which process
-  closed it, which requests are inside, which are held at the door. Every
+  closed it, which requests are inside (deciding their answers: a request
+  leaves as its response is sent, before Bandit writes a byte), which are
+  held at the door, and for how long at most (`held_ms`, 5 s: an install's
+  length with room, a third of the 15 s drain; see "hold" there). Every
   one of them is monitored, so a process that dies (a request Bandit kills
   when its client hangs up, an installer killed mid-install) leaves the
   gate as it dies: a request leaves the count, a held request leaves the
@@ -19,7 +22,7 @@ defmodule HostApp.Upgrade.Gate do
   use GenServer
   require Logger
 
-  @defaults [max_held: 1_000, held_ms: 30_000]
+  @defaults [max_held: 1_000, held_ms: 5_000]
 
   @doc false
   def start_link(opts), do: GenServer.start_link(__MODULE__, opts, name: __MODULE__)
