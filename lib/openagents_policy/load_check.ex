@@ -33,26 +33,53 @@ defmodule OpenAgentsPolicy.LoadCheck do
   developer's own VMs would make this one fail for reasons of its own);
   `HOME` set to an empty directory of the check's own, and
   `XDG_CONFIG_HOME` unset, so no `.erlang` of the user's runs in it. That
-  directory is made new (mode 0700, under a random name in the system's
-  temporary directory): one already there, which another user of the
-  machine could have planted with a `.erlang` of theirs, is never used. One
-  deadline for the whole check (30 s unless `:timeout` says otherwise),
-  not renewed by output: a library whose load prints forever is still cut
-  off; then the check VM is killed (SIGKILL to its OS process), so none is
-  left behind.
+  directory is made new by `mktemp -d`: one `mkdir(2)` of a random name in
+  the system's temporary directory, with mode 0700 from the start (no
+  moment where another user of the machine, under a umask of 000 or 002,
+  could write a `.erlang` into it), and never one already there, which
+  another user could have planted. One deadline for the whole check (30 s
+  unless `:timeout` says otherwise), not renewed by output: a library whose
+  load prints forever is still cut off; then the check VM is killed
+  (SIGKILL to its OS process), so none is left behind.
+
+  The check VM dies with its caller, as a `:peer` node started with
+  `connection: :standard_io` does, by the same means: its first act is a
+  watch on its standard input, the calling port's pipe, to which nothing is
+  written. End of file there means the port was closed: by the calling
+  process, by that process's death (a port is linked to its owner), or by
+  the death of the calling VM however it dies (the kernel closes its end of
+  the pipe: a SIGKILL, a CI job's kill, Ctrl-C); the check VM then removes
+  its directory and halts. The watch also holds the check's deadline, from
+  the check VM's own start, so a caller alive but stuck (suspended, or
+  never reading its port) leaves none running past it either. `:peer`
+  itself is not used: it makes the node's output its control channel, where
+  the check reads the loader's own words and how the VM died (a signal, an
+  exit status) from the port.
+
+  What remains possible: a directory left behind when the check VM itself
+  dies abruptly (a SIGKILL, or the load's own crash) after its caller did,
+  or when the caller dies between making it and starting the check VM; and
+  a check VM whose load is stuck in native code holding every scheduler of
+  its VM runs until its caller kills it at the deadline, or for good if the
+  caller died too (nothing in that VM can run to halt it).
 
   Absent: anything Mix or Elixir at run time in the check VM (`library/3`
-  needs erts, kernel, stdlib and compiler only), and any retry.
+  needs erts, kernel, stdlib and compiler only), any retry, and
+  distribution (the caller may be a non-distributed Mix task).
   """
 
   @timeout 30_000
   @marker "load_check: "
+  # The check VM's exit status when it halts at its own deadline (timeout(1)'s).
+  @deadline_status 124
 
   @typedoc "Why a library does not load: the loader's words, or what became of the check VM."
   @type reason :: String.t()
 
   @typedoc """
-  `:timeout`: milliseconds for the whole check (30 000 by default);
+  `:timeout`: milliseconds for the whole check (30 000 by default), counted
+  by the caller from before the check VM starts and by the check VM from
+  its own start;
   `:keep_stub` (`library/3` only): where to write the stub module's `.beam`.
   """
   @type option :: {:timeout, pos_integer()} | {:keep_stub, Path.t()}
@@ -64,6 +91,10 @@ defmodule OpenAgentsPolicy.LoadCheck do
   With `keep_stub: path`, the stub module it loaded into is written there
   as a `.beam` (scripts/precompiled_check.sh loads artifacts in a VM of
   another architecture with it).
+
+  The fresh VM does not outlive the calling process, nor its deadline.
+  Raises when no directory can be made for it (`mktemp -d` in
+  `System.tmp_dir!/0`).
   """
   @spec library(Path.t(), module(), [option()]) :: :ok | {:error, reason()}
   def library(file, module, opts \\ []) when is_atom(module) do
@@ -109,6 +140,10 @@ defmodule OpenAgentsPolicy.LoadCheck do
   Loads `module` from `code_paths` (put first on the check VM's code path)
   in a fresh VM, and returns `:ok` if it loads: its `on_load`, which loads
   the NIF library, succeeded. `elixir`'s own ebin is on the path too.
+
+  The fresh VM does not outlive the calling process, nor its deadline.
+  Raises when no directory can be made for it (`mktemp -d` in
+  `System.tmp_dir!/0`).
   """
   @spec module(module(), [Path.t()], [option()]) :: :ok | {:error, reason()}
   def module(module, code_paths, opts \\ []) when is_atom(module) do
@@ -160,7 +195,8 @@ defmodule OpenAgentsPolicy.LoadCheck do
           :binary,
           :exit_status,
           :stderr_to_stdout,
-          args: boot_args() ++ ["-noshell"] ++ paths ++ ["-eval", eval],
+          # -noinput: no reader of the standard input but the watch's.
+          args: boot_args() ++ ["-noinput"] ++ paths ++ ["-eval", watch(home, timeout) <> eval],
           cd: home,
           env:
             [{~c"HOME", String.to_charlist(home)}, {~c"XDG_CONFIG_HOME", false}] ++
@@ -176,22 +212,54 @@ defmodule OpenAgentsPolicy.LoadCheck do
     end
   end
 
-  # A new directory of this check's own (never one already there, which
-  # another user of the machine could have planted, .erlang and all),
-  # readable by this user only.
+  # The check VM's first act, before the load: a process of its own that
+  # halts it (after removing its home, which the caller's `after` may never
+  # get to) when its standard input, the port's pipe, reaches end of file
+  # (the port closed, by its owner or with it, or the calling VM gone) or
+  # goes away, and at the deadline, counted from the check VM's start: so
+  # never before the caller's own, which is the one that speaks while the
+  # caller is alive and reading. No flush at halt: a caller stuck with its
+  # pipe full must not hold it.
+  defp watch(home, timeout) do
+    """
+    _ = spawn(fun() ->
+      process_flag(trap_exit, true),
+      Stdin = open_port({fd, 0, 1}, [in, eof, binary]),
+      _ = erlang:send_after(#{timeout}, self(), deadline),
+      Halt = fun(Status) ->
+        _ = file:del_dir_r(#{literal(String.to_charlist(home))}),
+        erlang:halt(Status, [{flush, false}])
+      end,
+      Watch = fun W() ->
+        receive
+          {Stdin, {data, _}} -> W();
+          {Stdin, eof} -> Halt(1);
+          {'EXIT', Stdin, _} -> Halt(1);
+          deadline -> Halt(#{@deadline_status})
+        end
+      end,
+      Watch()
+    end),
+    """
+  end
+
+  # A new directory of this check's own, readable by this user only from
+  # the moment it exists: `mktemp -d` makes it with one mkdir(2) of mode
+  # 0700 (mkdtemp(3); GNU's mktemp likewise), under a random name it fails
+  # rather than reuse (one already there could have been planted, .erlang
+  # and all). Not File.mkdir/1 then chmod: in between, the directory is
+  # 0777 less this VM's umask, and under a umask of 000 or 002 another user
+  # could write a .erlang into it; Erlang's own mkdir takes no mode, and a
+  # VM cannot set its umask.
   defp new_home!(tmp) do
-    home = Path.join(tmp, "load_check-#{:rand.uniform(2 ** 60)}")
+    template = Path.join(tmp, "load_check-XXXXXXXXXXXX")
 
-    case File.mkdir(home) do
-      :ok ->
-        File.chmod!(home, 0o700)
-        home
+    mktemp =
+      System.find_executable("mktemp") || raise "no mktemp on PATH: the load check needs one"
 
-      {:error, :eexist} ->
-        new_home!(tmp)
-
-      {:error, reason} ->
-        raise File.Error, reason: reason, action: "make directory", path: home
+    case System.cmd(mktemp, ["-d", template], stderr_to_stdout: true) do
+      {home, 0} -> String.trim_trailing(home, "\n")
+      {output, _} -> raise "mktemp -d #{template} failed: #{String.trim(output)}"
     end
   end
 
@@ -204,14 +272,18 @@ defmodule OpenAgentsPolicy.LoadCheck do
         case String.split(output, @marker, parts: 2) do
           [_, "ok\n"] -> :ok
           [before, why] -> {:error, explain(why, before)}
+          # The check VM's own deadline, reached first: this VM was late to its own.
+          [_] when status == @deadline_status -> {:error, late(timeout)}
           [_] -> {:error, "the VM loading it #{died(status)}: #{inspect(String.trim(output))}"}
         end
     after
       max(deadline - System.monotonic_time(:millisecond), 0) ->
         kill(port)
-        {:error, "loading it did not finish within #{div(timeout, 1000)} s"}
+        {:error, late(timeout)}
     end
   end
+
+  defp late(timeout), do: "loading it did not finish within #{div(timeout, 1000)} s"
 
   # The check VM's verdict, then what it printed before it (a module's
   # on_load logs the loader's own words there).

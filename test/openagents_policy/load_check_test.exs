@@ -1,8 +1,10 @@
 defmodule OpenAgentsPolicy.LoadCheckTest do
-  # The check VM's deadline, its kill and its clean start, which the build
-  # and upgrade tests do not reach: they load libraries that finish (or
-  # crash) quickly.
+  # The check VM's deadline, its kill, its clean start and its death with
+  # its caller, which the build and upgrade tests do not reach: they load
+  # libraries that finish (or crash) quickly.
   use ExUnit.Case, async: false
+
+  import Bitwise
 
   alias OpenAgentsPolicy.LoadCheck
 
@@ -28,6 +30,67 @@ defmodule OpenAgentsPolicy.LoadCheckTest do
 
     {:ok, ^name, beam} = :compile.file(String.to_charlist(source), [:binary, :return_errors])
     File.write!(Path.join(dir, "#{name}.beam"), beam)
+  end
+
+  # A module whose on_load never returns, after writing where the test
+  # reads them the check VM's HOME, then its OS pid (so the pid file's
+  # presence says both are there); then the check VM's pid and home, each
+  # killed or removed at the test's exit if the check left them.
+  defp hanging_check!(dir) do
+    pid_file = Path.join(dir, "pid")
+
+    module_in!(dir, :load_check_hang, """
+    ok = file:write_file(#{inspect(Path.join(dir, "home"))}, os:getenv("HOME")),
+      ok = file:write_file(#{inspect(pid_file)}, os:getpid()),
+      timer:sleep(infinity)
+    """)
+
+    fn ->
+      assert poll(fn -> File.exists?(pid_file) end, 60_000), "the check VM never started its load"
+      os_pid = File.read!(pid_file)
+      home = File.read!(Path.join(dir, "home"))
+
+      on_exit(fn ->
+        kill_if_ours(os_pid, dir)
+        File.rm_rf!(home)
+      end)
+
+      {os_pid, home}
+    end
+  end
+
+  # SIGKILL to a VM a test left running: only while its command line names
+  # the test's directory (its pid may since have gone to another process).
+  defp kill_if_ours(os_pid, dir) do
+    case File.read("/proc/#{os_pid}/cmdline") do
+      {:ok, cmdline} ->
+        if String.contains?(cmdline, dir) and not gone?(os_pid),
+          do: System.cmd("kill", ["-KILL", "#{os_pid}"], stderr_to_stdout: true)
+
+      {:error, _} ->
+        :ok
+    end
+  end
+
+  # Gone: no such process, or one that has exited and waits for its parent
+  # (a check VM whose caller died is the child of whatever reaps orphans).
+  defp gone?(os_pid) do
+    case File.read("/proc/#{os_pid}/status") do
+      {:ok, status} -> status =~ ~r/^State:\s+Z/m
+      {:error, _} -> true
+    end
+  end
+
+  # Whether `fun` turns true within `bound` ms: a bound for a slow machine,
+  # not a measure.
+  defp poll(fun, bound), do: poll_until(fun, System.monotonic_time(:millisecond) + bound)
+
+  defp poll_until(fun, until) do
+    cond do
+      fun.() -> true
+      System.monotonic_time(:millisecond) > until -> false
+      true -> Process.sleep(50) && poll_until(fun, until)
+    end
   end
 
   test "a load that prints every 200 ms is still cut off at the deadline, and its VM killed",
@@ -73,9 +136,11 @@ defmodule OpenAgentsPolicy.LoadCheckTest do
 
   test "the check VM's home is its own: a directory planted at a name it could take is never used",
        %{tmp_dir: dir} do
-    # Another user of the machine plants directories under the names the
-    # next checks of this VM would take, each with a .erlang that leaves a
-    # mark: a check VM whose HOME were one would run it.
+    # Another user of the machine plants directories under names of the
+    # check's form, each with a .erlang that leaves a mark: a check VM whose
+    # HOME were one would run it. (The check's names are mktemp's, random:
+    # what keeps it off a planted one is that mkdir(2) never takes a name
+    # already there.)
     ran = Path.join(dir, "planted_erlang_ran")
     next = System.unique_integer([:positive])
 
@@ -118,5 +183,85 @@ defmodule OpenAgentsPolicy.LoadCheckTest do
 
     assert {:error, "bad_lib: Library module name" <> _} =
              LoadCheck.library(OpenAgentsPolicy.Native.library_file(), Elsewhere)
+  end
+
+  test "the check VM dies with its caller's VM, killed with SIGKILL, and removes its home",
+       %{tmp_dir: dir} do
+    started = hanging_check!(dir)
+    erl = Path.join([:code.root_dir(), "bin", "erl"])
+
+    ebins =
+      for app <- [:elixir, :openagents_policy], do: ["-pa", Path.join(:code.lib_dir(app), "ebin")]
+
+    # A deadline far away: nothing but the caller's death can explain the
+    # check VM's.
+    eval =
+      "'Elixir.OpenAgentsPolicy.LoadCheck':module(load_check_hang, [#{inspect(dir)}], [{timeout, 600000}]), halt()."
+
+    # The caller under umask 000, where a directory made 0777 and chmod'ed
+    # after would be anyone's for a moment; mktemp makes it 0700 at once.
+    caller =
+      Port.open({:spawn_executable, "/bin/sh"}, [
+        :binary,
+        :exit_status,
+        :stderr_to_stdout,
+        args:
+          ["-c", ~s(umask 000 && exec "$0" "$@"), erl, "-noshell"] ++
+            List.flatten(ebins) ++ ["-eval", eval]
+      ])
+
+    {:os_pid, caller_pid} = Port.info(caller, :os_pid)
+    on_exit(fn -> kill_if_ours(caller_pid, dir) end)
+    {os_pid, home} = started.()
+    assert (File.stat!(home).mode &&& 0o777) == 0o700
+    {_, 0} = System.cmd("kill", ["-KILL", "#{caller_pid}"])
+    assert_receive {^caller, {:exit_status, 137}}, 10_000
+
+    assert poll(fn -> gone?(os_pid) end, 30_000),
+           "the check VM #{os_pid} still runs 30 s after its caller was killed"
+
+    refute File.exists?(home), "the check VM's home #{home} was left behind"
+  end
+
+  test "the check VM halts when its calling process dies, and removes its home",
+       %{tmp_dir: dir} do
+    started = hanging_check!(dir)
+    caller = spawn(fn -> LoadCheck.module(:load_check_hang, [dir], timeout: 600_000) end)
+    {os_pid, home} = started.()
+    # Killed: its `after`, which removes the home, never runs.
+    Process.exit(caller, :kill)
+
+    assert poll(fn -> gone?(os_pid) end, 30_000),
+           "the check VM #{os_pid} still runs 30 s after its calling process was killed"
+
+    refute File.exists?(home), "the check VM's home #{home} was left behind"
+  end
+
+  test "a caller alive but stuck: the check VM still halts at its own deadline",
+       %{tmp_dir: dir} do
+    started = hanging_check!(dir)
+    test = self()
+    t0 = System.monotonic_time(:millisecond)
+
+    caller =
+      spawn(fn ->
+        send(test, {:checked, LoadCheck.module(:load_check_hang, [dir], timeout: 5_000)})
+      end)
+
+    on_exit(fn -> Process.exit(caller, :kill) end)
+    {os_pid, home} = started.()
+    true = :erlang.suspend_process(caller)
+    # Suspended before its own deadline (counted from after t0), so the
+    # caller can have killed nothing: what ends the check VM is its own.
+    suspended_at = System.monotonic_time(:millisecond) - t0
+    assert suspended_at < 5_000, "inconclusive: the caller was suspended after #{suspended_at} ms"
+
+    assert poll(fn -> gone?(os_pid) end, 30_000),
+           "the check VM #{os_pid}, with its caller stuck, still runs 30 s into its 5 s"
+
+    refute File.exists?(home), "the check VM's home #{home} was left behind"
+    # Resumed, the caller reads the check VM's end as its own deadline's.
+    true = :erlang.resume_process(caller)
+    assert_receive {:checked, {:error, "loading it did not finish within 5 s"}}, 10_000
   end
 end
