@@ -24,7 +24,11 @@ defmodule OpenAgentsPolicy.LoadCheck do
       checked whole, with no module of this build in the way.
     * `module/3` (the upgrade's): a compiled module whose `on_load` loads
       the library, from the given code path (a target release's own ebin),
-      exactly as the relup will load it.
+      exactly as the relup will load it. With `ask: function`, that VM
+      then calls one function of the loaded module, with no arguments, and
+      the check answers what it returned (the upgrade asks the target's
+      `OpenAgentsPolicy.Native.decision_digest/0`: what the target's own
+      library decides, from the library itself).
 
   How the check VM is run, for both: the `erl` of this installation (in a
   release, the one in its `erts-*` directory), booting the `start_clean`
@@ -80,9 +84,11 @@ defmodule OpenAgentsPolicy.LoadCheck do
   `:timeout`: milliseconds for the whole check (30 000 by default), counted
   by the caller from before the check VM starts and by the check VM from
   its own start;
-  `:keep_stub` (`library/3` only): where to write the stub module's `.beam`.
+  `:keep_stub` (`library/3` only): where to write the stub module's `.beam`;
+  `:ask` (`module/3` only): the name of a function of the loaded module, of
+  arity 0, to call in the check VM once the module has loaded.
   """
-  @type option :: {:timeout, pos_integer()} | {:keep_stub, Path.t()}
+  @type option :: {:timeout, pos_integer()} | {:keep_stub, Path.t()} | {:ask, atom()}
 
   @doc """
   Loads the NIF library `file` (a path ending in `.so`) into a stub module
@@ -141,11 +147,21 @@ defmodule OpenAgentsPolicy.LoadCheck do
   in a fresh VM, and returns `:ok` if it loads: its `on_load`, which loads
   the NIF library, succeeded. `elixir`'s own ebin is on the path too.
 
+  With `ask: function`, the check VM then calls `module.function()` (the
+  module just loaded, so a NIF answers from the library just loaded), and
+  the check returns `{:ok, answer}` instead of `:ok`: the term it returned,
+  printed by the check VM in Erlang's external term format and read back
+  here with `:erlang.binary_to_term/2`'s `:safe` (an answer naming an atom
+  this VM does not know is refused, not made). A function that raises,
+  throws or exits, or is not there, is `{:error, reason}`: the check VM's
+  banner of the exception (`Exception.format_banner/3`), after the name of
+  the function asked. The call is within the check's one deadline.
+
   The fresh VM does not outlive the calling process, nor its deadline.
   Raises when no directory can be made for it (`mktemp -d` in
   `System.tmp_dir!/0`).
   """
-  @spec module(module(), [Path.t()], [option()]) :: :ok | {:error, reason()}
+  @spec module(module(), [Path.t()], [option()]) :: :ok | {:ok, term()} | {:error, reason()}
   def module(module, code_paths, opts \\ []) when is_atom(module) do
     # The on_load's own result: the code server returns only
     # on_load_failure, and reports the result from a process of its own
@@ -159,7 +175,7 @@ defmodule OpenAgentsPolicy.LoadCheck do
              end,
     ok = logger:add_primary_filter(load_check_on_load, {OnLoad, Self}),
     R = case code:ensure_loaded(M) of
-          {module, _} -> ok;
+          {module, _} -> #{ask(module, opts[:ask])};
           {error, on_load_failure} -> receive {on_load, Returned} -> Returned after 10000 -> {error, on_load_failure} end;
           Other -> Other
         end,
@@ -168,8 +184,34 @@ defmodule OpenAgentsPolicy.LoadCheck do
 
     elixir = Path.join(:code.lib_dir(:elixir), "ebin")
     paths = Enum.flat_map([elixir | code_paths], &["-pa", Path.expand(&1)])
-    run(eval, paths, opts)
+
+    doing =
+      if function = opts[:ask],
+        do: "loading it and calling #{inspect(module)}.#{function}/0",
+        else: "loading it"
+
+    run(eval, paths, opts, doing)
   end
+
+  # After the load: nothing more, or the one call asked for, caught whole
+  # (a missing function is an undef like any other error). Its variables
+  # named apart from the rest of the check's (erl_eval refuses a variable
+  # bound in one branch and used after).
+  defp ask(_module, nil), do: "ok"
+
+  defp ask(module, function) when is_atom(function) do
+    """
+    try M:#{literal(function)}() of
+            AskAnswer -> {answer, AskAnswer}
+          catch
+            AskClass:AskReason:AskStack ->
+              {asked, #{literal(String.to_charlist(asked(module, function)))},
+               'Elixir.Exception':format_banner(AskClass, AskReason, AskStack)}
+          end
+    """
+  end
+
+  defp asked(module, function), do: "#{inspect(module)}.#{function}/0, asked after the load"
 
   defp literal(term), do: :io_lib.format(~c"~p", [term]) |> IO.iodata_to_binary()
 
@@ -178,6 +220,8 @@ defmodule OpenAgentsPolicy.LoadCheck do
     """
     case #{result} of
       ok -> io:put_chars("#{@marker}ok\\n");
+      {answer, A} -> io:format("#{@marker}answer ~s~n", ['Elixir.Base':encode16(term_to_binary(A))]);
+      {asked, Asked, Banner} -> io:format("#{@marker}~ts: ~ts~n", [Asked, Banner]);
       {error, {Reason, Text}} when is_list(Text) -> io:format("#{@marker}~p: ~ts~n", [Reason, Text]);
       Why -> io:format("#{@marker}~p~n", [Why])
     end,
@@ -185,7 +229,7 @@ defmodule OpenAgentsPolicy.LoadCheck do
     """
   end
 
-  defp run(eval, paths, opts) do
+  defp run(eval, paths, opts, doing \\ "loading it") do
     timeout = Keyword.get(opts, :timeout, @timeout)
     home = new_home!(System.tmp_dir!())
 
@@ -206,7 +250,7 @@ defmodule OpenAgentsPolicy.LoadCheck do
               )
         ])
 
-      await(port, "", System.monotonic_time(:millisecond) + timeout, timeout)
+      await(port, "", System.monotonic_time(:millisecond) + timeout, {timeout, doing})
     after
       File.rm_rf(home)
     end
@@ -263,27 +307,38 @@ defmodule OpenAgentsPolicy.LoadCheck do
     end
   end
 
-  defp await(port, output, deadline, timeout) do
+  defp await(port, output, deadline, late) do
     receive do
       {^port, {:data, data}} ->
-        await(port, output <> data, deadline, timeout)
+        await(port, output <> data, deadline, late)
 
       {^port, {:exit_status, status}} ->
         case String.split(output, @marker, parts: 2) do
           [_, "ok\n"] -> :ok
+          [_, "answer " <> answer] -> read_answer(answer)
           [before, why] -> {:error, explain(why, before)}
           # The check VM's own deadline, reached first: this VM was late to its own.
-          [_] when status == @deadline_status -> {:error, late(timeout)}
+          [_] when status == @deadline_status -> {:error, late(late)}
           [_] -> {:error, "the VM loading it #{died(status)}: #{inspect(String.trim(output))}"}
         end
     after
       max(deadline - System.monotonic_time(:millisecond), 0) ->
         kill(port)
-        {:error, late(timeout)}
+        {:error, late(late)}
     end
   end
 
-  defp late(timeout), do: "loading it did not finish within #{div(timeout, 1000)} s"
+  defp late({timeout, doing}), do: "#{doing} did not finish within #{div(timeout, 1000)} s"
+
+  # The asked function's answer: its external format, in hex, on the marked
+  # line. `:safe`: an atom this VM does not know is refused, not made.
+  defp read_answer(line) do
+    [hex | _] = String.split(line, "\n", parts: 2)
+    {:ok, hex |> Base.decode16!() |> :erlang.binary_to_term([:safe])}
+  rescue
+    ArgumentError ->
+      {:error, "the answer of the function asked could not be read: #{inspect(line)}"}
+  end
 
   # The check VM's verdict, then what it printed before it (a module's
   # on_load logs the loader's own words there).

@@ -1,7 +1,8 @@
 defmodule OpenAgentsPolicy.LoadCheckTest do
   # The check VM's deadline, its kill, its clean start and its death with
   # its caller, which the build and upgrade tests do not reach: they load
-  # libraries that finish (or crash) quickly.
+  # libraries that finish (or crash) quickly. And `module/3`'s `ask:`, the
+  # one call after the load, answering and refusing.
   use ExUnit.Case, async: false
 
   import Bitwise
@@ -17,15 +18,18 @@ defmodule OpenAgentsPolicy.LoadCheckTest do
   end
 
   # An Erlang module whose on_load runs `body`, compiled into `dir` (never
-  # loaded here: its on_load is for the check VM).
-  defp module_in!(dir, name, body) do
+  # loaded here: its on_load is for the check VM), and `functions` (name:
+  # body), each of arity 0 and exported.
+  defp module_in!(dir, name, body, functions \\ []) do
     source = Path.join(dir, "#{name}.erl")
+    exports = Enum.map_join(functions, "", fn {f, _} -> ", #{f}/0" end)
 
     File.write!(source, """
     -module(#{name}).
     -on_load(go/0).
-    -export([go/0]).
+    -export([go/0#{exports}]).
     go() -> #{body}.
+    #{Enum.map_join(functions, "\n", fn {f, b} -> "#{f}() -> #{b}." end)}
     """)
 
     {:ok, ^name, beam} = :compile.file(String.to_charlist(source), [:binary, :return_errors])
@@ -183,6 +187,95 @@ defmodule OpenAgentsPolicy.LoadCheckTest do
 
     assert {:error, "bad_lib: Library module name" <> _} =
              LoadCheck.library(OpenAgentsPolicy.Native.library_file(), Elsewhere)
+  end
+
+  describe "module/3 with ask:" do
+    test "answers what the loaded module's function returned, in the check VM", %{tmp_dir: dir} do
+      module_in!(dir, :load_check_answers, "ok",
+        answer: ~s|{os:getpid(), <<"decided"/utf8>>, [1, 2.5, ok]}|
+      )
+
+      assert {:ok, {os_pid, "decided", [1, 2.5, :ok]}} =
+               LoadCheck.module(:load_check_answers, [dir], ask: :answer)
+
+      # The check VM's own answer, not this VM's.
+      assert os_pid != System.pid()
+      # Not asked: as before.
+      assert LoadCheck.module(:load_check_answers, [dir]) == :ok
+    end
+
+    test "answers the target library's own decision digest" do
+      ebin = Application.app_dir(:openagents_policy, "ebin")
+
+      assert LoadCheck.module(OpenAgentsPolicy.Native, [ebin], ask: :decision_digest) ==
+               {:ok, OpenAgentsPolicy.decision_digest()}
+    end
+
+    test "refuses when the function raises, throws, exits or is not there", %{tmp_dir: dir} do
+      module_in!(dir, :load_check_refuses, "ok",
+        raises: "error(not_decided)",
+        throws: "throw(not_decided)",
+        exits: "exit(not_decided)"
+      )
+
+      for {function, banner} <- [
+            raises: "** (ErlangError) Erlang error: :not_decided",
+            throws: "** (throw) :not_decided",
+            exits: "** (exit) :not_decided",
+            missing:
+              "** (UndefinedFunctionError) function :load_check_refuses.missing/0 is undefined or private"
+          ] do
+        assert LoadCheck.module(:load_check_refuses, [dir], ask: function) ==
+                 {:error, ":load_check_refuses.#{function}/0, asked after the load: #{banner}"}
+      end
+    end
+
+    test "a function that never returns is cut off at the check's one deadline",
+         %{tmp_dir: dir} do
+      pid_file = Path.join(dir, "pid")
+
+      module_in!(dir, :load_check_ask_hangs, "ok",
+        answer: ~s|ok = file:write_file(#{inspect(pid_file)}, os:getpid()), timer:sleep(infinity)|
+      )
+
+      assert LoadCheck.module(:load_check_ask_hangs, [dir], ask: :answer, timeout: 2_000) ==
+               {:error,
+                "loading it and calling :load_check_ask_hangs.answer/0 did not finish within 2 s"}
+
+      os_pid = File.read!(pid_file)
+      assert gone?(os_pid), "the check VM #{os_pid} was left running"
+    end
+
+    test "refuses an answer naming an atom this VM does not know, and makes none",
+         %{tmp_dir: dir} do
+      atom = "load_check_unknown_#{System.unique_integer([:positive])}"
+
+      # Its name read from a file by the check VM: a literal would be made
+      # here, as the compiler folds list_to_atom/1 of one.
+      name = Path.join(dir, "atom")
+      File.write!(name, atom)
+
+      module_in!(dir, :load_check_new_atom, "ok",
+        answer: ~s|{ok, N} = file:read_file(#{inspect(name)}), {ok, binary_to_atom(N, utf8)}|
+      )
+
+      assert {:error, "the answer of the function asked could not be read: " <> _} =
+               LoadCheck.module(:load_check_new_atom, [dir], ask: :answer)
+
+      assert_raise ArgumentError, fn -> String.to_existing_atom(atom) end
+    end
+
+    test "asks nothing of a module that did not load", %{tmp_dir: dir} do
+      asked = Path.join(dir, "asked")
+
+      module_in!(dir, :load_check_no_load, "{error, not_loaded}",
+        answer: ~s|ok = file:write_file(#{inspect(asked)}, <<"asked">>)|
+      )
+
+      assert {:error, why} = LoadCheck.module(:load_check_no_load, [dir], ask: :answer)
+      assert why =~ "not_loaded"
+      refute File.exists?(asked)
+    end
   end
 
   test "the check VM dies with its caller's VM, killed with SIGKILL, and removes its home",
