@@ -45,7 +45,8 @@ defmodule OpenAgentsPolicy.Upgrade do
   because this kind of load needs one and `rustler::init!` does not emit it.
 
   The load itself is `OpenAgentsPolicy.LoadCheck.module/3`, in a VM of its
-  own.
+  own, which then asks the target's `OpenAgentsPolicy.Native` for its
+  decision digest (below).
 
   ## What the new version decides
 
@@ -62,11 +63,26 @@ defmodule OpenAgentsPolicy.Upgrade do
   with `System.put_env/2` (`bin/APP rpc`); an application's environment
   would not do, as `release_handler` replaces it before the check runs. A
   narrowing or a change that neither widens nor narrows needs no one's word.
+
+  The target's document is read only once it is known to be what the
+  target's library decides: the VM that loads the target's `Native` also
+  calls its `decision_digest/0` (computed by the target's NIF from its
+  core's decision functions, as `OpenAgentsPolicy.fingerprint/0` is), and
+  `check/3` refuses a target whose `priv/decisions.json` has another
+  SHA-256 (`{:decision_document_mismatch, file, %{document: digest,
+  library: digest}}`, and an error logged saying what to do): a package
+  built without writing its document anew after a rule changed, or whose
+  document was edited, would otherwise pass the widening check while its
+  library widens. The cure is the document written from that version's
+  source, `cargo run -q --locked -p openagents_policy --example decisions --
+  document > priv/decisions.json`, and the release built again.
+  `decision_diff/2` alone reads the document as it is.
   """
 
   alias OpenAgentsPolicy.{Decisions, LoadCheck}
 
   @accept "OPENAGENTS_POLICY_ACCEPT_WIDENING"
+  @regenerate "cargo run -q --locked -p openagents_policy --example decisions -- document > priv/decisions.json"
 
   # rustler_precompiled's `libopenagents_policy_nif-v<vsn>-nif-<nif>-<target>.so`,
   # or a source build: rustler's `libopenagents_policy_nif.so` (0.36) or
@@ -91,16 +107,24 @@ defmodule OpenAgentsPolicy.Upgrade do
   path rule as the running VM will use). That catches a library for another
   CPU or C library, one built for a newer NIF version than this ERTS, a
   corrupt file and a NIF table that does not match the module; a load that
-  has not finished after 30 s is refused too (its VM killed).
+  has not finished after 30 s is refused too (its VM killed). In that VM,
+  once loaded, its `Native.decision_digest/0` is asked for: the digest of
+  what the target library decides.
 
-  Then its decisions (see the module docs): a target whose decisions widen
-  is refused unless `OPENAGENTS_POLICY_ACCEPT_WIDENING` names its
-  decision digest, and the Markdown of every change is logged.
+  Then its decisions (see the module docs): its `priv/decisions.json` must
+  have that digest for its SHA-256, else it is refused (the document is not
+  the library's: write it anew, see the module docs); a target whose
+  decisions widen is refused unless `OPENAGENTS_POLICY_ACCEPT_WIDENING`
+  names its decision digest, and the Markdown of every change is logged.
 
   Reasons: `{:no_library, dir}` (no unpacked version or no `.so`),
-  `{:several_libraries, files}`, `{:does_not_load, file, why}`, and the
-  reasons of `decision_diff/2` and `{:widens, digest, says}` (the target's
-  decision digest, and each widened answer in words).
+  `{:several_libraries, files}`, `{:does_not_load, file, why}` (`why` says
+  so too when the library loaded but its decision digest could not be
+  had), `{:decision_document_mismatch, file, %{document: digest, library:
+  digest}}` (the SHA-256 of `file`, the target's `priv/decisions.json`,
+  and the target library's own decision digest), and the reasons of
+  `decision_diff/2` and `{:widens, digest, says}` (the target's decision
+  digest, and each widened answer in words).
   """
   @spec check(direction(), String.t(), Path.t()) :: :ok
   def check(direction, version, lib_root \\ Path.join(:code.root_dir(), "lib"))
@@ -122,12 +146,42 @@ defmodule OpenAgentsPolicy.Upgrade do
 
   defp check_dir!(dir) do
     case Path.wildcard(Path.join([dir, "priv", "native", @nif <> "*.so"])) do
-      [file] -> check_loads!(file, Path.join(dir, "ebin"))
+      [file] -> file |> check_loads!(Path.join(dir, "ebin")) |> check_document!(dir)
       [] -> refuse({:no_library, dir})
       files -> refuse({:several_libraries, files})
     end
 
     check_decisions!(dir)
+  end
+
+  # The target's document must be what its library decides: else the diff
+  # below would read a widening off a file the library does not follow (a
+  # package whose document was not written anew after a rule changed, or
+  # was edited).
+  defp check_document!(library, dir) do
+    file = Path.join([dir, "priv", "decisions.json"])
+
+    case File.read(file) do
+      {:ok, json} ->
+        case OpenAgentsPolicy.Native.sha256(json) do
+          ^library ->
+            :ok
+
+          document ->
+            :logger.error(
+              "OpenAgentsPolicy.Upgrade: #{file} is not the decision document of the library " <>
+                "beside it (its SHA-256 is #{document}; the library's decision digest is " <>
+                "#{library}): the package was built without writing it anew after a rule " <>
+                "changed, or it was edited. Write it from that version's source, " <>
+                "`#{@regenerate}`, and build the release again."
+            )
+
+            refuse({:decision_document_mismatch, file, %{document: document, library: library}})
+        end
+
+      {:error, _} ->
+        refuse({:no_decision_document, file})
+    end
   end
 
   defp check_decisions!(dir) do
@@ -212,11 +266,21 @@ defmodule OpenAgentsPolicy.Upgrade do
   # The target version's own Native, loaded by a fresh VM from the target's
   # ebin: its on_load finds the library through the code path exactly as the
   # relup's load will (release_handler points the code path at the new
-  # version before it loads any module).
+  # version before it loads any module). Then, in that VM, the target
+  # library's own decision digest: what it decides, from the library.
   defp check_loads!(file, ebin) do
-    case LoadCheck.module(OpenAgentsPolicy.Native, [ebin]) do
-      :ok -> :ok
-      {:error, why} -> refuse({:does_not_load, file, why})
+    case LoadCheck.module(OpenAgentsPolicy.Native, [ebin], ask: :decision_digest) do
+      {:ok, digest} when is_binary(digest) ->
+        digest
+
+      {:ok, other} ->
+        refuse(
+          {:does_not_load, file,
+           "OpenAgentsPolicy.Native.decision_digest/0 answered #{inspect(other)}, not a decision digest"}
+        )
+
+      {:error, why} ->
+        refuse({:does_not_load, file, why})
     end
   end
 end

@@ -15,6 +15,16 @@ defmodule OpenAgentsPolicy.UpgradeTest do
 
   defp live, do: OpenAgentsPolicy.decisions_json()
 
+  # The live document with one answer narrowed: an attempt's terminal_commit
+  # disclosed from glass, not ledger.
+  defp narrowed,
+    do:
+      String.replace(
+        live(),
+        ~s("terminal_commit","tier":"ledger"),
+        ~s("terminal_commit","tier":"glass")
+      )
+
   # Each test's own release lib/ directory, outside the source tree.
   setup do
     root = Path.join(System.tmp_dir!(), "upgrade-test-#{System.unique_integer([:positive])}")
@@ -101,6 +111,27 @@ defmodule OpenAgentsPolicy.UpgradeTest do
       dir
     end
 
+    # A target whose library decides `json`: the check VM's load and its
+    # question are the same, but the Native it loads is a stand-in that
+    # answers `json`'s digest (one build of the NIF is at hand here; a
+    # target whose core really changed is hot_upgrade.sh's release B).
+    defp decides(dir, json) do
+      native_stand_in!(dir, """
+      -export([decision_digest/0]).
+      decision_digest() -> <<"#{@native.sha256(json)}">>.
+      """)
+    end
+
+    # The target's Native replaced by an Erlang module of that name, of
+    # `forms` (compiled here, never loaded here).
+    defp native_stand_in!(dir, forms) do
+      source = Path.join(dir, "Elixir.OpenAgentsPolicy.Native.erl")
+      File.write!(source, "-module('Elixir.OpenAgentsPolicy.Native').\n" <> forms)
+      {:ok, @native, beam} = :compile.file(String.to_charlist(source), [:binary, :return_errors])
+      File.rm!(source)
+      File.write!(Path.join(dir, "ebin/Elixir.OpenAgentsPolicy.Native.beam"), beam)
+    end
+
     test "passes a target library that a fresh VM loads into Native", %{lib_root: root} do
       unpack(root, "9.9.9")
       assert Upgrade.check(:up, "9.9.9", root) == :ok
@@ -154,7 +185,7 @@ defmodule OpenAgentsPolicy.UpgradeTest do
         )
 
       assert widened != live()
-      unpack(root, "9.9.9", :this_build, widened)
+      root |> unpack("9.9.9", :this_build, widened) |> decides(widened)
       digest = @native.sha256(widened)
       says = "`attempt.terminal_commit` is now disclosed from `pulse` (was `ledger`)"
 
@@ -173,14 +204,8 @@ defmodule OpenAgentsPolicy.UpgradeTest do
     end
 
     test "passes a target whose decisions narrow, and says what moved", %{lib_root: root} do
-      narrowed =
-        String.replace(
-          live(),
-          ~s("terminal_commit","tier":"ledger"),
-          ~s("terminal_commit","tier":"glass")
-        )
-
-      unpack(root, "9.9.9", :this_build, narrowed)
+      narrowed = narrowed()
+      root |> unpack("9.9.9", :this_build, narrowed) |> decides(narrowed)
       assert Upgrade.check(:up, "9.9.9", root) == :ok
 
       assert {:ok,
@@ -208,12 +233,75 @@ defmodule OpenAgentsPolicy.UpgradeTest do
                {:error, {:openagents_policy, {:no_decision_document, file}}}
 
       File.write!(file, "[]")
+      decides(dir, "[]")
 
       assert {:error, {:openagents_policy, {:decision_document, {:not_a_document, :new, _}}}} =
                catch_throw(Upgrade.check(:up, "9.9.9", root))
 
       assert Upgrade.decision_diff("9.9.7", root) ==
                {:error, {:no_library, Path.join(root, "openagents_policy-9.9.7")}}
+    end
+
+    test "refuses a target whose decision document is not what its library decides",
+         %{lib_root: root} do
+      # This build's library, which decides what this VM does, packaged with
+      # a document that says otherwise (terminal_commit narrowed to glass):
+      # read alone, a narrowing that would pass without anyone's word.
+      edited = narrowed()
+      assert edited != live()
+      dir = unpack(root, "9.9.9", :this_build, edited)
+      file = Path.join(dir, "priv/decisions.json")
+      mismatch = %{document: @native.sha256(edited), library: @native.sha256(live())}
+
+      log =
+        ExUnit.CaptureLog.capture_log(fn ->
+          assert catch_throw(Upgrade.check(:up, "9.9.9", root)) ==
+                   {:error, {:openagents_policy, {:decision_document_mismatch, file, mismatch}}}
+        end)
+
+      assert log =~ file
+      assert log =~ "cargo run -q --locked -p openagents_policy --example decisions -- document"
+
+      # Accepting the document's decisions by name accepts nothing: the
+      # library does not follow them.
+      System.put_env(@accept, mismatch.document)
+      on_exit(fn -> System.delete_env(@accept) end)
+
+      assert catch_throw(Upgrade.check(:up, "9.9.9", root)) ==
+               {:error, {:openagents_policy, {:decision_document_mismatch, file, mismatch}}}
+
+      # The document written anew from what the library decides: passes.
+      File.write!(file, live())
+      assert Upgrade.check(:up, "9.9.9", root) == :ok
+    end
+
+    test "a downgrade checks every other unpacked version's document against its library",
+         %{lib_root: root} do
+      unpack(root, "9.9.9")
+      unpack(root, "0.0.2")
+      assert Upgrade.check(:down, "9.9.9", root) == :ok
+
+      stale = unpack(root, "0.0.1", :this_build, narrowed())
+      file = Path.join(stale, "priv/decisions.json")
+
+      assert {:error,
+              {:openagents_policy,
+               {:decision_document_mismatch, ^file, %{document: d, library: l}}}} =
+               catch_throw(Upgrade.check(:down, "9.9.9", root))
+
+      assert l == @native.sha256(live()) and d == @native.sha256(File.read!(file))
+    end
+
+    test "refuses a target whose Native cannot say what it decides", %{lib_root: root} do
+      # A Native that loads but has no decision_digest/0.
+      root |> unpack("9.9.9") |> native_stand_in!("")
+
+      assert {:error, {:openagents_policy, {:does_not_load, file, why}}} =
+               catch_throw(Upgrade.check(:up, "9.9.9", root))
+
+      assert Path.basename(file) == Path.basename(@native.library_file())
+      assert why =~ "OpenAgentsPolicy.Native.decision_digest/0, asked after the load"
+      assert why =~ "UndefinedFunctionError"
     end
 
     test "refuses a library the VM cannot load: cut short, or not a library", %{lib_root: root} do
