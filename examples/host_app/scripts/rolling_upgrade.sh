@@ -31,21 +31,50 @@
 #      before the relup's point_of_no_return) rolled out the same way: the
 #      coordinator must stop on the first node, non-zero, naming it and the
 #      reason; that node still serves A with its OS pid unchanged; the other
-#      two untouched (B' not even unpacked there).
-# One line per check ("ok  ..." / "FAIL ..."); exit 1 on the first failure.
+#      two untouched (B' not even unpacked there);
+#   7. the kill drill: B back in place of B', a second load (the same
+#      readers, round-robin; --kill-drill), and the coordinator rolls A -> B
+#      again; the first node done, the second is killed (kill -9 to its VM)
+#      inside its install: once the coordinator's rpc of
+#      HostApp.Upgrade.install has begun (its ROLLING_MARKS start file), the
+#      moment the library's check VM is seen running (a beam.smp child of the
+#      node's erl_child_setup: OpenAgentsPolicy.Upgrade.check/3, which the
+#      relup runs before its point_of_no_return; polled every 10 ms), so
+#      before anything of B is loaded and long before Castle.commit. Then:
+#      the coordinator exits non-zero within seconds, its line naming the
+#      node going down during its install; the node's port refuses
+#      connections; the other two keep their OS pid, fingerprint and
+#      releases (the first on B, the third on A); the node restarted as a
+#      release restarts (bin/host_app daemon, the environment of its first
+#      start) comes back on the release that was permanent (0.1.0
+#      permanent, 0.1.1 unpacked in :release_handler.which_releases/0; A's
+#      fingerprint; bin/host_app version names 0.1.0); the same coordinator
+#      run again resumes (the first node skipped as done) to every node
+#      permanent on B. The load, judged per node: the other two 0 failed;
+#      the killed node's requests refused while it was down or cut by the
+#      kill (in flight), none failed, hung or answered wrongly.
+#      ROLLING_KILL_DRILL=0 leaves it out.
+# Every node starts with HOST_APP_SERVED_BY_HEADERS=1 (the headers the load
+# reads are on only where a release is started with it) and TMPDIR in the
+# run's directory. One line per check ("ok  ..." / "FAIL ..."); exit 1 on the
+# first failure.
 #
 #   scripts/rolling_upgrade.sh [full|short]
 #
 # `short` (what `make check` runs when ROLLING_UPGRADE=short) loads for a
-# second per phase with five clients instead of five seconds with ten.
+# second per phase with five clients instead of five seconds with ten; both
+# run the kill drill.
 # DATABASE_URL names the PostgreSQL server (unset: scripts/postgres.sh starts
 # one); the database is its name with _rolling_upgrade appended, made afresh.
 # ROLLING_UPGRADE_PORTS: the three nodes' HTTP ports (default "4761 4762
 # 4763"). ROLLING_UPGRADE_RECORD=PATH writes the run as JSON: `nodes` (each
 # install: name, OS pid before/after, fingerprint before/after, install time),
 # `responses` (every response: time, node and digest from its headers,
-# status), `windows`, `drill`, `decision_diff` (up and down, as
-# OpenAgentsPolicy.Decisions renders JSON). ROLLING_UPGRADE_KEEP=1 keeps the work
+# status), `windows`, `drill`, `kill_drill` (node, permanent_before,
+# restarted_release, coordinator_exit, others_untouched, failed_on_others,
+# the kill point, timeline_ms in epoch ms, requests per node and window, the
+# drill's responses; null with ROLLING_KILL_DRILL=0), `decision_diff` (up and
+# down, as OpenAgentsPolicy.Decisions renders JSON). ROLLING_UPGRADE_KEEP=1 keeps the work
 # directory. Every daemon and load it starts is stopped on exit.
 # What it shares with scripts/hot_upgrade.sh (building A and B, the daemons,
 # the load, the check lines) is scripts/lib/upgrade.sh.
@@ -55,11 +84,16 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib/upgrade.sh"
 upgrade_mode "$@"
 read -r -a PORTS <<<"${ROLLING_UPGRADE_PORTS:-4761 4762 4763}"
+KILL_DRILL=${ROLLING_KILL_DRILL:-1}
+[[ $KILL_DRILL == [01] ]] || { echo "ROLLING_KILL_DRILL must be 0 or 1" >&2; exit 2; }
 [[ ${#PORTS[@]} -eq 3 ]] || { echo "ROLLING_UPGRADE_PORTS must name three ports" >&2; exit 2; }
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/rolling_upgrade.XXXXXX")"
 COPY="$WORK/build"
 LOAD_DIR="$WORK/load"
 LOAD_PID=""
+COORD_PID=""
+CHECK_VM=""
+WATCH_PID=""
 TAG="$$_$RANDOM"
 NAMES=("rolling_a_$TAG@127.0.0.1" "rolling_b_$TAG@127.0.0.1" "rolling_c_$TAG@127.0.0.1")
 DIRS=("$WORK/node_a" "$WORK/node_b" "$WORK/node_c")
@@ -71,6 +105,11 @@ export ROLLING_NODES_LOG="$WORK/nodes.jsonl" ROLLING_MARKS="$LOAD_DIR"
 cleanup() {
   local status=$? i
   if [[ -n $LOAD_PID ]]; then kill "$LOAD_PID" 2>/dev/null || true; fi
+  # The kill drill's coordinator runs under timeout(1), which leads its own
+  # process group: the coordinator and the rpc VMs it started go with it.
+  if [[ -n $COORD_PID ]]; then kill -KILL -- "-$COORD_PID" 2>/dev/null || true; fi
+  if [[ -n $WATCH_PID ]]; then kill "$WATCH_PID" 2>/dev/null || true; fi
+  if [[ -n $CHECK_VM ]]; then kill -KILL "$CHECK_VM" 2>/dev/null || true; fi
   if [[ $status -ne 0 ]]; then
     for i in "${STARTED[@]}"; do
       echo "---- ${NAMES[$i]}'s errors and warnings:"
@@ -91,8 +130,22 @@ on() { # on I CMD...: bin/host_app CMD on node I
   shift
   (cd "${DIRS[$i]}" && RELEASE_NODE="${NAMES[$i]}" PORT="${PORTS[$i]}" bin/host_app "$@")
 }
+# start_node I: node I started as a release starts (`bin/host_app daemon`), at
+# first and after the kill alike: with the served-by headers the load reads
+# (HOST_APP_SERVED_BY_HEADERS=1) and a temporary directory of the run's own
+# (TMPDIR, where the library's check makes its directory: one left by a node
+# killed during its check goes with the run).
+start_node() {
+  HOST_APP_SERVED_BY_HEADERS=1 TMPDIR="$WORK/tmp" start_daemon on "$1"
+}
 digest_of() { on "$1" rpc 'IO.puts(OpenAgentsPolicy.fingerprint().decision_digest)' | tr -d '[:space:]'; }
 pid_of() { on "$1" pid | tr -d '[:space:]'; }
+# status_of I: "OS_PID VERSION DECISION_DIGEST NIF_SHA256 VSN:STATUS..." of node I, as the coordinator reads it.
+status_of() {
+  on "$1" rpc 'f = OpenAgentsPolicy.fingerprint()
+    rels = Enum.map_join(:release_handler.which_releases(), " ", fn {_, v, _, s} -> "#{v}:#{s}" end)
+    IO.puts("#{System.pid()} #{f.version} #{f.decision_digest} #{f.nif.sha256} #{rels}")' | tr -d '\r'
+}
 coordinate() { # coordinate PHASE VSN FROM TO
   ROLLING_PHASE=$1 "$APP/scripts/rolling_coordinate.sh" "$2" "$3" "$4" \
     "${NAMES[0]}=${DIRS[0]}" "${NAMES[1]}=${DIRS[1]}" "${NAMES[2]}=${DIRS[2]}"
@@ -102,7 +155,7 @@ step "1. releases A (library 0.1.0) and B (0.1.1, one core decision changed), th
 # One build directory for both, seeded with what the checkout built (see
 # seed_copy in lib/upgrade.sh for why).
 seed_copy "$COPY" "$WORK/target"
-mkdir -p "$LOAD_DIR"
+mkdir -p "$LOAD_DIR" "$WORK/tmp"
 HOST="$COPY/examples/host_app"
 build_release "$HOST"
 cp -a "$HOST/_build/prod/rel/host_app" "$WORK/a"
@@ -140,7 +193,7 @@ done
 fresh_database on 0 >/dev/null
 for i in 0 1 2; do
   STARTED+=("$i")
-  start_daemon on "$i"
+  start_node "$i"
 done
 for i in 0 1 2; do
   wait_http "${PORTS[$i]}" 150
@@ -221,6 +274,7 @@ for i in 0 1 2; do
   on "$i" rpc 'f = OpenAgentsPolicy.fingerprint(); IO.puts("#{f.version} #{f.decision_digest} #{f.nif.sha256}")' |
     tr -d '\r' >"$WORK/drill_after_$i"
   [[ $(pid_of "$i") == $(cat "$WORK/pid_$i") ]] || fail "${NAMES[$i]}'s OS pid changed"
+  cp "$WORK/pid_$i" "$WORK/drill_pid_$i"
   [[ $(digest_of "$i") == "$DIGEST_A" ]] || fail "${NAMES[$i]} no longer reports A's digest"
   served=$(curl -s -D - -o /dev/null -H 'authorization: Bearer member' \
     "http://127.0.0.1:${PORTS[$i]}/api/repositories/acme-widgets/attempts" | tr -d '\r' |
@@ -235,25 +289,278 @@ for i in 1 2; do
 done
 ok "after the drill: ${NAMES[0]} still serves A (0.1.0 permanent; $rels), same OS pid; the other two untouched (0.1.1 never unpacked there), all on A's digest and pids"
 
+if [[ $KILL_DRILL == 1 ]]; then
+step "7. the kill drill: ${NAMES[1]} killed (kill -9) during its install of B, restarted, the rollout resumed"
+KILL_DRILL_START=$SECONDS
+# B back in place of B': B' is unpacked on the first node only (its tarball,
+# in the others' releases/, was never unpacked there).
+out=$(on 0 rpc 'Castle.remove("0.1.1")')
+[[ $out == "Removed 0.1.1."* ]] || fail "${NAMES[0]}: remove B' (0.1.1): $out"
+for i in 0 1 2; do cp "$TAR_B" "${DIRS[$i]}/releases/host_app-0.1.1.tar.gz"; done
+KILL_DIR="$WORK/load_kill"
+K=1 # the node killed: the second, so the cluster is mixed when it dies (the first on B, the third on A)
+mkdir -p "$KILL_DIR"
+echo "$DIGEST_B" >"$KILL_DIR/digest_b"
+echo "${PORTS[$K]}" >"$KILL_DIR/killed_port"
+# Before the drill: the node to be killed and the third (the first is
+# checked against the coordinator's own word once it is done).
+status_of "$K" >"$WORK/kill_before_$K" &
+before=$!
+status_of 2 >"$WORK/kill_before_2"
+wait "$before" || fail "${NAMES[$K]}'s status could not be read before the drill"
+permanent_before=$(tr ' ' '\n' <"$WORK/kill_before_$K" | sed -n 's/:permanent$//p')
+[[ $permanent_before == 0.1.0 ]] || fail "${NAMES[$K]}'s permanent release before the drill: '$permanent_before'"
+start_load "$WORK/load_kill.out" "$KILL_DIR" elixir -pa "$JASON_EBIN" "$APP/scripts/rolling_upgrade_load.exs" \
+  --ports "$(IFS=, && echo "${PORTS[*]}")" --dir "$KILL_DIR" --clients "$CLIENTS" --kill-drill
+
+# The coordinator, in the background (under timeout: whatever the node does,
+# it cannot hang the run), rolling A -> B from the first node.
+now_us >"$KILL_DIR/drill_start"
+ROLLING_PHASE=kill ROLLING_MARKS="$KILL_DIR" ROLLING_NODES_LOG="$WORK/kill.jsonl" \
+  timeout -k 5 300 "$APP/scripts/rolling_coordinate.sh" 0.1.1 "$DIGEST_A" "$DIGEST_B" \
+  "${NAMES[0]}=${DIRS[0]}" "${NAMES[1]}=${DIRS[1]}" "${NAMES[2]}=${DIRS[2]}" >"$WORK/kill_coordinator.out" 2>&1 &
+COORD_PID=$!
+
+# Where the kill lands: inside node K's install, before anything is made
+# permanent. The coordinator writes kill_<node>_start just before its rpc of
+# HostApp.Upgrade.install; inside it (gate closed, castle's sys.config
+# written, release_handler evaluating the relup), the library's appup runs
+# OpenAgentsPolicy.Upgrade.check/3 before the relup's point_of_no_return, and
+# the check loads B's NIF library in a VM of its own: a beam.smp that the
+# node's port program (erl_child_setup, its child) starts, and that exists
+# only while the check runs. The kill -9 goes to the node's VM the moment
+# that VM is seen (polled every 10 ms): after the install began, before the
+# point of no return, long before Castle.commit.
+victim=$(cat "$WORK/pid_$K")
+for _ in $(seq 1 3000); do
+  [[ -e $KILL_DIR/kill_${NAMES[$K]}_start ]] && break
+  kill -0 "$COORD_PID" 2>/dev/null || { cat "$WORK/kill_coordinator.out"; fail "the coordinator ended before ${NAMES[$K]}'s install"; }
+  sleep 0.05
+done
+[[ -e $KILL_DIR/kill_${NAMES[$K]}_start ]] || fail "the coordinator never began ${NAMES[$K]}'s install"
+child_setup=$(pgrep -P "$victim" -x erl_child_setup || true)
+[[ -n $child_setup ]] || fail "${NAMES[$K]} (OS pid $victim) has no erl_child_setup"
+for _ in $(seq 1 3000); do
+  CHECK_VM=$(pgrep -P "$child_setup" -x beam.smp || true)
+  [[ -n $CHECK_VM ]] && break
+  [[ ! -e $KILL_DIR/kill_${NAMES[$K]}_end ]] ||
+    { cat "$WORK/kill_coordinator.out"; fail "${NAMES[$K]}'s install ended before its check VM was seen"; }
+  sleep 0.01
+done
+[[ -n $CHECK_VM ]] || fail "no check VM seen in ${NAMES[$K]}'s install"
+check_cwd=$(readlink "/proc/$CHECK_VM/cwd" || true)
+now_us >"$KILL_DIR/kill_at"
+kill -KILL "$victim"
+install_began=$(cat "$KILL_DIR/kill_${NAMES[$K]}_start")
+kill_at=$(cat "$KILL_DIR/kill_at")
+ok "kill -9 ${NAMES[$K]} (OS pid $victim) $(((kill_at - install_began) / 1000)) ms into its install, while the library's check VM (OS pid $CHECK_VM, in ${check_cwd:-?}) ran: before the relup's point of no return"
+
+coord_status=0
+wait "$COORD_PID" || coord_status=$?
+COORD_PID=""
+now_us >"$KILL_DIR/coordinator_exit"
+coord_ms=$((($(cat "$KILL_DIR/coordinator_exit") - kill_at) / 1000))
+sed 's/^/     /' "$WORK/kill_coordinator.out"
+coord_line=$(grep -m1 '^coordinator: STOPPED at ' "$WORK/kill_coordinator.out" || true)
+[[ $coord_status -ne 0 && $coord_status -ne 124 && $coord_status -ne 137 ]] ||
+  fail "the coordinator exited $coord_status (124/137: it hung, stopped by timeout)"
+[[ $coord_line == "coordinator: STOPPED at ${NAMES[$K]}: install of 0.1.1: the node went down during it"* ]] ||
+  fail "the coordinator's last word does not name ${NAMES[$K]} going down during its install: '$coord_line'"
+ok "the coordinator exited $coord_status ${coord_ms} ms after the kill, naming ${NAMES[$K]}: ${coord_line#coordinator: STOPPED at "${NAMES[$K]}": }"
+
+! kill -0 "$victim" 2>/dev/null || fail "${NAMES[$K]}'s VM (OS pid $victim) is still running"
+refused_rc=0
+curl -s -o /dev/null --max-time 2 "http://127.0.0.1:${PORTS[$K]}/api/targets" || refused_rc=$?
+[[ $refused_rc -eq 7 ]] || fail "port ${PORTS[$K]} after the kill: curl exit $refused_rc, not 7 (connection refused)"
+ok "${NAMES[$K]} is down: its VM is gone, its port refuses connections (curl exit 7)"
+# The check VM was the node's child, not linked to it: how long it outlives
+# the node (the library's check is to die with its caller, issue #31 part
+# 2), watched meanwhile, at most 10 s; then killed (it is this run's).
+(
+  for n in $(seq 1 100); do
+    kill -0 "$CHECK_VM" 2>/dev/null || { echo "$((n * 100))" >"$WORK/check_vm_gone"; exit 0; }
+    sleep 0.1
+  done
+  echo null >"$WORK/check_vm_gone"
+) &
+WATCH_PID=$!
+
+# The others as they were when the kill landed: the first as the coordinator
+# left it (done: its status once checked), the third as before the drill.
+cp "$KILL_DIR/kill_${NAMES[0]}_state" "$WORK/kill_at_0"
+cp "$WORK/kill_before_2" "$WORK/kill_at_2"
+status_of 0 >"$WORK/kill_after_0" &
+others=$!
+status_of 2 >"$WORK/kill_after_2"
+wait "$others" || fail "${NAMES[0]}'s status could not be read after the kill"
+for i in 0 2; do
+  [[ $(cat "$WORK/kill_after_$i") == $(cat "$WORK/kill_at_$i") ]] ||
+    fail "${NAMES[$i]} changed: $(cat "$WORK/kill_at_$i") -> $(cat "$WORK/kill_after_$i")"
+done
+[[ $(cut -d' ' -f1 "$WORK/kill_at_0") == $(cat "$WORK/pid_0") && $(cut -d' ' -f3 "$WORK/kill_at_0") == "$DIGEST_B" ]] ||
+  fail "${NAMES[0]} was not on B with its OS pid when the kill landed: $(cat "$WORK/kill_at_0")"
+ok "the other two untouched: ${NAMES[0]} on B (0.1.1 permanent, OS pid $(cut -d' ' -f1 "$WORK/kill_after_0"), as the coordinator left it), ${NAMES[2]} on A (0.1.0 permanent, OS pid $(cut -d' ' -f1 "$WORK/kill_after_2"), as before the drill): OS pid, fingerprint and releases unchanged"
+
+# Back as a release comes back: bin/host_app daemon, in the environment of the first start.
+now_us >"$KILL_DIR/restart_at"
+start_node "$K"
+cp "$WORK/pid_$K" "$WORK/pid_${K}_killed"
+# Its OS pid first (what cleanup stops), as soon as its distribution is up.
+for _ in $(seq 1 150); do
+  new_pid=$(pid_of "$K" 2>/dev/null || true)
+  [[ $new_pid =~ ^[0-9]+$ ]] && break
+  sleep 0.2
+done
+[[ $new_pid =~ ^[0-9]+$ ]] || fail "${NAMES[$K]} did not come back (no OS pid)"
+echo "$new_pid" >"$WORK/pid_$K"
+wait_http "${PORTS[$K]}" 150
+curl -s -o /dev/null "http://127.0.0.1:${PORTS[$K]}/api/targets" || fail "${NAMES[$K]} does not answer HTTP after its restart"
+now_us >"$KILL_DIR/back_at"
+status_of "$K" >"$WORK/kill_back"
+boots=$(on "$K" version | tr -d '\r')
+read -r back_pid back_version back_digest back_nif back_rels <<<"$(cat "$WORK/kill_back")"
+[[ $back_pid == "$new_pid" && $back_pid != "$victim" ]] || fail "${NAMES[$K]}'s OS pid after the restart: $back_pid"
+[[ $back_version == 0.1.0 && $back_digest == "$DIGEST_A" ]] ||
+  fail "${NAMES[$K]} came back on $back_version, digest $back_digest, not A's"
+[[ " $back_rels " == *" 0.1.0:permanent "* && " $back_rels " == *" 0.1.1:unpacked "* ]] ||
+  fail "${NAMES[$K]}'s releases after the restart: $back_rels (want 0.1.0 permanent, 0.1.1 unpacked)"
+[[ $boots == "host_app 0.1.0" ]] || fail "${NAMES[$K]} would boot '$boots'"
+served=$(curl -s -D - -o /dev/null -H 'authorization: Bearer member' \
+  "http://127.0.0.1:${PORTS[$K]}/api/repositories/acme-widgets/attempts" | tr -d '\r' | sed -n 's/^x-policy-digest: //p')
+[[ $served == "$DIGEST_A" ]] || fail "${NAMES[$K]} serves digest '$served', not A's"
+seen=$(on "$K" rpc "Node.connect(:\"${NAMES[0]}\"); Node.connect(:\"${NAMES[2]}\"); IO.puts(length(Node.list()))" |
+  tr -d '[:space:]')
+[[ $seen == 2 ]] || fail "${NAMES[$K]} sees $seen other nodes after the restart, not 2"
+ok "${NAMES[$K]} back $((($(cat "$KILL_DIR/back_at") - kill_at) / 1000)) ms after the kill (bin/host_app daemon; new OS pid $back_pid), on the release that was permanent: $back_rels (release_handler's which_releases: B unpacked, never installed), A's fingerprint (${back_digest:0:16}…), reconnected"
+
+# From that state to completion: the same coordinator, run again. The first
+# node is done (0.1.1 permanent, B's digest) and skipped; B is unpacked on
+# the restarted node already, so its install starts at once.
+now_us >"$KILL_DIR/resume_start"
+resume_out=$(ROLLING_MARKS="$KILL_DIR" ROLLING_NODES_LOG="$WORK/resume.jsonl" coordinate resume 0.1.1 "$DIGEST_A" "$DIGEST_B") ||
+  { echo "$resume_out"; fail "the resumed rollout stopped (above)"; }
+now_us >"$KILL_DIR/resume_end"
+echo "$resume_out" | grep '^coordinator: ' | sed 's/^/     /'
+[[ $resume_out == *"coordinator: ${NAMES[0]} is already on 0.1.1 (permanent)"*"skipped"* ]] ||
+  fail "the resumed rollout did not skip ${NAMES[0]}"
+looks=()
+for i in 0 1 2; do
+  status_of "$i" >"$WORK/kill_end_$i" &
+  looks+=("$!")
+done
+for i in 0 1 2; do wait "${looks[$i]}" || fail "${NAMES[$i]}'s status could not be read after the resumed rollout"; done
+for i in 0 1 2; do
+  read -r p v d _ r <"$WORK/kill_end_$i"
+  [[ $p == $(cat "$WORK/pid_$i") && $v == 0.1.1 && $d == "$DIGEST_B" && " $r " == *" 0.1.1:permanent "* ]] ||
+    fail "${NAMES[$i]} after the resumed rollout: pid $p, $v, digest ${d:0:16}, $r"
+done
+ok "resumed to completion in $((($(cat "$KILL_DIR/resume_end") - $(cat "$KILL_DIR/resume_start")) / 1000000)) s: every node permanent on 0.1.1, B's digest; ${NAMES[0]} and ${NAMES[2]} with their OS pids, ${NAMES[$K]} with its new one"
+sleep "$PHASE"
+judge_load "$WORK/load_kill.out" "$KILL_DIR"
+wait "$WATCH_PID" || true
+WATCH_PID=""
+CHECK_VM_PID=$CHECK_VM
+if [[ $(cat "$WORK/check_vm_gone") == null ]]; then
+  kill -KILL "$CHECK_VM" 2>/dev/null || true
+  check_vm_note="still running 10 s after the node died: killed by this script"
+else
+  check_vm_note="gone $(cat "$WORK/check_vm_gone") ms after the node died, at most"
+fi
+CHECK_VM=""
+check_dirs_left=$(find "$WORK/tmp" -maxdepth 1 -name 'load_check-*' | wc -l)
+ok "the check VM that ran in ${NAMES[$K]}'s install: $check_vm_note; $check_dirs_left check directory left behind by it (in the run's TMPDIR)"
+printf '     the kill drill took %d s\n' "$((SECONDS - KILL_DRILL_START))"
+fi
+
 if [[ -n ${ROLLING_UPGRADE_RECORD:-} ]]; then
-  DRILL_OUT="$drill_out" elixir -pa "$JASON_EBIN" -e '
+  [[ $KILL_DRILL == 1 ]] || K="" # no kill drill: "kill_drill": null
+  DRILL_OUT="$drill_out" KD_NODE="${K:+${NAMES[$K]}}" KD_INDEX="${K:-}" KD_PERMANENT_BEFORE="${permanent_before:-}" \
+    KD_BOOTS="${boots:-}" KD_COORD_STATUS="${coord_status:-}" KD_COORD_LINE="${coord_line:-}" \
+    KD_CHECK_VM="${CHECK_VM_PID:-}" KD_CHECK_CWD="${check_cwd:-}" KD_CHECK_NOTE="${check_vm_note:-}" \
+    KD_DIRS_LEFT="${check_dirs_left:-}" KD_RESUME_OUT="${resume_out:-}" elixir -pa "$JASON_EBIN" -e '
     [record, work, load | names] = System.argv()
     lines = fn file -> file |> File.read!() |> String.split("\n", trim: true) |> Enum.map(&Jason.decode!/1) end
     read = fn name -> work |> Path.join(name) |> File.read!() |> String.trim() end
     after_drill =
       for {name, i} <- Enum.with_index(names) do
         [version, digest, nif] = String.split(read.("drill_after_#{i}"))
-        %{name: name, os_pid: String.to_integer(read.("pid_#{i}")),
+        %{name: name, os_pid: String.to_integer(read.("drill_pid_#{i}")),
           fingerprint: %{version: version, decision_digest: digest, nif_sha256: nif}}
       end
     reason = System.get_env("DRILL_OUT") |> String.split("\n") |> Enum.find("", &(&1 =~ "STOPPED at"))
     [refused | _] = lines.(Path.join(work, "drill.jsonl"))
+    # "PID VERSION DIGEST NIF VSN:STATUS..." as status_of prints it.
+    node_state = fn file ->
+      [pid, version, digest, nif | rels] = String.split(read.(file))
+      %{os_pid: String.to_integer(pid), releases: Enum.join(rels, " "),
+        fingerprint: %{version: version, decision_digest: digest, nif_sha256: nif}}
+    end
+    env = &System.get_env("KD_" <> &1)
+    kill_drill =
+      if env.("NODE") not in [nil, ""] do
+        k = String.to_integer(env.("INDEX"))
+        kd = Path.join(work, "load_kill")
+        mark = fn name -> div(String.to_integer(String.trim(File.read!(Path.join(kd, name)))), 1000) end
+        summary = Jason.decode!(File.read!(Path.join(kd, "summary.json")))
+        back = node_state.("kill_back")
+        others =
+          for i <- [0, 1, 2] -- [k] do
+            %{name: Enum.at(names, i), at_kill: node_state.("kill_at_#{i}"),
+              after: node_state.("kill_after_#{i}")}
+          end
+        %{
+          node: env.("NODE"),
+          permanent_before: env.("PERMANENT_BEFORE"),
+          restarted_release: %{
+            permanent: back.releases |> String.split() |> Enum.find_value(&(String.ends_with?(&1, ":permanent") && String.trim_trailing(&1, ":permanent"))),
+            which_releases: back.releases,
+            boots: env.("BOOTS"),
+            fingerprint: back.fingerprint,
+            os_pid_killed: String.to_integer(read.("pid_#{k}_killed")),
+            os_pid_restarted: back.os_pid
+          },
+          coordinator_exit: %{status: String.to_integer(env.("COORD_STATUS")), line: env.("COORD_LINE"),
+                              after_kill_ms: mark.("coordinator_exit") - mark.("kill_at")},
+          others_untouched: Enum.all?(others, &(&1.at_kill == &1.after)),
+          others: others,
+          failed_on_others: summary["failed_on_others"],
+          failed_on_killed: summary["failed_on_killed"],
+          refused_while_down: summary["refused"],
+          cut_by_the_kill: summary["cut"],
+          kill_point: %{
+            at: "inside HostApp.Upgrade.install(\"0.1.1\"): the library check VM, started by the relup before its point_of_no_return, had started",
+            install_began_ms: mark.("kill_#{env.("NODE")}_start"),
+            check_vm_os_pid: String.to_integer(env.("CHECK_VM")),
+            check_vm_cwd: env.("CHECK_CWD"),
+            check_vm_after_the_kill: env.("CHECK_NOTE"),
+            check_directories_left: String.to_integer(env.("DIRS_LEFT"))
+          },
+          timeline_ms: %{
+            drill_start: mark.("drill_start"),
+            install_began: mark.("kill_#{env.("NODE")}_start"),
+            killed: mark.("kill_at"),
+            coordinator_exited: mark.("coordinator_exit"),
+            restart: mark.("restart_at"),
+            back: mark.("back_at"),
+            back_on: back.fingerprint.version,
+            first_answer_after_kill: summary["first_answer_after_kill_ms"],
+            resume_start: mark.("resume_start"),
+            resume_end: mark.("resume_end")
+          },
+          requests: summary,
+          coordinator: %{killed: File.read!(Path.join(work, "kill_coordinator.out")),
+                         resumed: env.("RESUME_OUT"),
+                         nodes: lines.(Path.join(work, "kill.jsonl")) ++ lines.(Path.join(work, "resume.jsonl"))},
+          responses: Jason.decode!(File.read!(Path.join(kd, "responses.json")))
+        }
+      end
     File.write!(record, Jason.encode!(%{
       nodes: lines.(Path.join(work, "nodes.jsonl")),
       responses: Jason.decode!(File.read!(Path.join(load, "responses.json"))),
       summary: Jason.decode!(File.read!(Path.join(load, "summary.json"))),
       drill: %{node: refused["name"], reason: reason, refused: refused,
                after: after_drill},
+      kill_drill: kill_drill,
       decision_diff: %{
         up: Jason.decode!(File.read!(Path.join(work, "diff_up.json"))),
         down: Jason.decode!(File.read!(Path.join(work, "diff_down.json"))),

@@ -1,6 +1,9 @@
 defmodule HostAppWeb.Endpoint do
   @moduledoc "The HTTP endpoint (Bandit): request id, telemetry, JSON bodies, then the upgrade gate around the router."
   use Phoenix.Endpoint, otp_app: :host_app
+  # After Phoenix.Endpoint: a request the listener accepts before the
+  # endpoint is warm waits for it (HostAppWeb.Warmup).
+  use HostAppWeb.Warmup
 
   if code_reloading? do
     plug Phoenix.CodeReloader
