@@ -27,7 +27,8 @@ defmodule OpenAgentsPolicy.LoadCheck do
       exactly as the relup will load it. With `ask: function`, that VM
       then calls one function of the loaded module, with no arguments, and
       the check answers what it returned (the upgrade asks the target's
-      `OpenAgentsPolicy.Native.decision_digest/0`: what the target's own
+      own NIF module for its decision digest, the one
+      `OpenAgentsPolicy.decision_digest/0` answers here: what the target's
       library decides, from the library itself).
 
   How the check VM is run, for both: the `erl` of this installation (in a
