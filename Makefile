@@ -37,7 +37,8 @@ demo: tools
 # CHECK_SKIP leaves out parts that prove the same thing on every toolchain,
 # for a CI lane whose neighbours run them (.ci/run says which lane runs
 # what): `dialyzer`, `diff-probes` (decisions-check's probe builds; its gate
-# still runs). A developer's `make check` runs everything.
+# still runs), `hot-upgrade` (the example host's one-node hot upgrade, where
+# the rolling upgrade runs). A developer's `make check` runs everything.
 check: deps rust-checks elixir-checks docs-checks
 	@$(MAKE) --no-print-directory decisions-check
 	$(if $(filter dialyzer,$(CHECK_SKIP)),@echo "dialyzer skipped here (CHECK_SKIP)",scripts/dialyzer.sh)
