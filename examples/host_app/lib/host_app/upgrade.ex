@@ -103,7 +103,6 @@ defmodule HostApp.Upgrade do
   alias HostApp.Upgrade.Gate
 
   @drain_ms 15_000
-  @retry_after_s 1
   @served_by {__MODULE__, :served_by_headers}
 
   @doc "The gate's child spec: HostApp.Application starts it before the endpoint."
@@ -169,11 +168,7 @@ defmodule HostApp.Upgrade do
         end
 
       {:error, reason} when reason in [:gate_full, :gate_timeout] ->
-        conn
-        |> Plug.Conn.put_resp_header("retry-after", Integer.to_string(@retry_after_s))
-        |> Plug.Conn.put_resp_content_type("application/json")
-        |> Plug.Conn.send_resp(503, ~s({"errors":{"detail":"Service Unavailable"}}))
-        |> Plug.Conn.halt()
+        HostAppWeb.Unavailable.retry_later(conn)
     end
   end
 

@@ -19,3 +19,24 @@ defimpl Plug.Exception, for: Postgrex.Error do
   def status(_error), do: 500
   def actions(_error), do: []
 end
+
+defmodule HostAppWeb.Unavailable do
+  @moduledoc """
+  The answer of a host that cannot answer now but will shortly: 503 with
+  `Retry-After: 1` and the usual error body. Given by the upgrade gate to
+  a reader it would otherwise hold too long (HostApp.Upgrade) and by an
+  endpoint not yet warm (HostAppWeb.Warmup).
+  """
+
+  @retry_after_s 1
+
+  @doc "`conn` answered 503 with `Retry-After`, and halted."
+  @spec retry_later(Plug.Conn.t()) :: Plug.Conn.t()
+  def retry_later(conn) do
+    conn
+    |> Plug.Conn.put_resp_header("retry-after", Integer.to_string(@retry_after_s))
+    |> Plug.Conn.put_resp_content_type("application/json")
+    |> Plug.Conn.send_resp(503, ~s({"errors":{"detail":"Service Unavailable"}}))
+    |> Plug.Conn.halt()
+  end
+end

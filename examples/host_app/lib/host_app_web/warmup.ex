@@ -27,7 +27,6 @@ defmodule HostAppWeb.Warmup do
 
   @wait_ms 5_000
   @poll_ms 5
-  @retry_after_s 1
 
   defmacro __using__(_opts) do
     quote do
@@ -42,7 +41,7 @@ defmodule HostAppWeb.Warmup do
       def call(conn, opts) do
         if HostAppWeb.Warmup.await(__MODULE__),
           do: super(conn, opts),
-          else: HostAppWeb.Warmup.unavailable(conn)
+          else: HostAppWeb.Unavailable.retry_later(conn)
       end
     end
   end
@@ -90,15 +89,5 @@ defmodule HostAppWeb.Warmup do
     true
   rescue
     RuntimeError -> false
-  end
-
-  @doc "The answer to a request that waited in vain: 503, `Retry-After`."
-  @spec unavailable(Plug.Conn.t()) :: Plug.Conn.t()
-  def unavailable(conn) do
-    conn
-    |> Plug.Conn.put_resp_header("retry-after", Integer.to_string(@retry_after_s))
-    |> Plug.Conn.put_resp_content_type("application/json")
-    |> Plug.Conn.send_resp(503, ~s({"errors":{"detail":"Service Unavailable"}}))
-    |> Plug.Conn.halt()
   end
 end

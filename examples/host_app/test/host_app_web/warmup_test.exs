@@ -48,7 +48,7 @@ defmodule HostAppWeb.WarmupTest do
   test "an endpoint that never warms answers 503 with Retry-After" do
     cold()
     refute HostAppWeb.Warmup.await(HostAppWeb.Endpoint, 20)
-    conn = HostAppWeb.Warmup.unavailable(Phoenix.ConnTest.build_conn())
+    conn = HostAppWeb.Unavailable.retry_later(Phoenix.ConnTest.build_conn())
     assert conn.status == 503
     assert Plug.Conn.get_resp_header(conn, "retry-after") == ["1"]
   end
