@@ -87,6 +87,14 @@ defmodule OpenAgentsPolicy.LoadCheckTest do
 
   # Whether `fun` turns true within `bound` ms: a bound for a slow machine,
   # not a measure.
+  # The check VM `os_pid` gone within 30 s of `what`, and its home with it.
+  defp assert_gone(os_pid, home, what) do
+    assert poll(fn -> gone?(os_pid) end, 30_000),
+           "the check VM #{os_pid} still runs 30 s after #{what}"
+
+    refute File.exists?(home), "the check VM's home #{home} was left behind"
+  end
+
   defp poll(fun, bound), do: poll_until(fun, System.monotonic_time(:millisecond) + bound)
 
   defp poll_until(fun, until) do
@@ -310,10 +318,7 @@ defmodule OpenAgentsPolicy.LoadCheckTest do
     {_, 0} = System.cmd("kill", ["-KILL", "#{caller_pid}"])
     assert_receive {^caller, {:exit_status, 137}}, 10_000
 
-    assert poll(fn -> gone?(os_pid) end, 30_000),
-           "the check VM #{os_pid} still runs 30 s after its caller was killed"
-
-    refute File.exists?(home), "the check VM's home #{home} was left behind"
+    assert_gone(os_pid, home, "its caller was killed")
   end
 
   test "the check VM halts when its calling process dies, and removes its home",
@@ -324,10 +329,7 @@ defmodule OpenAgentsPolicy.LoadCheckTest do
     # Killed: its `after`, which removes the home, never runs.
     Process.exit(caller, :kill)
 
-    assert poll(fn -> gone?(os_pid) end, 30_000),
-           "the check VM #{os_pid} still runs 30 s after its calling process was killed"
-
-    refute File.exists?(home), "the check VM's home #{home} was left behind"
+    assert_gone(os_pid, home, "its calling process was killed")
   end
 
   test "a caller alive but stuck: the check VM still halts at its own deadline",
