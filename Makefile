@@ -8,7 +8,7 @@ export LANG := C.UTF-8
 export LC_ALL := C.UTF-8
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: demo check tools deps rust-checks elixir-checks docs-checks parity bench bench-host fuzz \
+.PHONY: demo check tools deps rust-checks elixir-checks docs-checks parity bench bench-diff bench-host fuzz \
 	precompiled precompiled-check reference rolling-upgrade
 
 tools:
@@ -129,6 +129,12 @@ parity: deps reference
 # Seed vs library with Benchee (MIX_ENV=bench: compiled as a host compiles it).
 bench: deps reference
 	MIX_ENV=bench mix run bench/run.exs
+
+# The decision diff's cost on two whole documents: in the core alone, then
+# through the NIF (OpenAgentsPolicy.Decisions.diff/3). No seed has a diff.
+bench-diff: deps
+	cargo run -q --release --locked -p openagents_policy --example diff_bench
+	MIX_ENV=bench mix run bench/decisions_diff.exs
 
 # The library's share of a real request: the example host on PostgreSQL over
 # HTTP (bench/host_requests.exs). Its own database (HOST_BENCH_DATABASE_URL,

@@ -138,10 +138,13 @@ done
 #   - with RUSTLER_PRECOMPILED_GLOBAL_CACHE_PATH a directory of its own, where
 #     rustler_precompiled writes that metadata file and the artifacts it
 #     downloads (not the user's cache, shared by every project);
-#   - cargo building into $TARGET_DIR, the cross builds' target directory:
-#     cargo keys a workspace crate's build by its path in the workspace, not
-#     on disk, so the copy (its files' times kept, cp -a) reuses the build of
-#     the host's triple when the sources have not changed since.
+#   - cargo building into $TARGET_DIR, the cross builds' target directory.
+#     This build is rustler's plain `cargo build --release` for this machine,
+#     with no --target, so it shares the cross builds' build scripts and
+#     proc-macros but compiles the crates once more (about 30 s, most of
+#     this step). cargo keys a workspace crate's build by its path in the
+#     workspace, not on disk, so a later run's copy (its files' times kept,
+#     cp -a) reuses this one when the sources have not changed since.
 # The task writes the file into the copy's root (the project's cwd); it goes
 # to dist/, never the checkout's root: a checkout without it builds from
 # source. Each checksum is then compared with dist/'s own file.

@@ -19,7 +19,8 @@
 #             cache, timed over PRECOMPILED_CHECK_RUNS runs (default 3;
 #             minimum and median printed); the artifact fetched from the
 #             server, the library installed byte for byte; then the host's
-#             suite against it; then the host's production release built
+#             suite against it; a no-op `mix compile` of the host, timed as
+#             the cold one; then the host's production release built
 #             the way a Dockerfile builds it (MIX_ENV=prod mix release, from
 #             an empty cache) and asked for an answer: the artifact it took,
 #             the VM's NIF version and OTP release, and the release's build
@@ -239,6 +240,19 @@ echo "cold compile of the library, no Rust, download included: $(figures "${time
 
 echo "-- the host's suite, against the precompiled library"
 host -- mix test 2>&1 | tail -4
+
+# What every later `mix compile` of the host pays for the library once it is
+# built: Mix starting, loading each dependency's mix.exs (the library's
+# among them) and finding nothing to do.
+host -- mix compile >/dev/null 2>&1 || fail "the host's mix compile failed"
+times=()
+for _ in $(seq "$RUNS"); do
+  t0=$(date +%s%N)
+  host -- mix compile >"$WORK/noop.log" 2>&1 || { cat "$WORK/noop.log"; fail "the host's no-op mix compile failed"; }
+  times+=("$(ms "$t0")")
+  ! grep -qE '^(Compiling|Generated) ' "$WORK/noop.log" || { cat "$WORK/noop.log"; fail "the host's no-op mix compile compiled something"; }
+done
+echo "no-op mix compile of the host, the library built: $(figures "${times[@]}")"
 
 echo "-- the host's production release, as a Dockerfile builds it (no cargo, rustc or cc)"
 rm -rf "$CACHE"

@@ -31,7 +31,8 @@ defmodule OpenAgentsPolicy.Decisions do
 
   The diff is the Rust core's (`openagents_policy::diff`, the same for a Rust
   service); the NIF runs it on a dirty CPU scheduler (about 2 ms for two
-  whole documents). `mix openagents_policy.diff OLD NEW` is this function on
+  whole documents that agree, 12 ms when 3,100 answers differ: `make
+  bench-diff`). `mix openagents_policy.diff OLD NEW` is this function on
   two files. The guide "Changing a rule" walks the maintainer's loop.
 
   Deliberately absent: any decision about a diff. Whether a widening may be
