@@ -140,7 +140,7 @@ defmodule OpenAgentsPolicy.Native do
   def sha256(_a), do: :erlang.nif_error(:nif_not_loaded)
 
   # OpenAgentsPolicy.Decisions.diff/3 (always dirty: native/openagents_policy_nif/src/diff.rs)
-  def decisions_diff(_a, _b), do: :erlang.nif_error(:nif_not_loaded)
+  def decisions_diff(_a, _b, _format), do: :erlang.nif_error(:nif_not_loaded)
 
   # The calls that may go dirty (run on a dirty CPU scheduler instead of a
   # normal one). Each is two NIFs: `_normal`, on a normal scheduler, and

@@ -113,6 +113,16 @@ defmodule OpenAgentsPolicy.DecisionsTest do
     assert_raise ArgumentError, ~r/format: :html/, fn ->
       Decisions.diff(live, live, format: :html)
     end
+
+    # Behind that guard, the NIF decodes the format itself (rustler's
+    # NifUnitEnum), and any other word is refused as rustler refuses an
+    # unknown variant.
+    error =
+      assert_raise ErlangError, fn ->
+        OpenAgentsPolicy.Native.decisions_diff(live, live, :html)
+      end
+
+    assert error.original == :invalid_variant
   end
 
   test "two whole documents compare in one call, every answer read" do

@@ -98,19 +98,35 @@ fn change<'a>(env: Env<'a>, change: &Change) -> Term<'a> {
     Term::map_from_arrays(env, &keys, &values).unwrap_or_else(|_| atom::error().encode(env))
 }
 
-/// `{:ok, changes, markdown, json}`, or `{:error, {:not_a_document |
+/// What `OpenAgentsPolicy.Decisions.diff/3` answers with (its `format:`):
+/// the changes as terms, or one of the core's two renderings. Only the one
+/// asked for is made: for a large diff, building the changes as terms costs
+/// more than comparing the documents.
+#[derive(rustler::NifUnitEnum, Clone, Copy)]
+enum Format {
+    Changes,
+    Markdown,
+    Json,
+}
+
+/// `{:ok, changes | markdown | json}`, or `{:error, {:not_a_document |
 /// :unknown_format, :old | :new, message}}`.
 #[rustler::nif(schedule = "DirtyCpu")]
-fn decisions_diff<'a>(env: Env<'a>, old: Binary<'a>, new: Binary<'a>) -> Term<'a> {
+fn decisions_diff<'a>(env: Env<'a>, old: Binary<'a>, new: Binary<'a>, format: Format) -> Term<'a> {
     match diff(old.as_slice(), new.as_slice()) {
         Ok(changes) => {
-            let terms: Vec<Term<'a>> = changes
-                .changes()
-                .iter()
-                .map(|each| change(env, each))
-                .collect();
-            let json = changes.to_json().unwrap_or_default();
-            (atom::ok(), terms, Text(&changes.to_markdown()), Text(&json)).encode(env)
+            let answer = match format {
+                Format::Changes => changes
+                    .changes()
+                    .iter()
+                    .map(|each| change(env, each))
+                    .collect::<Vec<Term<'a>>>()
+                    .encode(env),
+                Format::Markdown => Text(&changes.to_markdown()).encode(env),
+                // serde_json cannot refuse it: every key is a string.
+                Format::Json => Text(&changes.to_json().unwrap_or_default()).encode(env),
+            };
+            (atom::ok(), answer).encode(env)
         }
         Err(refusal) => {
             let kind = match refusal {
