@@ -34,12 +34,10 @@ defmodule Bench.DecisionsDiff do
 
     rows =
       for {label, new} <- [{"the same document", live}, {"every ladder.allows flipped", flipped}],
+          {:ok, changes} = Decisions.diff(live, new),
           format <- [:changes, :markdown, :json] do
-        {:ok, changes} = Decisions.diff(live, new)
-        stats = Harness.benchee(%{"diff" => fn -> Decisions.diff(live, new, format: format) end})
-
-        stats = stats["diff"]
-        percentile = stats.percentiles[99] || stats.maximum
+        %{"diff" => stats} =
+          Harness.benchee(%{"diff" => fn -> Decisions.diff(live, new, format: format) end})
 
         [
           label,
@@ -47,16 +45,17 @@ defmodule Bench.DecisionsDiff do
           Integer.to_string(length(changes)),
           Harness.ns(stats.minimum / 1000),
           Harness.ns(stats.median / 1000),
-          Harness.ns(percentile / 1000)
+          Harness.ns((stats.percentiles[99] || stats.maximum) / 1000)
         ]
       end
 
-    Harness.table(["pair", "format", "changes", "min µs", "median µs", "p99 µs"], rows, [
-      2,
-      3,
-      4,
-      5
-    ])
+    right_aligned = [2, 3, 4, 5]
+
+    Harness.table(
+      ["pair", "format", "changes", "min µs", "median µs", "p99 µs"],
+      rows,
+      right_aligned
+    )
 
     IO.puts("\nload average at end: #{Harness.loadavg()}")
   end

@@ -31,7 +31,7 @@ defmodule OpenAgentsPolicy.Decisions do
 
   The diff is the Rust core's (`openagents_policy::diff`, the same for a Rust
   service); the NIF runs it on a dirty CPU scheduler (about 2 ms for two
-  whole documents that agree, 6 to 8 ms when 3,100 answers differ: `make
+  whole documents that agree, 5 to 8 ms when 3,100 answers differ: `make
   bench-diff`), making only the answer `format:` asks for. `mix
   openagents_policy.diff OLD NEW` is this function on two files. The guide
   "Changing a rule" walks the maintainer's loop.

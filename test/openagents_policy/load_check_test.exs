@@ -85,8 +85,6 @@ defmodule OpenAgentsPolicy.LoadCheckTest do
     end
   end
 
-  # Whether `fun` turns true within `bound` ms: a bound for a slow machine,
-  # not a measure.
   # The check VM `os_pid` gone within 30 s of `what`, and its home with it.
   defp assert_gone(os_pid, home, what) do
     assert poll(fn -> gone?(os_pid) end, 30_000),
@@ -95,6 +93,8 @@ defmodule OpenAgentsPolicy.LoadCheckTest do
     refute File.exists?(home), "the check VM's home #{home} was left behind"
   end
 
+  # Whether `fun` turns true within `bound` ms: a bound for a slow machine,
+  # not a measure.
   defp poll(fun, bound), do: poll_until(fun, System.monotonic_time(:millisecond) + bound)
 
   defp poll_until(fun, until) do
