@@ -131,13 +131,7 @@ use Rung::{Glass, Ledger, Pulse};
 // Elixir module's docs and in the README's schedule.
 const ATTEMPT: &[Field] = &[
     Field::new("admitted_at", Pulse),
-    #[cfg(not(feature = "diff_probe_field_up"))]
     Field::new("branch", Ledger),
-    // The diff's tests' changed rules (see Cargo.toml), here and below.
-    #[cfg(feature = "diff_probe_field_up")]
-    Field::new("branch", Glass),
-    #[cfg(feature = "diff_probe_never_scheduled")]
-    Field::new("deadline_at", Ledger),
     Field::new("failure_reason", Ledger),
     Field::new("finished_at", Pulse),
     Field::new("id", Pulse),
@@ -146,10 +140,7 @@ const ATTEMPT: &[Field] = &[
     Field::new("state", Pulse),
     Field::new("target_kind", Pulse),
     Field::new("terminal_branch", Ledger),
-    #[cfg(not(feature = "diff_probe_field_down"))]
     Field::new("terminal_commit", Ledger),
-    #[cfg(feature = "diff_probe_field_down")]
-    Field::new("terminal_commit", Pulse),
 ];
 
 const ATTEMPT_NEVER: &[&str] = &[
@@ -158,7 +149,6 @@ const ATTEMPT_NEVER: &[&str] = &[
     "machine_id",
     "run_id",
     "work_job_id",
-    #[cfg(not(feature = "diff_probe_never_scheduled"))]
     "deadline_at",
     "credential_delivery_status",
     "credential_delivery_reason",

@@ -2,176 +2,282 @@
 //! one digest.
 //!
 //! A cluster that upgrades one node at a time runs two versions of this crate
-//! at once. The question a coordinator needs answered is not "which version
-//! string does the node report" but "does it answer every question as the
-//! other nodes do". The decisions over a finite domain (the schedule, the
-//! never lists, the source columns, the vocabularies, the lifecycle
-//! projections, the seams, the ladder over every viewer shape) are that: the
-//! [`Tables`] here are built by iterating each vocabulary's `ALL` and calling
-//! the decision functions, never from a second, hand-kept copy of the rules,
-//! so a changed rule changes the document and with it the digest.
+//! at once, and a coordinator needs to know whether a node answers every
+//! question as the others do, not which version string it reports. The
+//! [`Document`] here asks every decision function every question of its
+//! finite domain (each vocabulary's `ALL`, every viewer and subject shape),
+//! never a second, hand-kept copy of the rules, so a changed rule changes the
+//! document and with it the digest.
 //!
-//! Two builds have the same [`decision_digest`] exactly when they give the
-//! same answers to every question of that domain: the document is a pure
-//! function of the answers (serde writes struct fields in declaration order,
-//! lists in vocabulary order, and no map), and SHA-256 tells two documents
-//! apart. Questions over an unbounded domain (which fields of *this* record,
-//! the tier of *this* account id) are answered by the same functions the
-//! tables call, on the shapes the tables enumerate: account ids only ever
-//! compare equal or not, so two distinct ids and none cover every case.
+//! The document is uniform: a list of [`Row`]s, each a [`Table`], an input
+//! written in the host's own terms (`%{tier: "ledger", account_id: 1}`,
+//! `"provisioned"`) and the answer. [`crate::diff`] joins two documents on
+//! (table, input). Account ids only ever compare equal or not, so one owner,
+//! one other account and none cover every case; they are written `1`, `2` and
+//! `nil`.
 //!
 //! ```
-//! use openagents_policy::fingerprint::{decision_digest, Tables};
-//! let digest = decision_digest()?;
-//! assert_eq!(digest.len(), 64);
-//! assert_eq!(Tables::compute().digest()?, digest);
+//! use openagents_policy::fingerprint::{decision_digest, Document};
+//! let document = Document::compute()?;
+//! assert_eq!(document.digest()?, decision_digest()?);
+//! assert_eq!(decision_digest()?.len(), 64);
 //! # Ok::<(), openagents_policy::fingerprint::FingerprintError>(())
 //! ```
 
-use serde::Serialize;
+use std::fmt;
+
+use serde::de::{Error as _, MapAccess, Visitor};
+use serde::ser::{SerializeMap, SerializeTuple};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{json, Value};
 use sha2::{Digest as _, Sha256};
 
-use crate::disclosure::{
-    self, link_for_attempt, AttemptLink, Family, Field, NoLink, PrincipalReading, Record,
-    Relationship, Rung, ViewerDescriptor,
-};
+use crate::disclosure::{self, link_for_attempt, Family, Field, PrincipalReading, Record};
+use crate::disclosure::{Relationship, Rung};
 use crate::ladder::{self, Access, Link, Subject, Tier, Viewer};
-use crate::target::{
-    BoxState, Capability, Custody, DelegationLifecycle, DelegationSeam, JobStatus, Kind, Lifecycle,
-    MachineObservation, MachineStatus, Reach, RunState, RuntimeClass, Seam, UnavailableReason,
-};
+use crate::target::{BoxState, Capability, Custody, DelegationLifecycle, DelegationSeam};
+use crate::target::{JobStatus, Kind, Lifecycle, MachineObservation, MachineStatus, Reach};
+use crate::target::{RunState, RuntimeClass, Seam, UnavailableReason};
 use crate::{Reading, Vocabulary};
+
+/// The version of the document's layout, its first field. A changed rule is
+/// the same format and another document; a table added, removed or written
+/// another way is a new format. Format 1 (0.1.0's development) wrote one
+/// record per table; format 2 writes rows.
+pub const FORMAT: u32 = 2;
+
+/// How an input names any word its vocabulary does not have.
+pub const ANY_OTHER_WORD: &str = "<any other word>";
 
 /// Why the document or its digest could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum FingerprintError {
-    /// serde_json refused to write the document (it cannot for these types:
-    /// every key is a field name; kept typed rather than assumed).
-    #[error("the decision tables could not be written as JSON: {0}")]
+    /// serde_json refused to write an answer or the document (it cannot for
+    /// these types: kept typed rather than assumed).
+    #[error("the decision document could not be written as JSON: {0}")]
     Json(#[from] serde_json::Error),
 }
 
-/// The account ids the ladder is asked about: ids only compare equal or not,
-/// so one owner, one other account and none cover every case.
+macro_rules! tables {
+    ($($(#[$doc:meta])* $variant:ident => $name:literal,)+) => {
+        /// The tables of the document, in its order.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Table { $($(#[$doc])* $variant,)+ }
+
+        impl Table {
+            /// Every table, in document order.
+            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
+
+            /// The table's name in the document.
+            #[must_use]
+            pub const fn as_str(self) -> &'static str {
+                match self { $(Self::$variant => $name,)+ }
+            }
+        }
+    };
+}
+
+tables! {
+    /// A vocabulary's words, in order.
+    Vocabularies => "vocabularies",
+    /// A family's scheduled field: its rung and column.
+    ScheduleFields => "schedule.fields",
+    /// A family's never list.
+    ScheduleNever => "schedule.never",
+    /// The columns a family's schedule reads.
+    ScheduleSourceColumns => "schedule.source_columns",
+    /// The fields admitted at a viewer tier (`nil`: no tier of its own).
+    ScheduleFieldsAt => "schedule.fields_at",
+    /// The viewer descriptor of a relationship.
+    Relationships => "relationships",
+    /// A rung's tier and access.
+    Rungs => "rungs",
+    /// A tier's rank.
+    LadderRanks => "ladder.ranks",
+    /// The tier a tier word names.
+    LadderNamed => "ladder.named",
+    /// The minimum tier of an access.
+    LadderMinimums => "ladder.minimums",
+    /// A viewer's own tier, operator mark and account.
+    LadderViewers => "ladder.viewers",
+    /// A tier clamped by a viewer.
+    LadderClamp => "ladder.clamp",
+    /// The tier a viewer reads a subject at.
+    LadderEffective => "ladder.effective",
+    /// Whether a viewer may exercise an access on a subject.
+    LadderAllows => "ladder.allows",
+    /// The tier a viewer reads a record at.
+    LadderRecords => "ladder.records",
+    /// A Box state's lifecycle.
+    LifecyclesBoxStates => "lifecycles.box_states",
+    /// A run state's lifecycle.
+    LifecyclesRunStates => "lifecycles.run_states",
+    /// A job status's lifecycle.
+    LifecyclesJobStatuses => "lifecycles.job_statuses",
+    /// A Computer's lifecycle from its status, revocation and presence.
+    LifecyclesMachines => "lifecycles.machines",
+    /// The seam of a Box in a state, for a reach.
+    CapabilitiesBoxStates => "capabilities.box_states",
+    /// The delegation seam of a run in a state.
+    CapabilitiesRunStates => "capabilities.run_states",
+    /// The delegation seam of a job in a status.
+    CapabilitiesJobStatuses => "capabilities.job_statuses",
+    /// The seam of a Computer so observed, for a reach.
+    CapabilitiesMachines => "capabilities.machines",
+    /// A kind's custody and runtime class.
+    SeamsKinds => "seams.kinds",
+    /// Why a lifecycle offers nothing to a reach.
+    SeamsUnavailable => "seams.unavailable",
+    /// The seam of a kind, lifecycle and reach.
+    SeamsSeams => "seams.seams",
+    /// The seam of a delegation lifecycle.
+    SeamsDelegationSeams => "seams.delegation_seams",
+    /// Whether any seam offers a capability.
+    SeamsOffered => "seams.offered",
+    /// The link an attempt gets, by which of its parts are present.
+    Links => "links",
+}
+
+impl Table {
+    /// The table named `name`, if the document has one.
+    #[must_use]
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|table| table.as_str() == name)
+    }
+}
+
+impl Serialize for Table {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// A question: the host's words, named, in the order a caller passes them.
+/// Written as a JSON object in that order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Input(pub Vec<(String, Value)>);
+
+impl Input {
+    /// The word given as `name`, if any.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.0.iter().find(|(key, _)| key == name).map(|(_, v)| v)
+    }
+
+    /// Every (name, word), in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.0.iter().map(|(key, value)| (key.as_str(), value))
+    }
+}
+
+impl<'de> Deserialize<'de> for Input {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Words;
+        impl<'de> Visitor<'de> for Words {
+            type Value = Input;
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("an input: an object of words")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Input, M::Error> {
+                let mut words = Vec::new();
+                while let Some(word) = map.next_entry()? {
+                    words.push(word);
+                }
+                Ok(Input(words))
+            }
+        }
+        deserializer.deserialize_map(Words)
+    }
+}
+
+impl Serialize for Input {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in &self.0 {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+/// One answer: `[table, input, answer]` in the document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// Which table.
+    pub table: Table,
+    /// The question.
+    pub input: Input,
+    /// The answer.
+    pub answer: Value,
+}
+
+impl Serialize for Row {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut row = serializer.serialize_tuple(3)?;
+        row.serialize_element(&self.table)?;
+        row.serialize_element(&self.input)?;
+        row.serialize_element(&self.answer)?;
+        row.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Row {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let (name, input, answer) = <(String, Input, Value)>::deserialize(deserializer)?;
+        let table = Table::parse(&name).ok_or_else(|| {
+            D::Error::custom(format!("no table of format {FORMAT} is named {name:?}"))
+        })?;
+        Ok(Self {
+            table,
+            input,
+            answer,
+        })
+    }
+}
+
+/// Every finite-domain decision of the crate; its JSON is the canonical
+/// document the digest is taken of. Reads back as written.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Document {
+    /// [`FORMAT`].
+    pub format: u32,
+    /// Every answer, table by table.
+    pub rows: Vec<Row>,
+}
+
+struct Rows(Vec<Row>);
+
+impl Rows {
+    fn push<T: Serialize>(&mut self, table: Table, input: &[(&str, Value)], answer: T) -> Res {
+        let input = input.iter().map(|(k, v)| ((*k).to_owned(), v.clone()));
+        let answer = serde_json::to_value(answer)?;
+        self.0.push(Row {
+            table,
+            input: Input(input.collect()),
+            answer,
+        });
+        Ok(())
+    }
+}
+
+/// One row: `ask!(rows, Table { "word": value, ... } => answer)`, the words
+/// in the order a caller passes them.
+macro_rules! ask {
+    ($rows:ident, $table:ident { $($key:literal: $word:expr),+ $(,)? } => $answer:expr) => {
+        $rows.push(Table::$table, &[$(($key, json!($word))),+], $answer)?
+    };
+}
+
+type Res = Result<(), FingerprintError>;
+
 const OWNER: u8 = 1;
 const OTHER: u8 = 2;
 const ACCOUNTS: [Option<u8>; 3] = [Some(OWNER), Some(OTHER), None];
-
-/// One vocabulary's words, in declaration order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct VocabularyWords {
-    /// Which vocabulary.
-    pub vocabulary: Vocabulary,
-    /// Its words.
-    pub words: Vec<&'static str>,
-}
-
-/// One family's schedule and what it admits at each viewer tier.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct FamilyTable {
-    /// The family.
-    pub family: Family,
-    /// Every scheduled field: its name, rung and source column.
-    pub fields: Vec<Field>,
-    /// The never list.
-    pub never: Vec<&'static str>,
-    /// The columns the schedule reads.
-    pub source_columns: Vec<&'static str>,
-    /// The fields admitted to a viewer of each tier, then (`None`) to a
-    /// viewer with no tier of its own.
-    pub fields_at: Vec<(Option<Tier>, Vec<&'static str>)>,
-}
-
-/// The lifecycle projections of the four substrate vocabularies, every word
-/// and then an unrecognized one.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Lifecycles {
-    /// `box_lifecycle` of each Box state.
-    pub box_states: Vec<(Reading<BoxState>, Lifecycle)>,
-    /// `run_lifecycle` of each run state.
-    pub run_states: Vec<(Reading<RunState>, DelegationLifecycle)>,
-    /// `job_lifecycle` of each job status.
-    pub job_statuses: Vec<(Reading<JobStatus>, DelegationLifecycle)>,
-    /// A Computer's lifecycle from (status, revoked, online).
-    pub machines: Vec<(Reading<MachineStatus>, bool, bool, Lifecycle)>,
-}
-
-/// The target seam's tables.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct SeamTables {
-    /// Custody and runtime class of each kind.
-    pub kinds: Vec<(Kind, Custody, Option<RuntimeClass>)>,
-    /// The unavailable reason of each lifecycle and reach.
-    pub unavailable: Vec<(Lifecycle, Reach, Option<UnavailableReason>)>,
-    /// The seam of each kind, lifecycle and reach.
-    pub seams: Vec<(Kind, Lifecycle, Reach, Seam)>,
-    /// The delegation seam of each delegation lifecycle.
-    pub delegation_seams: Vec<DelegationSeam>,
-    /// The capabilities vocabulary is in [`Tables::vocabularies`]; this is
-    /// which capability each seam can offer at all.
-    pub offered: Vec<(Capability, bool)>,
-}
-
-/// The ladder over every viewer shape: rows follow [`Ladder::viewers`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Ladder {
-    /// Each tier's rank.
-    pub ranks: Vec<(Tier, u8)>,
-    /// The tier each tier reading names (an unrecognized word names `dark`).
-    pub named: Vec<(Reading<Tier>, Tier)>,
-    /// The minimum tier of each access reading.
-    pub minimums: Vec<(Reading<Access>, Tier)>,
-    /// Every viewer shape asked about (named by its `Debug` form: serde's
-    /// tagged form cannot write a bare tier word), with its own tier,
-    /// operator mark and account as the ladder reads them.
-    pub viewers: Vec<(String, Option<Tier>, bool, Option<u8>)>,
-    /// For each tier, the clamp of every viewer (in `viewers` order).
-    pub clamp: Vec<(Tier, Vec<Tier>)>,
-    /// For each subject (by its `Debug` form), the effective tier for every
-    /// viewer.
-    pub effective: Vec<(String, Vec<Tier>)>,
-    /// For each access reading and subject, `allows?` for every viewer.
-    pub allows: Vec<(Reading<Access>, String, Vec<bool>)>,
-    /// For each record (linked or not, and the subject it carries), the
-    /// disclosure's effective tier for every viewer.
-    pub records: Vec<(bool, String, Vec<Tier>)>,
-}
-
-/// The version of the document's layout: which tables it holds and how each
-/// is written, the first field of every document ([`Tables::format`]).
-///
-/// It names the layout, not the answers: a changed rule is the same format
-/// and another document; a table added, removed or written another way is a
-/// new format. A reader of documents ([`crate::diff`]) reads the formats it
-/// knows and refuses any other rather than misread it.
-pub const FORMAT: u32 = 1;
-
-/// `link_for_attempt` over every principal shape it tells apart.
-pub type LinkOutcome = Result<AttemptLink<u8, u8, ()>, NoLink>;
-
-/// Every finite-domain decision of the crate. Built by [`Tables::compute`];
-/// its JSON is the canonical document the digest is taken of.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Tables {
-    /// [`FORMAT`]: how the rest of the document is laid out.
-    pub format: u32,
-    /// Every vocabulary's words.
-    pub vocabularies: Vec<VocabularyWords>,
-    /// The disclosure schedule, per family.
-    pub schedule: Vec<FamilyTable>,
-    /// The viewer descriptor of each relationship (for an account).
-    pub relationships: Vec<(Relationship, ViewerDescriptor<u8>)>,
-    /// The rung of each rung word, as tier and access.
-    pub rungs: Vec<(Rung, Tier, Access)>,
-    /// The ladder.
-    pub ladder: Ladder,
-    /// The lifecycle projections.
-    pub lifecycles: Lifecycles,
-    /// The seam tables.
-    pub seams: SeamTables,
-    /// `link_for_attempt` for (repository present, principal kind, id present).
-    pub links: Vec<(bool, Option<&'static str>, bool, LinkOutcome)>,
-}
+const REACHES: [Reach; 2] = [Reach::Authorized, Reach::NotAuthorized];
 
 fn words(vocabulary: Vocabulary) -> Vec<&'static str> {
     // Exhaustive: a new vocabulary does not compile until it is here.
@@ -204,18 +310,76 @@ fn readings<S: Copy>(all: &[S]) -> Vec<Reading<S>> {
         .collect()
 }
 
+/// A reading as an input word.
+fn word<S: Serialize>(reading: Reading<S>) -> Value {
+    match reading {
+        Reading::Known(word) => serde_json::to_value(word).unwrap_or(Value::Null),
+        Reading::Unrecognized => json!(ANY_OTHER_WORD),
+    }
+}
+
+// The shapes the ladder reads, as the host passes them.
+fn quoted(tier: Reading<Tier>) -> String {
+    match tier {
+        Reading::Known(tier) => format!("\"{}\"", tier.as_str()),
+        Reading::Unrecognized => ANY_OTHER_WORD.to_owned(),
+    }
+}
+
+fn id(account: Option<u8>) -> String {
+    account.map_or_else(|| "nil".to_owned(), |id| id.to_string())
+}
+
+fn viewer_term(viewer: &Viewer<u8>) -> String {
+    match viewer {
+        Viewer::Operator => "%{admin: true}".to_owned(),
+        Viewer::User { id: user, admin } => {
+            format!("%User{{id: {}}} with admin? {admin}", id(*user))
+        }
+        Viewer::Tiered { tier, account_id } => {
+            format!(
+                "%{{tier: {}, account_id: {}}}",
+                quoted(*tier),
+                id(*account_id)
+            )
+        }
+        Viewer::Account { account_id } => format!("%{{account_id: {}}}", id(*account_id)),
+        Viewer::Word(tier) => quoted(*tier),
+        Viewer::Nobody => "nil".to_owned(),
+    }
+}
+
+fn link_term(link: &Link<u8>) -> String {
+    let revoked = if link.revoked { "<set>" } else { "nil" };
+    let (owner, tier) = (id(link.account_id), quoted(link.tier));
+    format!("%ArtifactLink{{account_id: {owner}, tier: {tier}, revoked_at: {revoked}}}")
+}
+
+fn subject_term(subject: &Subject<u8>) -> String {
+    match subject {
+        Subject::Link(link) => link_term(link),
+        Subject::Tier(tier) => quoted(*tier),
+    }
+}
+
+fn record_term(record: &Record<u8>) -> String {
+    match record {
+        Record::Linked(link) => format!("%{{artifact_link: {}}}", link_term(link)),
+        Record::Unlinked(subject) => format!(
+            "%{{artifact_link: nil, transparency_tier: {}}}",
+            subject_term(subject)
+        ),
+    }
+}
+
 fn viewers() -> Vec<Viewer<u8>> {
     let tiers = readings(Tier::ALL);
     let mut all = vec![Viewer::Operator];
     for id in ACCOUNTS {
-        for admin in [false, true] {
-            all.push(Viewer::User { id, admin });
-        }
+        all.extend([false, true].map(|admin| Viewer::User { id, admin }));
     }
     for &tier in &tiers {
-        for account_id in ACCOUNTS {
-            all.push(Viewer::Tiered { tier, account_id });
-        }
+        all.extend(ACCOUNTS.map(|account_id| Viewer::Tiered { tier, account_id }));
     }
     all.extend(ACCOUNTS.map(|account_id| Viewer::Account { account_id }));
     all.extend(tiers.iter().copied().map(Viewer::Word));
@@ -240,219 +404,216 @@ fn subjects() -> Vec<Subject<u8>> {
     all
 }
 
-fn schedule() -> Vec<FamilyTable> {
-    disclosure::schedule()
-        .into_iter()
-        .map(|entry| {
-            let family = entry.family;
-            let at = |viewer: &Viewer<u8>| -> Vec<&'static str> {
-                family.fields_at(viewer).fields().map(Field::name).collect()
-            };
-            let mut fields_at: Vec<_> = Tier::ALL
-                .iter()
-                .map(|&tier| (Some(tier), at(&Viewer::Word(Reading::Known(tier)))))
+fn schedule(rows: &mut Rows) -> Res {
+    let families = disclosure::schedule();
+    for (family, field) in families
+        .iter()
+        .flat_map(|e| e.fields.iter().map(|f| (e.family, f)))
+    {
+        ask!(rows, ScheduleFields { "family": family, "field": field.name() } => field);
+    }
+    for entry in &families {
+        ask!(rows, ScheduleNever { "family": entry.family } => entry.never);
+    }
+    for entry in &families {
+        ask!(rows, ScheduleSourceColumns { "family": entry.family } => entry.family.source_columns());
+    }
+    for entry in &families {
+        for tier in Tier::ALL.iter().map(|&tier| Some(tier)).chain([None]) {
+            let viewer: Viewer<u8> =
+                tier.map_or(Viewer::Nobody, |tier| Viewer::Word(Reading::Known(tier)));
+            let fields: Vec<_> = entry
+                .family
+                .fields_at(&viewer)
+                .fields()
+                .map(Field::name)
                 .collect();
-            fields_at.push((None, at(&Viewer::Nobody)));
-            FamilyTable {
-                family,
-                fields: entry.fields.to_vec(),
-                never: entry.never.to_vec(),
-                source_columns: family.source_columns(),
-                fields_at,
-            }
-        })
-        .collect()
+            ask!(rows, ScheduleFieldsAt { "family": entry.family, "viewer_tier": tier } => fields);
+        }
+    }
+    for &relationship in Relationship::ALL {
+        ask!(rows, Relationships { "relationship": relationship } => relationship.viewer(Some(OWNER)));
+    }
+    for &rung in Rung::ALL {
+        ask!(rows, Rungs { "rung": rung } => json!({"tier": rung.tier(), "access": rung.access()}));
+    }
+    Ok(())
 }
 
-fn ladder() -> Ladder {
-    let viewers = viewers();
-    let subjects = subjects();
-    let per_viewer = |answer: &dyn Fn(&Viewer<u8>) -> Tier| viewers.iter().map(answer).collect();
+fn ladder(rows: &mut Rows) -> Res {
+    let (viewers, subjects) = (viewers(), subjects());
+    let viewers: Vec<_> = viewers
+        .iter()
+        .map(|viewer| (viewer, viewer_term(viewer)))
+        .collect();
+    for &tier in Tier::ALL {
+        ask!(rows, LadderRanks { "tier": tier } => tier.rank());
+    }
+    for tier in readings(Tier::ALL) {
+        ask!(rows, LadderNamed { "tier_word": word(tier) } => tier.named());
+    }
+    for access in readings(Access::ALL) {
+        ask!(rows, LadderMinimums { "access": word(access) } => access.minimum());
+    }
+    for (viewer, name) in &viewers {
+        let answer = json!({"tier": viewer.tier(), "admin": viewer.is_admin(), "account_id": viewer.account()});
+        ask!(rows, LadderViewers { "viewer": name } => answer);
+    }
+    for &tier in Tier::ALL {
+        for (viewer, name) in &viewers {
+            ask!(rows, LadderClamp { "tier": tier, "viewer": name } => viewer.clamp(tier));
+        }
+    }
+    for subject in &subjects {
+        for (viewer, name) in &viewers {
+            let tier = ladder::effective_tier(subject, viewer);
+            ask!(rows, LadderEffective { "subject": subject_term(subject), "viewer": name } => tier);
+        }
+    }
+    for access in readings(Access::ALL) {
+        for subject in &subjects {
+            for (viewer, name) in &viewers {
+                let allowed = ladder::allows(subject, access, viewer);
+                ask!(rows, LadderAllows { "access": word(access), "subject": subject_term(subject), "viewer": name } => allowed);
+            }
+        }
+    }
     // A linked record carries its link; an unlinked one its tier column,
     // which may hold a link-shaped value too.
-    let mut records: Vec<Record<u8>> = subjects
-        .iter()
-        .filter_map(|subject| match subject {
-            Subject::Link(link) => Some(Record::Linked(link.clone())),
-            Subject::Tier(_) => None,
-        })
-        .collect();
-    records.extend(subjects.iter().cloned().map(Record::Unlinked));
-    Ladder {
-        ranks: Tier::ALL.iter().map(|&tier| (tier, tier.rank())).collect(),
-        named: readings(Tier::ALL)
-            .into_iter()
-            .map(|tier| (tier, tier.named()))
-            .collect(),
-        minimums: readings(Access::ALL)
-            .into_iter()
-            .map(|access| (access, access.minimum()))
-            .collect(),
-        clamp: Tier::ALL
-            .iter()
-            .map(|&tier| (tier, per_viewer(&|viewer| viewer.clamp(tier))))
-            .collect(),
-        effective: subjects
-            .iter()
-            .map(|subject| {
-                let tiers = per_viewer(&|viewer| ladder::effective_tier(subject, viewer));
-                (format!("{subject:?}"), tiers)
-            })
-            .collect(),
-        allows: readings(Access::ALL)
-            .into_iter()
-            .flat_map(|access| subjects.iter().map(move |subject| (access, subject)))
-            .map(|(access, subject)| {
-                let allowed = viewers
-                    .iter()
-                    .map(|viewer| ladder::allows(subject, access, viewer))
-                    .collect();
-                (access, format!("{subject:?}"), allowed)
-            })
-            .collect(),
-        records: records
-            .iter()
-            .map(|record| {
-                let tiers = per_viewer(&|viewer| disclosure::effective_tier(record, viewer));
-                match record {
-                    Record::Linked(link) => (true, format!("{link:?}"), tiers),
-                    Record::Unlinked(subject) => (false, format!("{subject:?}"), tiers),
-                }
-            })
-            .collect(),
-        viewers: viewers
-            .iter()
-            .map(|viewer| {
-                (
-                    format!("{viewer:?}"),
-                    viewer.tier(),
-                    viewer.is_admin(),
-                    viewer.account().copied(),
-                )
-            })
-            .collect(),
-    }
-}
-
-fn lifecycles() -> Lifecycles {
-    let mut machines = Vec::new();
-    for status in readings(MachineStatus::ALL) {
-        for revoked in [false, true] {
-            for online in [false, true] {
-                let seen = MachineObservation {
-                    status,
-                    revoked,
-                    online,
-                };
-                machines.push((status, revoked, online, seen.lifecycle()));
-            }
+    let linked = subjects.iter().filter_map(|subject| match subject {
+        Subject::Link(link) => Some(Record::Linked(link.clone())),
+        Subject::Tier(_) => None,
+    });
+    for record in linked.chain(subjects.iter().cloned().map(Record::Unlinked)) {
+        for (viewer, name) in &viewers {
+            let tier = disclosure::effective_tier(&record, viewer);
+            ask!(rows, LadderRecords { "record": record_term(&record), "viewer": name } => tier);
         }
     }
-    Lifecycles {
-        box_states: readings(BoxState::ALL)
-            .into_iter()
-            .map(|state| (state, state.lifecycle()))
-            .collect(),
-        run_states: readings(RunState::ALL)
-            .into_iter()
-            .map(|state| (state, state.lifecycle()))
-            .collect(),
-        job_statuses: readings(JobStatus::ALL)
-            .into_iter()
-            .map(|status| (status, status.lifecycle()))
-            .collect(),
-        machines,
-    }
+    Ok(())
 }
 
-fn seams() -> SeamTables {
-    let reaches = [Reach::Authorized, Reach::NotAuthorized];
-    let mut unavailable = Vec::new();
-    let mut seams = Vec::new();
+fn lifecycles(rows: &mut Rows) -> Res {
+    let boxes = readings(BoxState::ALL);
+    let runs = readings(RunState::ALL);
+    let jobs = readings(JobStatus::ALL);
+    let machines: Vec<_> = readings(MachineStatus::ALL)
+        .into_iter()
+        .flat_map(|status| [(status, false), (status, true)])
+        .flat_map(|(status, revoked)| {
+            [false, true].map(|online| MachineObservation {
+                status,
+                revoked,
+                online,
+            })
+        })
+        .collect();
+    for &state in &boxes {
+        ask!(rows, LifecyclesBoxStates { "box_state": word(state) } => state.lifecycle());
+    }
+    for &state in &runs {
+        ask!(rows, LifecyclesRunStates { "run_state": word(state) } => state.lifecycle());
+    }
+    for &status in &jobs {
+        ask!(rows, LifecyclesJobStatuses { "job_status": word(status) } => status.lifecycle());
+    }
+    for seen in &machines {
+        let (status, revoked, online) = (word(seen.status), seen.revoked, seen.online);
+        ask!(rows, LifecyclesMachines { "status": status, "revoked": revoked, "online": online } => seen.lifecycle());
+    }
+    // What a caller may do for each substrate word: the seam of its lifecycle.
+    for (&state, reach) in boxes
+        .iter()
+        .flat_map(|state| REACHES.map(|reach| (state, reach)))
+    {
+        let seam = Seam::new(Kind::Box, state.lifecycle(), reach);
+        ask!(rows, CapabilitiesBoxStates { "box_state": word(state), "reach": reach } => seam);
+    }
+    for &state in &runs {
+        ask!(rows, CapabilitiesRunStates { "run_state": word(state) } => DelegationSeam::new(state.lifecycle()));
+    }
+    for &status in &jobs {
+        ask!(rows, CapabilitiesJobStatuses { "job_status": word(status) } => DelegationSeam::new(status.lifecycle()));
+    }
+    for (seen, reach) in machines
+        .iter()
+        .flat_map(|seen| REACHES.map(|reach| (seen, reach)))
+    {
+        let (status, revoked, online) = (word(seen.status), seen.revoked, seen.online);
+        let seam = Seam::new(Kind::Computer, seen.lifecycle(), reach);
+        ask!(rows, CapabilitiesMachines { "status": status, "revoked": revoked, "online": online, "reach": reach } => seam);
+    }
+    Ok(())
+}
+
+fn seams(rows: &mut Rows) -> Res {
+    for &kind in Kind::ALL {
+        ask!(rows, SeamsKinds { "kind": kind } => json!({"custody": kind.custody(), "runtime_class": kind.runtime_class()}));
+    }
     for &lifecycle in Lifecycle::ALL {
-        for reach in reaches {
-            unavailable.push((lifecycle, reach, UnavailableReason::of(lifecycle, reach)));
-            for &kind in Kind::ALL {
-                seams.push((kind, lifecycle, reach, Seam::new(kind, lifecycle, reach)));
-            }
+        for reach in REACHES {
+            let reason = UnavailableReason::of(lifecycle, reach);
+            ask!(rows, SeamsUnavailable { "lifecycle": lifecycle, "reach": reach } => json!({"unavailable_reason": reason}));
         }
     }
-    let delegation_seams: Vec<DelegationSeam> = DelegationLifecycle::ALL
-        .iter()
-        .map(|&lifecycle| DelegationSeam::new(lifecycle))
-        .collect();
-    let offered = Capability::ALL
-        .iter()
-        .map(|&capability| {
-            let offered = seams
-                .iter()
-                .any(|(.., seam)| seam.capabilities().contains(&capability))
-                || delegation_seams
-                    .iter()
-                    .any(|seam| seam.capabilities().contains(&capability));
-            (capability, offered)
-        })
-        .collect();
-    SeamTables {
-        kinds: Kind::ALL
+    let mut offered = Vec::new();
+    for &kind in Kind::ALL {
+        for (&lifecycle, reach) in Lifecycle::ALL
             .iter()
-            .map(|&kind| (kind, kind.custody(), kind.runtime_class()))
-            .collect(),
-        unavailable,
-        seams,
-        delegation_seams,
-        offered,
-    }
-}
-
-fn links() -> Vec<(bool, Option<&'static str>, bool, LinkOutcome)> {
-    let mut all = Vec::new();
-    for repository in [true, false] {
-        // The two kinds the rule names, one it does not, and none.
-        for kind in [Some("user"), Some("agent"), Some("machine"), None] {
-            for id in [true, false] {
-                let principal = PrincipalReading {
-                    kind: kind.map(str::as_bytes),
-                    id: id.then_some(OWNER),
-                };
-                let outcome = link_for_attempt(repository.then_some(OTHER), principal, ());
-                all.push((repository, kind, id, outcome));
-            }
+            .flat_map(|lifecycle| REACHES.map(|reach| (lifecycle, reach)))
+        {
+            let seam = Seam::new(kind, lifecycle, reach);
+            offered.extend_from_slice(seam.capabilities());
+            ask!(rows, SeamsSeams { "kind": kind, "lifecycle": lifecycle, "reach": reach } => seam);
         }
     }
-    all
+    for &lifecycle in DelegationLifecycle::ALL {
+        let seam = DelegationSeam::new(lifecycle);
+        offered.extend_from_slice(seam.capabilities());
+        ask!(rows, SeamsDelegationSeams { "lifecycle": lifecycle } => seam);
+    }
+    for &capability in Capability::ALL {
+        ask!(rows, SeamsOffered { "capability": capability } => offered.contains(&capability));
+    }
+    // The two principal kinds the rule names, one it does not, and none.
+    for (repository, kind) in [true, false]
+        .into_iter()
+        .flat_map(|r| [Some("user"), Some("agent"), Some("machine"), None].map(|k| (r, k)))
+    {
+        for id in [true, false] {
+            let principal = PrincipalReading {
+                kind: kind.map(str::as_bytes),
+                id: id.then_some(OWNER),
+            };
+            let outcome = link_for_attempt(repository.then_some(OTHER), principal, ());
+            ask!(rows, Links { "repository_id": repository, "principal_type": kind, "principal_id": id } => outcome);
+        }
+    }
+    Ok(())
 }
 
-impl Tables {
+impl Document {
     /// Asks every decision function every question of its finite domain.
-    #[must_use]
-    pub fn compute() -> Self {
-        Self {
-            format: FORMAT,
-            vocabularies: Vocabulary::ALL
-                .iter()
-                .map(|&vocabulary| VocabularyWords {
-                    vocabulary,
-                    words: words(vocabulary),
-                })
-                .collect(),
-            schedule: schedule(),
-            relationships: Relationship::ALL
-                .iter()
-                .map(|&relationship| (relationship, relationship.viewer(Some(OWNER))))
-                .collect(),
-            rungs: Rung::ALL
-                .iter()
-                .map(|&rung| (rung, rung.tier(), rung.access()))
-                .collect(),
-            ladder: ladder(),
-            lifecycles: lifecycles(),
-            seams: seams(),
-            links: links(),
+    ///
+    /// # Errors
+    ///
+    /// [`FingerprintError::Json`] if serde_json refuses an answer.
+    pub fn compute() -> Result<Self, FingerprintError> {
+        let mut rows = Rows(Vec::with_capacity(8192));
+        for &vocabulary in Vocabulary::ALL {
+            ask!(rows, Vocabularies { "vocabulary": vocabulary } => words(vocabulary));
         }
+        schedule(&mut rows)?;
+        ladder(&mut rows)?;
+        lifecycles(&mut rows)?;
+        seams(&mut rows)?;
+        Ok(Self {
+            format: FORMAT,
+            rows: rows.0,
+        })
     }
 
-    /// The canonical document: these tables as compact JSON.
+    /// The canonical document: compact JSON.
     ///
     /// # Errors
     ///
@@ -461,7 +622,7 @@ impl Tables {
         Ok(serde_json::to_string(self)?)
     }
 
-    /// The SHA-256 of [`Tables::to_json`], as 64 lowercase hex digits.
+    /// The SHA-256 of [`Document::to_json`], as 64 lowercase hex digits.
     ///
     /// # Errors
     ///
@@ -483,13 +644,13 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         })
 }
 
-/// The digest of this build's decisions: `Tables::compute().digest()`.
+/// The digest of this build's decisions.
 ///
 /// # Errors
 ///
 /// [`FingerprintError::Json`] if the document cannot be written.
 pub fn decision_digest() -> Result<String, FingerprintError> {
-    Tables::compute().digest()
+    Document::compute()?.digest()
 }
 
 /// The canonical document of this build's decisions (what
@@ -499,5 +660,5 @@ pub fn decision_digest() -> Result<String, FingerprintError> {
 ///
 /// [`FingerprintError::Json`] if the document cannot be written.
 pub fn decision_json() -> Result<String, FingerprintError> {
-    Tables::compute().to_json()
+    Document::compute()?.to_json()
 }

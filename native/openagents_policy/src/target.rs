@@ -262,21 +262,11 @@ impl BoxState {
     pub const fn lifecycle(self) -> Lifecycle {
         match self {
             Self::Queued => Lifecycle::Queued,
-            #[cfg(not(feature = "diff_probe_box_state"))]
             Self::Init | Self::Provisioning | Self::Provisioned | Self::Cloning => {
                 Lifecycle::Starting
             }
-            // The diff's test's changed rule (see Cargo.toml).
-            #[cfg(feature = "diff_probe_box_state")]
-            Self::Init | Self::Provisioning | Self::Cloning => Lifecycle::Starting,
-            #[cfg(feature = "diff_probe_box_state")]
-            Self::Provisioned => Lifecycle::Active,
             Self::Ready | Self::Idle | Self::Running => Lifecycle::Active,
-            #[cfg(not(feature = "fingerprint_probe"))]
             Self::Archiving => Lifecycle::Stopping,
-            // The fingerprint test's changed rule (see Cargo.toml).
-            #[cfg(feature = "fingerprint_probe")]
-            Self::Archiving => Lifecycle::Destroyed,
             Self::Archived => Lifecycle::Destroyed,
             Self::Error => Lifecycle::Failed,
         }
@@ -465,9 +455,6 @@ impl UnavailableReason {
         match (lifecycle, reach) {
             (Lifecycle::Active, Reach::Authorized) => None,
             (Lifecycle::Active, Reach::NotAuthorized) => Some(Self::NotAuthorized),
-            // The diff's test's changed rule (see Cargo.toml).
-            #[cfg(feature = "diff_probe_capability_added")]
-            (Lifecycle::Starting, Reach::Authorized) => None,
             (Lifecycle::Cold, _) => Some(Self::Cold),
             (Lifecycle::Queued, _) => Some(Self::Queued),
             (Lifecycle::Starting, _) => Some(Self::Starting),
@@ -573,18 +560,11 @@ impl DelegationSeam {
     /// turns only on whether it is still under way.
     #[must_use]
     pub fn new(lifecycle: DelegationLifecycle) -> Self {
-        #[cfg(not(feature = "diff_probe_capability_removed"))]
         let running = matches!(
             lifecycle,
             DelegationLifecycle::Queued
                 | DelegationLifecycle::Starting
                 | DelegationLifecycle::Active
-        );
-        // The diff's test's changed rule (see Cargo.toml).
-        #[cfg(feature = "diff_probe_capability_removed")]
-        let running = matches!(
-            lifecycle,
-            DelegationLifecycle::Starting | DelegationLifecycle::Active
         );
         Self {
             lifecycle,

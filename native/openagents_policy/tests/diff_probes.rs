@@ -1,215 +1,202 @@
-//! The diff on real rule changes: each test-only `diff_probe_*` feature (and
-//! the fingerprint's `fingerprint_probe`) changes one rule in the core's
-//! source, and the document `Tables::compute()` writes for that build is
-//! compared with the document of the rules as they are, the `priv/decisions.json`
-//! the package carries (which `tests/diff.rs` holds to a build without
-//! probes). One build per probe:
+//! The diff on the seven rule changes a maintainer makes most: a field
+//! moved a rung down or up, a never-listed column scheduled, a capability
+//! granted or taken, a Box state mapped elsewhere (to an offering lifecycle,
+//! and between two refusals). Each is an edit of the last release's
+//! document that moves every answer the real rule change moves, the
+//! consequences taken from the document's own rows; the last release's
+//! document changes only when a version is cut, so a rule changed in the
+//! core leaves these as they are.
 //!
-//! ```sh
-//! cargo test -p openagents_policy --features diff_probe_field_down --test diff_probes
-//! ```
-//!
-//! (`make decisions-check` runs every one.) Without a probe, the build's own
-//! document against itself and against the file: no change.
+//! `tests/golden/<probe>.md` and `.json` hold what the diff says, as a
+//! reviewer and the CHANGELOG read it; each was read by hand.
 
-use openagents_policy::diff::{diff, Diff};
-use openagents_policy::fingerprint::decision_json;
+use openagents_policy::diff::diff;
+use openagents_policy::fingerprint::Document;
+use serde_json::{json, Value};
 
-#[macro_use]
 mod common;
+use common::{answer, asks, edit, json, last_release, row};
 
-/// The rules as they are (the packaged document) against this build's.
-#[allow(dead_code)] // unused in the build without a probe
-fn probed() -> Diff {
-    let changes = diff(common::packaged(), decision_json().unwrap()).unwrap();
-    // The figure the guide and the issue's report quote.
-    eprintln!(
-        "{} changes:\n{}",
-        changes.changes().len(),
-        changes.to_markdown()
+const GOLDEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/");
+
+/// The last release's document against `edited`: the Markdown and the JSON
+/// are the golden files', and the whole widens as said.
+fn golden(probe: &str, edited: &Document, widens: bool) {
+    let changes = diff(json(&last_release()), json(edited)).unwrap();
+    let file = |ext: &str| common::read(&format!("{GOLDEN}{probe}.{ext}"));
+    assert_eq!(changes.to_markdown(), file("md"), "{probe}.md");
+    assert_eq!(
+        changes.to_json().unwrap(),
+        file("json").trim_end(),
+        "{probe}.json"
     );
-    changes
+    assert_eq!(changes.widens(), widens, "{probe}");
 }
 
-/// One probe's test, built only with its feature: the diff's changes in
-/// document order, as (table, input as JSON, class); the sentence one of
-/// them says (by its index); and whether the whole diff widens, which is
-/// what the upgrade's preflight asks.
-macro_rules! probe {
-    (
-        $(#[$doc:meta])*
-        $feature:literal, $name:ident,
-        changes: [$(($table:literal, $input:literal, $class:ident)),+ $(,)?],
-        says: ($index:literal, $says:literal),
-        widens: $widens:literal $(,)?
-    ) => {
-        $(#[$doc])*
-        #[cfg(feature = $feature)]
-        #[test]
-        fn $name() {
-            let changes = probed();
-            assert_eq!(
-                common::summary(changes.changes()),
-                [$(($table, $input.to_owned(), openagents_policy::diff::Class::$class)),+]
-            );
-            assert_eq!(changes.changes()[$index].says, $says);
-            assert_eq!(changes.widens(), $widens);
+fn attempt(key: &'static str, word: &str) -> [(&'static str, Value); 2] {
+    [("family", json!("attempt")), (key, json!(word))]
+}
+
+fn admit(document: &mut Document, tier: Value, field: &str) {
+    let words = [("family", json!("attempt")), ("viewer_tier", tier)];
+    edit(document, "schedule.fields_at", &words, |fields| {
+        fields.as_array_mut().unwrap().push(json!(field));
+    });
+}
+
+fn drop_word(list: &mut Value, word: &str) {
+    list.as_array_mut().unwrap().retain(|item| item != word);
+}
+
+/// Every seam of `lifecycle` (target and delegation seams, and what follows
+/// from each substrate word that reads it), for `reach` when given, edited.
+fn seams_of(
+    document: &mut Document,
+    lifecycle: &str,
+    reach: Option<&str>,
+    mut change: impl FnMut(&mut Value),
+) {
+    for row in &mut document.rows {
+        let seam = ["seams.", "capabilities."]
+            .iter()
+            .any(|t| row.table.as_str().starts_with(t));
+        let reached = reach.is_none_or(|reach| row.input.get("reach") == Some(&json!(reach)));
+        if seam && row.answer.get("lifecycle") == Some(&json!(lifecycle)) && reached {
+            change(&mut row.answer);
         }
-    };
-}
-
-without_probes! {
-    #[test]
-    fn identical_builds_give_no_change() {
-        assert!(diff(decision_json().unwrap(), decision_json().unwrap())
-            .unwrap()
-            .is_empty());
-        let changes = diff(common::packaged(), decision_json().unwrap()).unwrap();
-        assert!(
-            changes.is_empty(),
-            "priv/decisions.json is not this build's document, so no probe can be compared with it \
-             (tests/diff.rs says how to regenerate it):\n{}",
-            changes.to_markdown()
-        );
     }
 }
 
-probe! {
-    /// `terminal_commit`: ledger -> pulse. Strangers and anonymous readers gain it.
-    "diff_probe_field_down", a_field_moved_down_widens,
-    changes: [
-        ("schedule.fields", r#"{"family":"attempt","field":"terminal_commit"}"#, Widens),
-        (
-            "schedule.fields_at",
-            r#"{"family":"attempt","viewer_tier":"pulse","field":"terminal_commit"}"#,
-            Widens
-        ),
-    ],
-    says: (1, "strangers and anonymous readers (`pulse`) now see `attempt.terminal_commit`"),
-    widens: true,
+/// A Box state reads `lifecycle`: its row, and the seams that follow it,
+/// from the document's own Box seams of that lifecycle.
+fn box_state_reads(document: &mut Document, state: &str, lifecycle: &str) {
+    edit(
+        document,
+        "lifecycles.box_states",
+        &[("box_state", json!(state))],
+        |to| *to = json!(lifecycle),
+    );
+    for reach in ["authorized", "not_authorized"] {
+        let asked = [
+            ("kind", json!("box")),
+            ("lifecycle", json!(lifecycle)),
+            ("reach", json!(reach)),
+        ];
+        let seam = answer(document, "seams.seams", &asked);
+        let words = [("box_state", json!(state)), ("reach", json!(reach))];
+        edit(document, "capabilities.box_states", &words, |answer| {
+            *answer = seam.clone();
+        });
+    }
 }
 
-probe! {
-    /// `branch`: ledger -> glass. Members lose it.
-    "diff_probe_field_up", a_field_moved_up_narrows,
-    changes: [
-        ("schedule.fields", r#"{"family":"attempt","field":"branch"}"#, Narrows),
-        (
-            "schedule.fields_at",
-            r#"{"family":"attempt","viewer_tier":"ledger","field":"branch"}"#,
-            Narrows
-        ),
-    ],
-    says: (1, "members (`ledger`) no longer see `attempt.branch`"),
-    widens: false,
+#[test]
+fn a_field_moved_down_widens() {
+    let mut document = last_release();
+    edit(
+        &mut document,
+        "schedule.fields",
+        &attempt("field", "terminal_commit"),
+        |f| f["tier"] = json!("pulse"),
+    );
+    admit(&mut document, json!("pulse"), "terminal_commit");
+    golden("field_down", &document, true);
 }
 
-probe! {
-    /// `deadline_at` leaves the never list and is scheduled at ledger: six
-    /// answers, every one a gain.
-    "diff_probe_never_scheduled", a_never_listed_column_scheduled_widens,
-    changes: [
-        ("schedule.fields", r#"{"family":"attempt","field":"deadline_at"}"#, Widens),
-        ("schedule.never", r#"{"family":"attempt","column":"deadline_at"}"#, Widens),
-        ("schedule.source_columns", r#"{"family":"attempt","column":"deadline_at"}"#, Widens),
-        (
-            "schedule.fields_at",
-            r#"{"family":"attempt","viewer_tier":"ledger","field":"deadline_at"}"#,
-            Widens
-        ),
-        (
-            "schedule.fields_at",
-            r#"{"family":"attempt","viewer_tier":"glass","field":"deadline_at"}"#,
-            Widens
-        ),
-        (
-            "schedule.fields_at",
-            r#"{"family":"attempt","viewer_tier":null,"field":"deadline_at"}"#,
-            Widens
-        ),
-    ],
-    says: (1, "`attempt.deadline_at` left the never list"),
-    widens: true,
+#[test]
+fn a_field_moved_up_narrows() {
+    let mut document = last_release();
+    edit(
+        &mut document,
+        "schedule.fields",
+        &attempt("field", "branch"),
+        |f| f["tier"] = json!("glass"),
+    );
+    let words = [
+        ("family", json!("attempt")),
+        ("viewer_tier", json!("ledger")),
+    ];
+    edit(&mut document, "schedule.fields_at", &words, |fields| {
+        drop_word(fields, "branch");
+    });
+    golden("field_up", &document, false);
 }
 
-probe! {
-    /// A `starting` target offers `start` to a caller with reach: the reason is
-    /// gone, and each kind's seam grants it.
-    "diff_probe_capability_added", a_capability_added_widens,
-    changes: [
-        ("seams.unavailable", r#"{"lifecycle":"starting","reach":"authorized"}"#, Widens),
-        (
-            "seams.seams",
-            r#"{"kind":"box","lifecycle":"starting","reach":"authorized"}"#,
-            Widens
-        ),
-        (
-            "seams.seams",
-            r#"{"kind":"computer","lifecycle":"starting","reach":"authorized"}"#,
-            Widens
-        ),
-    ],
-    says: (
-        1,
-        "a caller with reach on a `box` that is `starting` may now `start` (it was refused as `starting`)"
-    ),
-    widens: true,
+#[test]
+fn a_never_listed_column_scheduled_widens() {
+    let mut document = last_release();
+    let at = document
+        .rows
+        .iter()
+        .position(|r| asks(r, "schedule.fields", &attempt("field", "branch")));
+    let field = json!({"column": "deadline_at", "field": "deadline_at", "tier": "ledger"});
+    document.rows.insert(
+        at.unwrap() + 1,
+        row("schedule.fields", &attempt("field", "deadline_at"), field),
+    );
+    edit(
+        &mut document,
+        "schedule.never",
+        &attempt("family", "attempt")[..1],
+        |never| drop_word(never, "deadline_at"),
+    );
+    edit(
+        &mut document,
+        "schedule.source_columns",
+        &attempt("family", "attempt")[..1],
+        |columns| {
+            columns.as_array_mut().unwrap().push(json!("deadline_at"));
+        },
+    );
+    for tier in [json!("ledger"), json!("glass"), Value::Null] {
+        admit(&mut document, tier, "deadline_at");
+    }
+    golden("never_scheduled", &document, true);
 }
 
-probe! {
-    /// A `queued` delegation can no longer be cancelled.
-    "diff_probe_capability_removed", a_capability_removed_narrows,
-    changes: [("seams.delegation_seams", r#"{"lifecycle":"queued"}"#, Narrows)],
-    says: (0, "a caller on a `queued` delegation may no longer `cancel`"),
-    widens: false,
+#[test]
+fn a_capability_added_widens() {
+    let mut document = last_release();
+    let words = [
+        ("lifecycle", json!("starting")),
+        ("reach", json!("authorized")),
+    ];
+    edit(&mut document, "seams.unavailable", &words, |reason| {
+        *reason = json!({"unavailable_reason": null});
+    });
+    seams_of(&mut document, "starting", Some("authorized"), |seam| {
+        seam["capabilities"] = json!(["start"]);
+        seam["unavailable_reason"] = Value::Null;
+    });
+    golden("capability_added", &document, true);
 }
 
-probe! {
-    /// A `provisioned` Box reads `active`: its lifecycle entry changes (neither
-    /// gain nor loss by itself), and the capabilities that follow are classed:
-    /// a caller with reach may now start one; one without is refused for its
-    /// reach instead of the Box's state.
-    "diff_probe_box_state", a_box_state_mapped_elsewhere_changes_and_classes_what_follows,
-    changes: [
-        ("lifecycles.box_states", r#"{"box_state":"provisioned"}"#, Changes),
-        (
-            "capabilities.box_states",
-            r#"{"box_state":"provisioned","reach":"authorized"}"#,
-            Widens
-        ),
-        (
-            "capabilities.box_states",
-            r#"{"box_state":"provisioned","reach":"not_authorized"}"#,
-            Changes
-        ),
-    ],
-    says: (
-        1,
-        "a caller with reach on a Box in `provisioned` may now `start` (it was refused as `starting`)"
-    ),
-    widens: true,
+#[test]
+fn a_capability_removed_narrows() {
+    let mut document = last_release();
+    seams_of(&mut document, "queued", None, |seam| {
+        if seam.get("unavailable_reason").is_none() {
+            seam["capabilities"] = json!([]);
+        }
+    });
+    golden("capability_removed", &document, false);
 }
 
-probe! {
-    /// The fingerprint's probe, `archiving` reads `destroyed`: stopping and
-    /// destroyed both offer nothing, so what follows only changes its reason.
-    "fingerprint_probe", a_box_state_mapped_between_two_refusals_changes_only,
-    changes: [
-        ("lifecycles.box_states", r#"{"box_state":"archiving"}"#, Changes),
-        (
-            "capabilities.box_states",
-            r#"{"box_state":"archiving","reach":"authorized"}"#,
-            Changes
-        ),
-        (
-            "capabilities.box_states",
-            r#"{"box_state":"archiving","reach":"not_authorized"}"#,
-            Changes
-        ),
-    ],
-    says: (
-        1,
-        "a caller with reach on a Box in `archiving` is now refused as `destroyed` (was `stopping`)"
-    ),
-    widens: false,
+/// `provisioned` reads `active`: the lifecycle's entry changes (neither gain
+/// nor loss by itself); a caller with reach may now start one; one without
+/// is refused for its reach instead of the Box's state.
+#[test]
+fn a_box_state_mapped_to_an_offering_lifecycle_widens_by_what_follows() {
+    let mut document = last_release();
+    box_state_reads(&mut document, "provisioned", "active");
+    golden("box_state_active", &document, true);
+}
+
+/// `archiving` reads `destroyed`: both refuse everything, so what follows
+/// only changes its reason.
+#[test]
+fn a_box_state_mapped_between_two_refusals_changes_only() {
+    let mut document = last_release();
+    box_state_reads(&mut document, "archiving", "destroyed");
+    golden("box_state_destroyed", &document, false);
 }

@@ -2,11 +2,9 @@
 //! documents (`openagents_policy::diff`), as terms.
 //!
 //! One NIF, always on a dirty CPU scheduler: reading two whole documents
-//! (about 65 KB of JSON each) and comparing every answer takes about 2 ms in
-//! a release build (`guides/changing-a-rule.md` has the figures), past the
-//! millisecond a NIF may hold a normal scheduler, and its arguments are
-//! binaries of any size. So it is not an `on_either_scheduler!` pair: no
-//! call of it is short enough for a normal scheduler.
+//! and comparing every answer takes milliseconds, past the millisecond a NIF
+//! may hold a normal scheduler, and the core's `Limit`s bound the rest. So it
+//! is not an `on_either_scheduler!` pair.
 
 use openagents_policy::diff::{diff, Change, Class, DocumentRefusal, Side};
 use rustler::types::atom;
@@ -22,6 +20,7 @@ mod atoms {
         changes,
         not_a_document,
         unknown_format,
+        too_large,
         old,
         new,
         table,
@@ -66,10 +65,11 @@ fn class(class: Class) -> Atom {
     }
 }
 
-fn side(side: Side) -> Atom {
+fn side(side: Option<Side>) -> Atom {
     match side {
-        Side::Old => atoms::old(),
-        Side::New => atoms::new(),
+        Some(Side::Old) => atoms::old(),
+        Some(Side::New) => atoms::new(),
+        None => atom::nil(),
     }
 }
 
@@ -88,7 +88,7 @@ fn change<'a>(env: Env<'a>, change: &Change) -> Term<'a> {
         atoms::says(),
     ];
     let values = [
-        Text(change.table).encode(env),
+        Text(change.table.as_str()).encode(env),
         input,
         Json(&change.old).encode(env),
         Json(&change.new).encode(env),
@@ -132,6 +132,7 @@ fn decisions_diff<'a>(env: Env<'a>, old: Binary<'a>, new: Binary<'a>, format: Fo
             let kind = match refusal {
                 DocumentRefusal::NotADocument { .. } => atoms::not_a_document(),
                 DocumentRefusal::UnknownFormat { .. } => atoms::unknown_format(),
+                DocumentRefusal::TooLarge { .. } => atoms::too_large(),
             };
             let why = refusal.to_string();
             (atom::error(), (kind, side(refusal.side()), Text(&why))).encode(env)

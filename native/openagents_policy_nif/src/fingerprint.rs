@@ -6,7 +6,7 @@
 
 use std::sync::OnceLock;
 
-use openagents_policy::fingerprint::Tables;
+use openagents_policy::fingerprint::Document;
 use rustler::types::atom;
 use rustler::{Encoder, Env, Term};
 
@@ -16,8 +16,8 @@ use crate::text::Text;
 fn computed() -> &'static Result<(String, String), String> {
     static COMPUTED: OnceLock<Result<(String, String), String>> = OnceLock::new();
     COMPUTED.get_or_init(|| {
-        let tables = Tables::compute();
-        let json = tables.to_json().map_err(|error| error.to_string())?;
+        let document = Document::compute().map_err(|error| error.to_string())?;
+        let json = document.to_json().map_err(|error| error.to_string())?;
         let digest = openagents_policy::fingerprint::sha256_hex(json.as_bytes());
         Ok((digest, json))
     })

@@ -1,90 +1,40 @@
 //! What changes between two decision documents, and for whom.
 //!
-//! [`crate::fingerprint`] tells two builds apart by one digest; this module
-//! says how they differ. [`diff`] reads two decision documents (the JSON of
-//! [`crate::fingerprint::Tables`]: a node's live one, the file a package
-//! carries, the last release's) and lists every answer that differs, each as a
-//! [`Change`]: its table, its input in the caller's words, the old and the new
-//! answer, and a [`Class`]:
-//!
-//! * [`Class::Widens`]: some reader or caller gains: a field exposed at a
-//!   lower tier, a column leaving a never list, a capability granted where it
-//!   was not, a higher effective tier. A change in which someone gains and
-//!   someone else loses widens: a gain is never hidden behind a loss.
-//! * [`Class::Narrows`]: someone loses and no one gains.
-//! * [`Class::Changes`]: neither, such as a lifecycle word that maps
-//!   elsewhere. What follows from it is classed in its own table: when a
-//!   substrate word (a Box state, a run state, a job status, a machine's
-//!   status) reads another lifecycle, the capabilities a caller gets for that
-//!   word are compared too (`capabilities.box_states` and its siblings).
-//!
-//! Documents are compared word by word, never by position, so two documents
-//! from different versions of the library compare as long as their
-//! vocabularies do: a word on one side only is itself a change (a vocabulary
-//! entry, and each answer for it, whose other side is `null`). A substrate or
-//! tier word one side does not know is answered, on that side, as that side
-//! answers any word it does not know (its `unrecognized` row): that is what
-//! a caller passing the word would get.
-//!
-//! A document this module cannot read is refused, typed, and never read as
-//! "no changes": [`DocumentRefusal::NotADocument`] for anything that is not a
-//! decision document, [`DocumentRefusal::UnknownFormat`] for one whose
-//! [`crate::fingerprint::FORMAT`] is not the one this build reads.
+//! [`diff`] joins two documents ([`crate::fingerprint::Document`]: a node's
+//! live one, a package's, the last release's) on each row's table and
+//! input, and lists every answer that differs as a [`Change`] with a
+//! [`Class`]. A question one side lacks is answered, for a table whose input
+//! is a substrate or tier word, by that side's `<any other word>` row: what
+//! a caller passing the word would get. A document this module cannot read,
+//! or past a [`Limit`], is refused, typed, and never read as "no changes".
 //!
 //! ```
-//! use openagents_policy::diff::{diff, Class, DocumentRefusal, Side};
+//! use openagents_policy::diff::{diff, Class};
 //! use openagents_policy::fingerprint::decision_json;
 //!
 //! let live = decision_json()?;
-//! // The same rules: no change, in both renderings.
-//! let same = diff(&live, &live)?;
-//! assert!(same.is_empty() && !same.widens());
-//! assert_eq!(same.to_json()?, r#"{"changes":[]}"#);
-//!
-//! // `terminal_commit` moved from `ledger` to `pulse` (by hand here; the
-//! // crate's tests move it in the rules themselves).
-//! let moved = live.replace(
-//!     r#"{"field":"terminal_commit","tier":"ledger""#,
-//!     r#"{"field":"terminal_commit","tier":"pulse""#,
-//! );
+//! assert!(diff(&live, &live)?.is_empty());
+//! let ledger = r#"{"column":"terminal_commit","field":"terminal_commit","tier":"ledger"}"#;
+//! let moved = live.replace(ledger, &ledger.replace("ledger", "pulse"));
 //! let changes = diff(&live, &moved)?;
 //! let change = &changes.changes()[0];
-//! assert_eq!((change.table, change.class), ("schedule.fields", Class::Widens));
+//! assert_eq!((change.table.as_str(), change.class), ("schedule.fields", Class::Widens));
 //! assert_eq!(change.says, "`attempt.terminal_commit` is now disclosed from `pulse` (was `ledger`)");
-//! assert_eq!(changes.widened().count(), 1);
-//!
-//! // Not a document: refused, never "no changes".
-//! let refused = diff(&live, "{}").unwrap_err();
-//! assert!(matches!(refused, DocumentRefusal::NotADocument { side: Side::New, .. }));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 
-use serde::ser::SerializeMap;
-use serde::{Deserialize, Serialize, Serializer};
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
-use crate::fingerprint::FORMAT;
+use crate::fingerprint::{self, Input, Row, Table, ANY_OTHER_WORD, FORMAT};
 
-use self::differ::Differ;
-use self::document::Document;
-
-// Where each part of the work lives (each file's header says what it owns):
-//
-// * `document`: reading a decision document, and refusing what is not one.
-// * `differ`: the comparison, table by table (`differ/disclosure.rs`,
-//   `differ/ladder.rs`, `differ/targets.rs`), and the matching of rows by key.
-// * `class`: who gains or loses by an answer that moved: the classing rules.
-// * `words`: inputs and answers in the caller's words.
-mod class;
-mod differ;
-mod document;
-mod words;
+mod tables;
 
 /// Which of the two documents given to [`diff`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Side {
     /// The first: the rules before.
     Old,
@@ -92,30 +42,48 @@ pub enum Side {
     New,
 }
 
-impl Side {
-    /// `"old"` or `"new"`.
-    #[must_use]
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Old => "old",
-            Self::New => "new",
-        }
-    }
-}
-
 impl fmt::Display for Side {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(self.as_str())
+        formatter.write_str(if *self == Self::Old { "old" } else { "new" })
     }
 }
 
-/// Why two documents were not compared. Never "no changes": a caller that
-/// cannot read a document does not know what it changes.
+/// A bound on what [`diff`] reads and makes, each about four times what the
+/// real document needs, so that no diff takes a second.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Limit {
+    /// Bytes in one document.
+    Bytes,
+    /// Rows in one document.
+    Rows,
+    /// Bytes in one word (any string) of a document.
+    Word,
+    /// Changes in one diff.
+    Changes,
+}
+
+impl Limit {
+    const fn bound(self) -> (usize, &'static str) {
+        match self {
+            Self::Bytes => (4 << 20, "bytes"),
+            Self::Rows => (24_576, "rows"),
+            Self::Word => (256, "bytes in a word"),
+            Self::Changes => (24_576, "changes"),
+        }
+    }
+
+    /// The bound.
+    #[must_use]
+    pub const fn max(self) -> usize {
+        self.bound().0
+    }
+}
+
+/// Why two documents were not compared. Never "no changes".
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum DocumentRefusal {
-    /// Not a decision document at all: not JSON, not an object, or an object
-    /// that declares this build's format and does not hold its tables as that
-    /// format writes them.
+    /// Not a decision document: not JSON, not an object, or not rows as
+    /// this format writes them.
     #[error("the {side} document is not a decision document: {why}")]
     NotADocument {
         /// Which document.
@@ -123,9 +91,7 @@ pub enum DocumentRefusal {
         /// What is wrong with it.
         why: String,
     },
-    /// A decision document of a format this build does not read: another
-    /// [`crate::fingerprint::FORMAT`], or none at all (a document written
-    /// before the format was numbered).
+    /// A decision document of another [`FORMAT`], or of none.
     #[error(
         "the {side} document is a decision document of format {}, and this library reads format {} only",
         .found.as_deref().unwrap_or("none (it has no \"format\" field)"),
@@ -137,14 +103,25 @@ pub enum DocumentRefusal {
         /// Its `format` field as written (JSON), or `None` when it has none.
         found: Option<String>,
     },
+    /// Past a [`Limit`]: a document (`side`), or the diff itself (`None`).
+    #[error("{} is over the limit of {} {} (`{limit:?}`)",
+        .side.map_or_else(|| "the diff".to_owned(), |side| format!("the {side} document")),
+        .limit.max(), .limit.bound().1)]
+    TooLarge {
+        /// Which document, or `None` for the diff's changes.
+        side: Option<Side>,
+        /// Which limit.
+        limit: Limit,
+    },
 }
 
 impl DocumentRefusal {
-    /// The document refused.
+    /// The document refused, or `None` for a diff over [`Limit::Changes`].
     #[must_use]
-    pub const fn side(&self) -> Side {
+    pub const fn side(&self) -> Option<Side> {
         match self {
-            Self::NotADocument { side, .. } | Self::UnknownFormat { side, .. } => *side,
+            Self::NotADocument { side, .. } | Self::UnknownFormat { side, .. } => Some(*side),
+            Self::TooLarge { side, .. } => *side,
         }
     }
 }
@@ -157,97 +134,44 @@ pub enum Class {
     Widens,
     /// Someone loses, no one gains.
     Narrows,
-    /// Neither: the answer is another one, and no one gains or loses by it
-    /// alone.
+    /// Neither, by this answer alone.
     Changes,
 }
 
 impl Class {
     /// Every class, in the order [`Diff::to_markdown`] writes them.
     pub const ALL: &'static [Self] = &[Self::Widens, Self::Narrows, Self::Changes];
-
-    /// `"widens"`, `"narrows"` or `"changes"`.
-    #[must_use]
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Widens => "widens",
-            Self::Narrows => "narrows",
-            Self::Changes => "changes",
-        }
-    }
-}
-
-impl fmt::Display for Class {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(self.as_str())
-    }
-}
-
-/// A change's input: the caller's words, named, in the order a caller passes
-/// them. Serializes as a JSON object in that order.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Input(Vec<(&'static str, Value)>);
-
-impl Input {
-    fn of(parts: impl IntoIterator<Item = (&'static str, Value)>) -> Self {
-        Self(parts.into_iter().collect())
-    }
-
-    /// The word given as `name`, if this input has one.
-    #[must_use]
-    pub fn get(&self, name: &str) -> Option<&Value> {
-        self.0
-            .iter()
-            .find(|(key, _)| *key == name)
-            .map(|(_, value)| value)
-    }
-
-    /// Every (name, word), in order.
-    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &Value)> {
-        self.0.iter().map(|(key, value)| (*key, value))
-    }
-}
-
-impl Serialize for Input {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (key, value) in &self.0 {
-            map.serialize_entry(key, value)?;
-        }
-        map.end()
-    }
 }
 
 /// One answer that differs between the two documents.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Change {
-    /// The table, named by its path in the document (`schedule.fields_at`,
-    /// `ladder.effective`, ...), or `capabilities.*` for what a caller may do
-    /// with a substrate word whose lifecycle changed.
-    pub table: &'static str,
-    /// The question, in the caller's words.
+    /// The table.
+    pub table: Table,
+    /// The question, in the host's words.
     pub input: Input,
-    /// The old answer; `null` when the old document has no answer for this
-    /// input (a word it does not have).
+    /// The old answer; `null` when the old document has none.
     pub old: Value,
     /// The new answer; `null` likewise.
     pub new: Value,
     /// Who gains or loses by it.
     pub class: Class,
-    /// The change in one sentence, for a reader: who gains what ("strangers
-    /// and anonymous readers (`pulse`) now see `attempt.terminal_commit`").
+    /// The change in one sentence, every document word in a Markdown code
+    /// span: "strangers and anonymous readers (`pulse`) now see
+    /// `attempt.terminal_commit`".
     #[serde(skip)]
     pub says: String,
 }
 
-/// Every change between two documents, in document order (table by table).
+/// Every change between two documents, in the new document's order, then
+/// the questions only the old one asks.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Diff {
     changes: Vec<Change>,
 }
 
 impl Diff {
-    /// Every change, in document order.
+    /// Every change, in order.
     #[must_use]
     pub fn changes(&self) -> &[Change] {
         &self.changes
@@ -259,16 +183,14 @@ impl Diff {
         self.changes.is_empty()
     }
 
-    /// Whether any change widens: what a relup preflight refuses unless it
-    /// is acknowledged.
+    /// Whether any change widens: what a relup preflight refuses unless
+    /// accepted.
     #[must_use]
     pub fn widens(&self) -> bool {
-        self.changes
-            .iter()
-            .any(|change| change.class == Class::Widens)
+        self.widened().next().is_some()
     }
 
-    /// The changes that widen, each naming what is gained ([`Change::says`]).
+    /// The changes that widen.
     pub fn widened(&self) -> impl Iterator<Item = &Change> {
         self.of_class(Class::Widens)
     }
@@ -290,9 +212,7 @@ impl Diff {
     }
 
     /// Markdown for a pull request or a CHANGELOG entry: a `### Decision
-    /// changes` section, the changes grouped by class, widening first, each
-    /// one sentence naming who gains or loses what, then its table. Identical
-    /// documents give the section with "no decision changes".
+    /// changes` section, the changes grouped by class, widening first.
     #[must_use]
     pub fn to_markdown(&self) -> String {
         let mut out = String::from("### Decision changes\n\n");
@@ -301,53 +221,216 @@ impl Diff {
             return out;
         }
         let count = |class| self.of_class(class).count();
+        let (widens, narrows) = (count(Class::Widens), count(Class::Narrows));
+        let (all, neither) = (self.changes.len(), count(Class::Changes));
         let _ = writeln!(
             out,
-            "Answers changed: {} (widening {}, narrowing {}, neither {}).",
-            self.changes.len(),
-            count(Class::Widens),
-            count(Class::Narrows),
-            count(Class::Changes),
+            "Answers changed: {all} (widening {widens}, narrowing {narrows}, neither {neither})."
         );
         for &class in Class::ALL {
-            if count(class) == 0 {
-                continue;
-            }
             let title = match class {
                 Class::Widens => "Widens: someone gains",
                 Class::Narrows => "Narrows: someone loses",
                 Class::Changes => "Changes: no one gains or loses by these alone",
             };
-            let _ = writeln!(out, "\n#### {title} ({})\n", count(class));
+            if count(class) > 0 {
+                let _ = writeln!(out, "\n#### {title} ({})\n", count(class));
+            }
             for change in self.of_class(class) {
-                let _ = writeln!(out, "- {} (`{}`)", change.says, change.table);
+                let _ = writeln!(out, "- {} (`{}`)", change.says, change.table.as_str());
             }
         }
         out
     }
 }
 
-/// Compares two decision documents (JSON, as
-/// [`crate::fingerprint::decision_json`] writes them): every answer that
-/// differs, classed.
+/// `text` as one Markdown code span, whatever it holds: a fence longer than
+/// any run of backticks in it, and control characters written escaped, so
+/// no document word can end the span, start a block or pass HTML through.
+#[must_use]
+pub fn code(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            escaped.extend(c.escape_default());
+        } else {
+            escaped.push(c);
+        }
+    }
+    let fence = "`".repeat(escaped.split(|c| c != '`').map(str::len).max().unwrap_or(0) + 1);
+    let pad = if escaped.starts_with('`') || escaped.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{escaped}{pad}{fence}")
+}
+
+/// A document's rows as read, each with its question as text, its key.
+type Rows = Vec<(Table, Input, Value, String)>;
+
+fn too_long(value: &Value) -> bool {
+    let long = |word: &str| word.len() > Limit::Word.max();
+    match value {
+        Value::String(word) => long(word),
+        Value::Array(items) => items.iter().any(too_long),
+        Value::Object(map) => map.iter().any(|(key, value)| long(key) || too_long(value)),
+        _ => false,
+    }
+}
+
+/// A parser's complaint, at most 200 bytes of it: it may quote the document.
+fn bounded(error: &serde_json::Error) -> String {
+    let mut text = error.to_string();
+    let end = (0..=200.min(text.len()))
+        .rev()
+        .find(|&at| text.is_char_boundary(at));
+    text.truncate(end.unwrap_or(0));
+    text
+}
+
+/// The document in `bytes`, or why it is not one this build reads.
+fn read(bytes: &[u8], side: Side) -> Result<Rows, DocumentRefusal> {
+    let refuse = |why: String| DocumentRefusal::NotADocument { side, why };
+    let large = |limit| DocumentRefusal::TooLarge {
+        side: Some(side),
+        limit,
+    };
+    let unknown = |found| DocumentRefusal::UnknownFormat { side, found };
+    if bytes.len() > Limit::Bytes.max() {
+        return Err(large(Limit::Bytes));
+    }
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|e| refuse(format!("not JSON ({})", bounded(&e))))?;
+    let head = match &value {
+        Value::Object(head) => head,
+        Value::Array(_) => return Err(refuse("a JSON array, not an object".to_owned())),
+        Value::Null => return Err(refuse("a JSON null, not an object".to_owned())),
+        _ => return Err(refuse("a JSON scalar, not an object".to_owned())),
+    };
+    match head.get("format") {
+        Some(format) if format.as_u64() == Some(u64::from(FORMAT)) => {}
+        Some(found) => return Err(unknown(Some(found.to_string()))),
+        None if head.contains_key("rows") => return Err(unknown(None)),
+        None => {
+            return Err(refuse(
+                "an object with no \"format\" field and no rows".to_owned(),
+            ))
+        }
+    }
+    let document: fingerprint::Document = serde_json::from_slice(bytes).map_err(|error| {
+        refuse(format!(
+            "not as format {FORMAT} writes it ({})",
+            bounded(&error)
+        ))
+    })?;
+    if document.rows.len() > Limit::Rows.max() {
+        return Err(large(Limit::Rows));
+    }
+    let long = |row: &Row| {
+        row.input
+            .iter()
+            .any(|(k, v)| k.len() > Limit::Word.max() || too_long(v))
+    };
+    if document
+        .rows
+        .iter()
+        .any(|row| long(row) || too_long(&row.answer))
+    {
+        return Err(large(Limit::Word));
+    }
+    let rows = document.rows.into_iter().map(
+        |Row {
+             table,
+             input,
+             answer,
+         }| {
+            let key = key_of(&input);
+            (table, input, answer, key)
+        },
+    );
+    Ok(rows.collect())
+}
+
+/// Each question's answer, or the refusal of a document asking one twice.
+fn index(rows: &Rows, side: Side) -> Result<HashMap<(Table, &str), &Value>, DocumentRefusal> {
+    let mut index = HashMap::with_capacity(rows.len());
+    for (table, _, answer, key) in rows {
+        if index.insert((*table, key.as_str()), answer).is_some() {
+            let why = format!("two rows of {} ask {key}", table.as_str());
+            return Err(DocumentRefusal::NotADocument { side, why });
+        }
+    }
+    Ok(index)
+}
+
+/// A question's key: its words by name, whatever order a document wrote
+/// them in.
+fn key_of(input: &Input) -> String {
+    let words: std::collections::BTreeMap<&str, &Value> = input.iter().collect();
+    serde_json::to_string(&words).unwrap_or_default()
+}
+
+/// A side's answer to a question: its own row, or, for a table whose input
+/// word may be one the side does not know, its `<any other word>` row.
+fn lookup<'d>(
+    index: &HashMap<(Table, &str), &'d Value>,
+    row: &(Table, Input, Value, String),
+) -> Option<&'d Value> {
+    let (table, input, _, key) = row;
+    index.get(&(*table, key.as_str())).copied().or_else(|| {
+        let word = tables::describe(*table).reading?;
+        let any = |(k, v): (&str, &Value)| {
+            (
+                k.to_owned(),
+                if k == word {
+                    json!(ANY_OTHER_WORD)
+                } else {
+                    v.clone()
+                },
+            )
+        };
+        index
+            .get(&(
+                *table,
+                key_of(&Input(input.iter().map(any).collect())).as_str(),
+            ))
+            .copied()
+    })
+}
+
+/// Compares two decision documents: every answer that differs, classed.
 ///
 /// # Errors
 ///
-/// [`DocumentRefusal`] for a document that is not a decision document, or
-/// not of the format this build reads. The old one is read first.
+/// [`DocumentRefusal`] for a document that is not one of this format, or
+/// past a [`Limit`]. The old one is read first.
 pub fn diff(old: impl AsRef<[u8]>, new: impl AsRef<[u8]>) -> Result<Diff, DocumentRefusal> {
-    let old = Document::read(old.as_ref(), Side::Old)?;
-    let new = Document::read(new.as_ref(), Side::New)?;
-    let mut diff = Differ::new(&old, &new);
-    diff.vocabularies();
-    diff.schedule();
-    diff.relationships();
-    diff.rungs();
-    diff.ladder();
-    diff.lifecycles();
-    diff.seams();
-    diff.links();
-    Ok(Diff {
-        changes: diff.changes,
-    })
+    let (old, new) = (
+        read(old.as_ref(), Side::Old)?,
+        read(new.as_ref(), Side::New)?,
+    );
+    let (old_index, new_index) = (index(&old, Side::Old)?, index(&new, Side::New)?);
+    let context = tables::Context::new(&old, &new);
+    let asked = new
+        .iter()
+        .map(|row| (row, lookup(&old_index, row), Some(&row.2)));
+    let only_old = old
+        .iter()
+        .filter(|(table, _, _, key)| !new_index.contains_key(&(*table, key.as_str())));
+    let mut changes = Vec::new();
+    for (row, before, after) in
+        asked.chain(only_old.map(|row| (row, Some(&row.2), lookup(&new_index, row))))
+    {
+        if before != after {
+            context.changes(row.0, &row.1, [before, after], &mut changes);
+        }
+        if changes.len() > Limit::Changes.max() {
+            return Err(DocumentRefusal::TooLarge {
+                side: None,
+                limit: Limit::Changes,
+            });
+        }
+    }
+    Ok(Diff { changes })
 }

@@ -1,51 +1,126 @@
-//! What the decision diff's two test files share: the document the package
-//! carries, a diff's changes summed up for comparison, and the build
-//! without any probe.
-// Each test file uses some of it, and a probe build less.
+//! What the decision document's tests share: the documents (this build's,
+//! the package's, the last release's), edits of their rows, and a diff's
+//! changes summed up. Rows are found by their table and input words, never
+//! by position, so an edit holds whatever else the rules say.
+// Each test file uses some of it.
 #![allow(dead_code)]
 
-/// Items built only without any test-only probe feature (Cargo.toml lists
-/// them), that is, with the rules as they are.
-macro_rules! without_probes {
-    ($($item:item)*) => {
-        $(
-            #[cfg(not(any(
-                feature = "fingerprint_probe",
-                feature = "diff_probe_field_down",
-                feature = "diff_probe_field_up",
-                feature = "diff_probe_never_scheduled",
-                feature = "diff_probe_capability_added",
-                feature = "diff_probe_capability_removed",
-                feature = "diff_probe_box_state",
-            )))]
-            $item
-        )*
-    };
-}
-
 use openagents_policy::diff::{Change, Class};
+use openagents_policy::fingerprint::{Document, Input, Row, Table};
+use serde_json::Value;
 
-/// The decision document the package carries (`priv/decisions.json`, at the
-/// repository's root): the rules as they are, without any probe.
+/// The decision document the package carries, at the repository's root.
 pub const PACKAGED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../priv/decisions.json");
 
-/// [`PACKAGED`]'s text; empty when it is missing, for the test that says so.
+/// The last release's decision document.
+pub const LAST_RELEASE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../last-release/decisions.json"
+);
+
+/// A file's text; empty when it is missing, for the test that says so.
 #[must_use]
-pub fn packaged() -> String {
-    std::fs::read_to_string(PACKAGED).unwrap_or_default()
+pub fn read(path: &str) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
 }
 
-/// (table, input as JSON, class) of each change, in document order.
+/// This build's document.
+#[must_use]
+pub fn live() -> Document {
+    Document::compute().unwrap()
+}
+
+/// The last release's document, read back.
+#[must_use]
+pub fn last_release() -> Document {
+    serde_json::from_str(&read(LAST_RELEASE)).expect("last-release/decisions.json reads")
+}
+
+/// Whether `row` is of `table` and asks (at least) `words`.
+#[must_use]
+pub fn asks(row: &Row, table: &str, words: &[(&str, Value)]) -> bool {
+    row.table.as_str() == table
+        && words
+            .iter()
+            .all(|(key, word)| row.input.get(key) == Some(word))
+}
+
+/// Edits every row of `table` that asks `words`; panics when there is none.
+pub fn edit(
+    document: &mut Document,
+    table: &str,
+    words: &[(&str, Value)],
+    mut edit: impl FnMut(&mut Value),
+) {
+    let mut found = false;
+    for row in document
+        .rows
+        .iter_mut()
+        .filter(|row| asks(row, table, words))
+    {
+        edit(&mut row.answer);
+        found = true;
+    }
+    assert!(found, "no row of {table} asks {words:?}");
+}
+
+/// The answer of the first row of `table` that asks `words`.
+#[must_use]
+pub fn answer(document: &Document, table: &str, words: &[(&str, Value)]) -> Value {
+    let row = document.rows.iter().find(|row| asks(row, table, words));
+    row.unwrap_or_else(|| panic!("no row of {table} asks {words:?}"))
+        .answer
+        .clone()
+}
+
+/// A row of `table` asking `words`, in that order.
+#[must_use]
+pub fn row(table: &str, words: &[(&str, Value)], answer: Value) -> Row {
+    let input = words
+        .iter()
+        .map(|(key, word)| ((*key).to_owned(), word.clone()));
+    Row {
+        table: Table::parse(table).unwrap(),
+        input: Input(input.collect()),
+        answer,
+    }
+}
+
+/// `document` as JSON.
+#[must_use]
+pub fn json(document: &Document) -> String {
+    document.to_json().unwrap()
+}
+
+/// (table, input as JSON, class) of each change, in order.
 #[must_use]
 pub fn summary(changes: &[Change]) -> Vec<(&'static str, String, Class)> {
-    changes
-        .iter()
-        .map(|change| {
-            (
-                change.table,
-                serde_json::to_string(&change.input).unwrap(),
-                change.class,
-            )
-        })
-        .collect()
+    let summed = changes.iter().map(|change| {
+        (
+            change.table.as_str(),
+            serde_json::to_string(&change.input).unwrap(),
+            change.class,
+        )
+    });
+    summed.collect()
+}
+
+/// Every leaf of an answer made another value: for a seam, its lifecycle
+/// and its capabilities alike, so what follows from a substrate word moves.
+#[must_use]
+pub fn perturbed(answer: &Value) -> Value {
+    match answer {
+        Value::Bool(flag) => Value::Bool(!flag),
+        Value::Number(number) => Value::from(number.as_u64().unwrap_or(0) + 100),
+        Value::Array(items) => items
+            .iter()
+            .map(perturbed)
+            .chain([Value::from("perturbed")])
+            .collect(),
+        Value::Object(map) => map
+            .iter()
+            .map(|(key, value)| (key.clone(), perturbed(value)))
+            .collect(),
+        _ => Value::from("perturbed"),
+    }
 }
