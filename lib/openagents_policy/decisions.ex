@@ -4,42 +4,37 @@ defmodule OpenAgentsPolicy.Decisions do
   documents.
 
   `OpenAgentsPolicy.fingerprint/0` tells two builds apart by one digest of
-  their decision document (`OpenAgentsPolicy.decisions_json/0`: every
-  answer over a finite domain). It cannot say how they differ, and that is
-  what a reviewer, an operator starting a rolling upgrade and a CHANGELOG
-  need: moving a field from `ledger` to `pulse` is a two-line change in the
-  Rust core, and shows it to every anonymous reader.
+  their decision document (`OpenAgentsPolicy.decisions_json/0`: every answer
+  over a finite domain, one row each: a table, the question in the host's
+  terms, the answer). It cannot say how they differ, and that is what a
+  reviewer, an operator starting a rolling upgrade and a CHANGELOG need:
+  moving a field from `ledger` to `pulse` is one line in the Rust core, and
+  shows it to every anonymous reader.
 
-  `diff/3` compares two documents (the live one of a node, the
-  `priv/decisions.json` a package carries, the last release's) and lists every
-  answer that differs, each with its table, its input in the caller's words,
-  the old and the new answer, and a class:
+  `diff/3` joins two documents (a node's live one, the `priv/decisions.json`
+  a package carries, the last release's) on their questions and lists every
+  answer that differs, with a class:
 
-    * `:widens`: some reader or caller gains: a field exposed at a lower
-      tier, a column leaving a never list, a capability granted where it was
-      not, a higher effective tier. A change in which someone gains and
-      someone else loses widens: a gain is never hidden behind a loss.
-    * `:narrows`: someone loses, no one gains.
-    * `:changes`: neither, such as a Box state that reads another lifecycle.
-      What follows from it is classed in its own table (the capabilities a
-      caller gets for that Box state: `capabilities.box_states`).
+    * `:widens`: some reader or caller gains (a field exposed at a lower
+      tier, a column leaving a never list, a capability granted, a higher
+      effective tier), whatever anyone else loses;
+    * `:narrows`: someone loses, no one gains;
+    * `:changes`: neither, such as a Box state that reads another lifecycle
+      (what a caller may then do is classed in `capabilities.box_states`).
 
-  Documents are compared word by word, so documents of two library versions
-  compare as long as their vocabularies do; a word on one side only is itself
-  a change. A document that cannot be read is refused, typed, and never read
-  as "no changes" (see `t:refusal/0`).
-
-  The diff is the Rust core's (`openagents_policy::diff`, the same for a Rust
-  service); the NIF runs it on a dirty CPU scheduler (about 2 ms for two
-  whole documents that agree, 5 to 8 ms when 3,100 answers differ: `make
-  bench-diff`), making only the answer `format:` asks for. `mix
-  openagents_policy.diff OLD NEW` is this function on two files. The guide
-  "Changing a rule" walks the maintainer's loop.
+  A question one document lacks (a word of a newer vocabulary) is answered
+  on that side as the side answers any word it does not know. A document
+  that cannot be read, or past one of the core's limits (its bytes, rows,
+  the length of a word, the diff's changes), is refused, typed, and never
+  read as "no changes" (see `t:refusal/0`). The diff is the Rust core's
+  (`openagents_policy::diff`); the NIF runs it on a dirty CPU scheduler and
+  makes only the answer `format:` asks for. `mix openagents_policy.diff OLD
+  NEW` is this function on two files; the guide "Changing a rule" walks the
+  maintainer's loop, and `make bench-diff` measures it.
 
   Deliberately absent: any decision about a diff. Whether a widening may be
-  rolled out is the caller's to decide (`widened/1` names what it would
-  accept); this module reads no configuration, reads no file and
-  keeps nothing.
+  rolled out is the caller's (`widened/1` names what it would accept); this
+  module reads no configuration, reads no file and keeps nothing.
   """
 
   @typedoc "Who gains or loses by a change (see the module docs)."
@@ -64,11 +59,14 @@ defmodule OpenAgentsPolicy.Decisions do
 
   @typedoc """
   Why two documents were not compared: `:not_a_document` (not JSON, not an
-  object, or not the tables its format has) or `:unknown_format` (a
-  decision document of a format this library does not read, or of none),
-  which of the two (`:old` or `:new`), and a sentence saying so.
+  object, or not rows as its format writes them), `:unknown_format` (a
+  decision document of a format this library does not read, or of none) or
+  `:too_large` (past a limit, which the sentence names); which of the two
+  (`:old` or `:new`, or `nil` for a diff past its limit of changes); and a
+  sentence saying so.
   """
-  @type refusal :: {:not_a_document | :unknown_format, :old | :new, String.t()}
+  @type refusal ::
+          {:not_a_document | :unknown_format | :too_large, :old | :new | nil, String.t()}
 
   @typedoc "What `diff/3` answers with: the changes, or one of their renderings."
   @type format :: :changes | :markdown | :json
@@ -93,7 +91,7 @@ defmodule OpenAgentsPolicy.Decisions do
   editing the document; the core's tests change the rule itself) widens:
 
       iex> live = OpenAgentsPolicy.decisions_json()
-      iex> moved = String.replace(live, ~s("terminal_commit","tier":"ledger"), ~s("terminal_commit","tier":"pulse"))
+      iex> moved = String.replace(live, ~s("field":"terminal_commit","tier":"ledger"), ~s("field":"terminal_commit","tier":"pulse"))
       iex> {:ok, [change]} = OpenAgentsPolicy.Decisions.diff(live, moved)
       iex> change.class
       :widens
@@ -111,7 +109,7 @@ defmodule OpenAgentsPolicy.Decisions do
       iex> OpenAgentsPolicy.Decisions.diff(live, "[]")
       {:error, {:not_a_document, :new, "the new document is not a decision document: a JSON array, not an object"}}
       iex> {:error, {:unknown_format, :old, _why}} =
-      ...>   OpenAgentsPolicy.Decisions.diff(String.replace(live, ~s({"format":1,), ~s({"format":2,)), live)
+      ...>   OpenAgentsPolicy.Decisions.diff(String.replace(live, ~s({"format":2,), ~s({"format":3,)), live)
   """
   @spec diff(binary(), binary(), format: format()) ::
           {:ok, [change()] | String.t()} | {:error, refusal()}
@@ -129,8 +127,8 @@ defmodule OpenAgentsPolicy.Decisions do
   accepts each one by name (its `:says`).
 
       iex> live = OpenAgentsPolicy.decisions_json()
-      iex> up = String.replace(live, ~s("branch","tier":"ledger"), ~s("branch","tier":"glass"))
-      iex> down = String.replace(up, ~s("terminal_commit","tier":"ledger"), ~s("terminal_commit","tier":"pulse"))
+      iex> up = String.replace(live, ~s("field":"branch","tier":"ledger"), ~s("field":"branch","tier":"glass"))
+      iex> down = String.replace(up, ~s("field":"terminal_commit","tier":"ledger"), ~s("field":"terminal_commit","tier":"pulse"))
       iex> {:ok, changes} = OpenAgentsPolicy.Decisions.diff(live, down)
       iex> Enum.map(changes, & &1.class)
       [:narrows, :widens]

@@ -4,20 +4,28 @@ defmodule OpenAgentsPolicy.DecisionsTest do
 
   alias OpenAgentsPolicy.Decisions
 
-  # The classes on real rule changes of the core are watched by the core's
-  # own tests (native/openagents_policy/tests/diff_probes.rs, one build per
-  # changed rule); here, the diff as the NIF serves it, the files the
-  # repository keeps, and the Mix task.
+  # The classes and sentences of the rule changes a maintainer makes most
+  # are the core's tests' (native/openagents_policy/tests/diff_probes.rs,
+  # against golden files); here, the diff as the NIF serves it, the files
+  # the repository keeps, and the Mix task.
 
   @root Path.expand("../..", __DIR__)
   @packaged Path.join(@root, "priv/decisions.json")
   @last_release Path.join(@root, "last-release/decisions.json")
-  @regenerate "cargo run -q --locked -p openagents_policy --example decisions -- document > priv/decisions.json"
 
   defp live, do: OpenAgentsPolicy.decisions_json()
 
   # `live()` decoded, edited, encoded again.
   defp edited(edit), do: live() |> Jason.decode!() |> edit.() |> Jason.encode!()
+
+  # `live()` with each row's answer edited by `edit.(table, input, answer)`.
+  defp answers(edit) do
+    edited(fn document ->
+      Map.update!(document, "rows", fn rows ->
+        for [table, input, answer] <- rows, do: [table, input, edit.(table, input, answer)]
+      end)
+    end)
+  end
 
   test "the package's priv/decisions.json is the live document, and its SHA-256 the decision digest" do
     packaged = File.read!(@packaged)
@@ -29,9 +37,8 @@ defmodule OpenAgentsPolicy.DecisionsTest do
       priv/decisions.json (the decision document the package carries) is not the NIF's live one:
 
       #{markdown}
-      If the rules changed on purpose, regenerate it from the repository's root:
-
-          #{@regenerate}
+      If the rules changed on purpose, write it anew from the repository's root:
+      `make decisions`.
       """)
     end
 
@@ -48,13 +55,12 @@ defmodule OpenAgentsPolicy.DecisionsTest do
 
   test "a change names its table, its input, both answers, its class and who gains" do
     moved =
-      edited(fn document ->
-        update_in(document, ["schedule", Access.at(0), "fields_at"], fn rows ->
-          Enum.map(rows, fn
-            ["pulse", fields] -> ["pulse", Enum.sort(["terminal_commit" | fields])]
-            row -> row
-          end)
-        end)
+      answers(fn
+        "schedule.fields_at", %{"family" => "attempt", "viewer_tier" => "pulse"}, fields ->
+          Enum.sort(["terminal_commit" | fields])
+
+        _table, _input, answer ->
+          answer
       end)
 
     assert {:ok, [change]} = Decisions.diff(live(), moved)
@@ -94,9 +100,11 @@ defmodule OpenAgentsPolicy.DecisionsTest do
       {"not json", :not_a_document, "not JSON"},
       {<<0xFF, 0xFE>>, :not_a_document, "not JSON"},
       {"{}", :not_a_document, "no \"format\" field"},
-      {edited(&Map.delete(&1, "links")), :not_a_document, "missing field `links`"},
-      {edited(&Map.put(&1, "format", 2)), :unknown_format, "of format 2,"},
-      {edited(&Map.delete(&1, "format")), :unknown_format, "of format none"}
+      {edited(&Map.delete(&1, "rows")), :not_a_document, "missing field `rows`"},
+      {edited(&Map.put(&1, "format", 3)), :unknown_format, "of format 3,"},
+      {edited(&Map.delete(&1, "format")), :unknown_format, "of format none"},
+      {live <> String.duplicate(" ", 4 * 1024 * 1024), :too_large,
+       "over the limit of 4194304 bytes"}
     ]
 
     for {bad, kind, why} <- cases do
@@ -105,6 +113,18 @@ defmodule OpenAgentsPolicy.DecisionsTest do
       assert {:error, {^kind, :new, message}} = Decisions.diff(live, bad)
       assert message =~ "the new document"
     end
+
+    # Within every limit of a document, more changes than a diff may hold.
+    words = for n <- 0..24_576, do: "w#{n}"
+
+    grown =
+      answers(fn
+        "vocabularies", %{"vocabulary" => "kind"}, _words -> words
+        _table, _input, answer -> answer
+      end)
+
+    assert {:error, {:too_large, nil, "the diff is over the limit of 24576 changes" <> _}} =
+             Decisions.diff(live, grown)
 
     # Through apply/3: a literal nil is refused by Elixir 1.20's type
     # checker at compile time, and this is the refusal at run time.
@@ -135,22 +155,20 @@ defmodule OpenAgentsPolicy.DecisionsTest do
 
     # Every family's every field admitted at every viewer tier: one widening
     # per (family, field, tier) that did not admit it.
-    all = fn family -> Enum.map(family["fields"], & &1["field"]) end
+    rows = Jason.decode!(live)["rows"]
+
+    all = fn family ->
+      for ["schedule.fields", %{"family" => ^family, "field" => f}, _] <- rows, do: f
+    end
 
     everything =
-      edited(fn document ->
-        Map.update!(document, "schedule", fn families ->
-          for family <- families do
-            Map.update!(family, "fields_at", fn rows ->
-              for [tier, _fields] <- rows, do: [tier, Enum.sort(all.(family))]
-            end)
-          end
-        end)
+      answers(fn
+        "schedule.fields_at", %{"family" => family}, _fields -> Enum.sort(all.(family))
+        _table, _input, answer -> answer
       end)
 
     gained =
-      for family <- Jason.decode!(live)["schedule"],
-          [_tier, fields] <- family["fields_at"],
+      for ["schedule.fields_at", %{"family" => family}, fields] <- rows,
           field <- all.(family),
           field not in fields,
           do: field
@@ -195,10 +213,13 @@ defmodule OpenAgentsPolicy.DecisionsTest do
         new,
         live()
         |> String.replace(
-          ~s("terminal_commit","tier":"ledger"),
-          ~s("terminal_commit","tier":"pulse")
+          ~s("field":"terminal_commit","tier":"ledger"),
+          ~s("field":"terminal_commit","tier":"pulse")
         )
-        |> String.replace(~s("branch","tier":"ledger"), ~s("branch","tier":"glass"))
+        |> String.replace(
+          ~s("field":"branch","tier":"ledger"),
+          ~s("field":"branch","tier":"glass")
+        )
       )
 
       out = run_task([old, new])

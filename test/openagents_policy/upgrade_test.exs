@@ -21,8 +21,8 @@ defmodule OpenAgentsPolicy.UpgradeTest do
     do:
       String.replace(
         live(),
-        ~s("terminal_commit","tier":"ledger"),
-        ~s("terminal_commit","tier":"glass")
+        ~s("field":"terminal_commit","tier":"ledger"),
+        ~s("field":"terminal_commit","tier":"glass")
       )
 
   # Each test's own release lib/ directory, outside the source tree.
@@ -180,8 +180,8 @@ defmodule OpenAgentsPolicy.UpgradeTest do
       widened =
         String.replace(
           live(),
-          ~s("terminal_commit","tier":"ledger"),
-          ~s("terminal_commit","tier":"pulse")
+          ~s("field":"terminal_commit","tier":"ledger"),
+          ~s("field":"terminal_commit","tier":"pulse")
         )
 
       assert widened != live()

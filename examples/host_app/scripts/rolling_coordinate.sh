@@ -17,7 +17,9 @@
 # `coordinator: REFUSED VSN: ...` naming each widened answer and the digest
 # that accepts it) unless OPENAGENTS_POLICY_ACCEPT_WIDENING names VSN's
 # decision digest; then each node gets that variable for its install (the
-# library's check reads it there) and loses it after.
+# library's check reads it there) and loses it after. A VSN whose decision
+# document is of a format the first node's library does not read is refused
+# the same way (exit 3), before any node is touched.
 # Then, for each node not done, in order:
 #   1. records its fingerprint (OpenAgentsPolicy.fingerprint/0: library
 #      version, decision digest, the loaded NIF library's SHA-256), its OS
@@ -156,6 +158,12 @@ call "$first" "$first_dir" "reading the decisions of $VSN" rpc "case OpenAgentsP
     {:error, why} -> IO.puts(\"error #{inspect(why)}\")
   end"
 decisions=$(tr -d '\r' <<<"$OUT")
+# A node whose library reads another format of decision document than VSN
+# carries cannot say what VSN changes: no rollout one node at a time.
+if [[ $decisions == "error {:decision_document, {:unknown_format,"* ]]; then
+  echo "coordinator: REFUSED $VSN: $first cannot compare its decisions with $VSN's, whose decision document is of a format its library does not read (${decisions#error }); upgrade every node with a restart instead"
+  exit 3
+fi
 read -r _ DIGEST CHANGES WIDENS <<<"$(grep -m1 '^digest ' <<<"$decisions" || true)"
 [[ -n ${DIGEST:-} ]] || stop "$first" "the decisions of $VSN could not be read: $decisions"
 [[ -z ${ROLLING_DIFF_LOG:-} ]] || sed -n 's/^json //p' <<<"$decisions" >"$ROLLING_DIFF_LOG"

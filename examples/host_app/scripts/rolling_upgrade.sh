@@ -31,7 +31,9 @@
 #      before the relup's point_of_no_return) rolled out the same way: the
 #      coordinator must stop on the first node, non-zero, naming it and the
 #      reason; that node still serves A with its OS pid unchanged; the other
-#      two untouched (B' not even unpacked there);
+#      two untouched (B' not even unpacked there); then B'' (B's tarball with
+#      a decision document of the first format, which A's library does not
+#      read) refused by the coordinator itself, exit 3, no node changed;
 #   7. the kill drill: B back in place of B', a second load (the same
 #      readers, round-robin; --kill-drill), and the coordinator rolls A -> B
 #      again; the first node done, the second is killed (kill -9 to its VM)
@@ -288,6 +290,24 @@ for i in 1 2; do
   [[ $r != *0.1.1* ]] || fail "${NAMES[$i]} was touched by the drill: $r"
 done
 ok "after the drill: ${NAMES[0]} still serves A (0.1.0 permanent; $rels), same OS pid; the other two untouched (0.1.1 never unpacked there), all on A's digest and pids"
+
+# B'': B's tarball whose decision document is of the first format, which
+# A's library does not read: refused before any node is touched.
+out=$(on 0 rpc 'Castle.remove("0.1.1")')
+[[ $out == "Removed 0.1.1."* ]] || fail "${NAMES[0]}: remove B' (0.1.1): $out"
+tar -C "$WORK/b_prime" -xzf "$TAR_B"
+echo '{"format":1,"vocabularies":[]}' >"$WORK/b_prime/lib/openagents_policy-0.1.1/priv/decisions.json"
+(cd "$WORK/b_prime" && tar -czf "$WORK/host_app-0.1.1.tar.gz" -- *)
+for i in 0 1 2; do cp "$WORK/host_app-0.1.1.tar.gz" "${DIRS[$i]}/releases/host_app-0.1.1.tar.gz"; done
+format_status=0
+format_out=$(coordinate drill 0.1.1 "$DIGEST_A" "$DIGEST_B" 2>&1) || format_status=$?
+echo "$format_out" | sed 's/^/     /'
+[[ $format_status -eq 3 && $format_out == *"coordinator: REFUSED 0.1.1: ${NAMES[0]} cannot compare its decisions"*"format 1"* ]] ||
+  fail "the coordinator did not refuse B'' (a decision document of format 1): exit $format_status"
+for i in 0 1 2; do
+  [[ $(digest_of "$i") == "$DIGEST_A" && $(pid_of "$i") == $(cat "$WORK/pid_$i") ]] || fail "${NAMES[$i]} changed after B''"
+done
+ok "B'' (its decision document of format 1) refused before any node changed: exit 3, every node on A, same pids"
 
 if [[ $KILL_DRILL == 1 ]]; then
 step "7. the kill drill: ${NAMES[1]} killed (kill -9) during its install of B, restarted, the rollout resumed"
