@@ -242,6 +242,19 @@ defmodule OpenAgentsPolicy.UpgradeTest do
                {:error, {:no_library, Path.join(root, "openagents_policy-9.9.7")}}
     end
 
+    test "refuses a target whose decision document is of a format this library does not read",
+         %{lib_root: root} do
+      # The first format wrote one record per table: a rolling upgrade's
+      # coordinator stops on this before touching any node.
+      first = ~s({"format":1,"vocabularies":[]})
+      unpack(root, "9.9.9", :this_build, first)
+
+      assert {:error, {:decision_document, {:unknown_format, :new, message}}} =
+               Upgrade.decision_diff("9.9.9", root)
+
+      assert message =~ "of format 1, and this library reads format 2 only"
+    end
+
     test "refuses a target whose decision document is not what its library decides",
          %{lib_root: root} do
       # This build's library, which decides what this VM does, packaged with

@@ -149,6 +149,102 @@ impl Table {
     }
 }
 
+impl Table {
+    /// How the table is read, classed and said: its sentence's words are
+    /// `{word}`, the input word so named; `{a.b}`, two input words as one;
+    /// `{old.f}` and `{new.f}`, a field of an answer; `{was}`, the new answer
+    /// and the old; `{flag?yes:no}`, by an input flag; and in upper case the
+    /// diff's own phrases (who reads at a tier, what a caller may now do).
+    #[must_use]
+    pub fn description(self) -> Description {
+        describe(self)
+    }
+}
+
+/// How one table is read, classed and said.
+pub struct Description {
+    /// The input word a document may not know: a question one side lacks is
+    /// answered by that side's row with `<any other word>` in its place.
+    pub reading: Option<&'static str>,
+    /// For a list answer: what one item is called, and whether the list's
+    /// order is itself an answer.
+    pub list: Option<(&'static str, bool)>,
+    /// Who gains when the answer moves.
+    pub gain: Gain,
+    /// The sentence (see [`Table::description`]): for a `true` answer (an item listed),
+    /// then `|` and for `false`, then `|` and for none.
+    pub says: &'static str,
+}
+
+/// Who gains when an answer moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gain {
+    /// No one, by this answer alone.
+    Neither,
+    /// A higher tier.
+    Rise,
+    /// A lower tier (a minimum).
+    Fall,
+    /// `true` (an item listed) where it was `false`.
+    Present,
+    /// An item leaving the list, when both documents have the list.
+    Unlisted,
+    /// A field newly scheduled, or from a lower rung.
+    Field,
+    /// A viewer's own tier risen or gone (none clamps nothing), the operator
+    /// mark, an account.
+    Viewer,
+    /// A rung's lower tier or lower access minimum.
+    Rung,
+    /// A capability granted.
+    Offer,
+    /// As `Offer`, said only where the seam's lifecycle moved: what follows
+    /// from a substrate word (the seams tables say the rest).
+    Follows,
+    /// An unavailable reason gone: `start` offered.
+    Reason,
+    /// A link minted, or at a higher tier.
+    Link,
+}
+
+#[rustfmt::skip]
+fn describe(of: Table) -> Description {
+    use Gain::{Fall, Field, Follows, Link, Neither, Offer, Present, Reason, Rise, Rung, Unlisted, Viewer};
+    use Table as T;
+    let (reading, list, gain, says) = match of {
+        T::Vocabularies => (None, Some(("word", true)), Neither, "the {vocabulary} vocabulary gained the word {word}|the {vocabulary} vocabulary lost the word {word}"),
+        T::ScheduleFields => (None, None, Field, "{family.field} is newly scheduled, from {new.tier} (column {new.column})|{family.field} is no longer scheduled (was from {old.tier})|{family.field} is now disclosed from {new.tier} (was {old.tier})|{family.field} is now read from column {new.column} (was {old.column})|{family.field} is now {was}"),
+        T::ScheduleNever => (None, Some(("column", true)), Unlisted, "{family.column} is now on the never list|{family.column} left the never list"),
+        T::ScheduleSourceColumns => (None, Some(("column", false)), Present, "the schedule now reads column {family.column}|the schedule no longer reads column {family.column}"),
+        T::ScheduleFieldsAt => (None, Some(("field", false)), Present, "{READERS} now see {family.field}|{READERS} no longer see {family.field}"),
+        T::Relationships => (None, None, Viewer, "a {relationship} reader now reads at {new.tier} (was {old.tier})|a {relationship} reader is now described as {was}"),
+        T::Rungs => (None, None, Rung, "the {rung} rung is now {was}"),
+        T::LadderRanks => (None, None, Neither, "{tier}'s rank is now {was}"),
+        T::LadderNamed => (Some("tier_word"), None, Rise, "the tier word {tier_word} now names {was}"),
+        T::LadderMinimums => (Some("access"), None, Fall, "{access} access now needs {was}"),
+        T::LadderViewers => (None, None, Viewer, "the viewer {viewer} is now read as {was}"),
+        T::LadderClamp => (None, None, Rise, "{viewer} now clamps {tier} to {was}"),
+        T::LadderEffective => (None, None, Rise, "{viewer} now reads {subject} at {was}"),
+        T::LadderAllows => (Some("access"), None, Present, "{viewer} may now have {access} access to {subject}|{viewer} may no longer have {access} access to {subject}|{viewer}'s {access} access to {subject} is not answered"),
+        T::LadderRecords => (None, None, Rise, "{viewer} now reads the record {record} at {was}"),
+        T::LifecyclesBoxStates => (Some("box_state"), None, Neither, "a Box in {box_state} now reads {was}"),
+        T::LifecyclesRunStates => (Some("run_state"), None, Neither, "a Box run in {run_state} now reads {was}"),
+        T::LifecyclesJobStatuses => (Some("job_status"), None, Neither, "a work job in {job_status} now reads {was}"),
+        T::LifecyclesMachines => (Some("status"), None, Neither, "{COMPUTER} now reads {was}"),
+        T::CapabilitiesBoxStates => (Some("box_state"), None, Follows, "a caller {REACH} on a Box in {box_state} {OFFER}"),
+        T::CapabilitiesRunStates => (Some("run_state"), None, Follows, "a caller on a Box run in {run_state} {OFFER}"),
+        T::CapabilitiesJobStatuses => (Some("job_status"), None, Follows, "a caller on a work job in {job_status} {OFFER}"),
+        T::CapabilitiesMachines => (Some("status"), None, Follows, "a caller {REACH} on {COMPUTER} {OFFER}"),
+        T::SeamsKinds => (None, None, Neither, "a {kind} is now {was}"),
+        T::SeamsUnavailable => (None, None, Reason, "a {lifecycle} target now offers `start` to a caller {REACH} (it was refused as {old.unavailable_reason})|a {lifecycle} target no longer offers `start` to a caller {REACH} (it is refused as {new.unavailable_reason})|a {lifecycle} target, for a caller {REACH}, is now refused as {new.unavailable_reason} (was {old.unavailable_reason})|a {lifecycle} target, for a caller {REACH}, is answered by one document only: {was}"),
+        T::SeamsSeams => (None, None, Offer, "a caller {REACH} on a {kind} that is {lifecycle} {OFFER}{NOTE}"),
+        T::SeamsDelegationSeams => (None, None, Offer, "a caller on a {lifecycle} delegation {OFFER}"),
+        T::SeamsOffered => (None, None, Present, "some seam now offers {capability}|no seam offers {capability} any more"),
+        T::Links => (None, None, Link, "an attempt in a repository {repository_id?with an id:with no id} by {PRINCIPAL}, {principal_id?with an id:with no id}, now gets {LINK}"),
+    };
+    Description { reading, list, gain, says }
+}
+
 impl Serialize for Table {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())

@@ -23,15 +23,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::fingerprint::{self, Input, Row, Table, ANY_OTHER_WORD, FORMAT};
+use crate::fingerprint::{self, Input, Row, Table, FORMAT};
 
-mod tables;
+mod changes;
 
 /// Which of the two documents given to [`diff`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -266,8 +265,11 @@ pub fn code(text: &str) -> String {
     format!("{fence}{pad}{escaped}{pad}{fence}")
 }
 
-/// A document's rows as read, each with its question as text, its key.
-type Rows = Vec<(Table, Input, Value, String)>;
+/// One row as read, with its key: its question's words by name.
+struct Asked {
+    row: Row,
+    key: String,
+}
 
 fn too_long(value: &Value) -> bool {
     let long = |word: &str| word.len() > Limit::Word.max();
@@ -290,113 +292,71 @@ fn bounded(error: &serde_json::Error) -> String {
 }
 
 /// The document in `bytes`, or why it is not one this build reads.
-fn read(bytes: &[u8], side: Side) -> Result<Rows, DocumentRefusal> {
-    let refuse = |why: String| DocumentRefusal::NotADocument { side, why };
-    let large = |limit| DocumentRefusal::TooLarge {
-        side: Some(side),
-        limit,
+fn read(bytes: &[u8], side: Side) -> Result<Vec<Asked>, DocumentRefusal> {
+    let refuse = |why: &str| {
+        Err(DocumentRefusal::NotADocument {
+            side,
+            why: why.to_owned(),
+        })
     };
-    let unknown = |found| DocumentRefusal::UnknownFormat { side, found };
+    let large = |limit| {
+        Err(DocumentRefusal::TooLarge {
+            side: Some(side),
+            limit,
+        })
+    };
     if bytes.len() > Limit::Bytes.max() {
-        return Err(large(Limit::Bytes));
+        return large(Limit::Bytes);
     }
-    let value: Value =
-        serde_json::from_slice(bytes).map_err(|e| refuse(format!("not JSON ({})", bounded(&e))))?;
-    let head = match &value {
-        Value::Object(head) => head,
-        Value::Array(_) => return Err(refuse("a JSON array, not an object".to_owned())),
-        Value::Null => return Err(refuse("a JSON null, not an object".to_owned())),
-        _ => return Err(refuse("a JSON scalar, not an object".to_owned())),
+    let head = match serde_json::from_slice(bytes) {
+        Err(error) => return refuse(&format!("not JSON ({})", bounded(&error))),
+        Ok(Value::Object(head)) => head,
+        Ok(Value::Array(_)) => return refuse("a JSON array, not an object"),
+        Ok(Value::Null) => return refuse("a JSON null, not an object"),
+        Ok(_) => return refuse("a JSON scalar, not an object"),
     };
-    match head.get("format") {
-        Some(format) if format.as_u64() == Some(u64::from(FORMAT)) => {}
-        Some(found) => return Err(unknown(Some(found.to_string()))),
-        None if head.contains_key("rows") => return Err(unknown(None)),
-        None => {
-            return Err(refuse(
-                "an object with no \"format\" field and no rows".to_owned(),
+    let found = match head.get("format") {
+        Some(format) if format.as_u64() == Some(u64::from(FORMAT)) => None,
+        Some(found) => Some(Some(found.to_string())),
+        None if head.contains_key("rows") => Some(None),
+        None => return refuse("an object with no \"format\" field and no rows"),
+    };
+    if let Some(found) = found {
+        return Err(DocumentRefusal::UnknownFormat { side, found });
+    }
+    let rows = match serde_json::from_slice::<fingerprint::Document>(bytes) {
+        Err(error) => {
+            return refuse(&format!(
+                "not as format {FORMAT} writes it ({})",
+                bounded(&error)
             ))
         }
-    }
-    let document: fingerprint::Document = serde_json::from_slice(bytes).map_err(|error| {
-        refuse(format!(
-            "not as format {FORMAT} writes it ({})",
-            bounded(&error)
-        ))
-    })?;
-    if document.rows.len() > Limit::Rows.max() {
-        return Err(large(Limit::Rows));
-    }
-    let long = |row: &Row| {
-        row.input
-            .iter()
-            .any(|(k, v)| k.len() > Limit::Word.max() || too_long(v))
+        Ok(document) => document.rows,
     };
-    if document
-        .rows
+    if rows.len() > Limit::Rows.max() {
+        return large(Limit::Rows);
+    }
+    let long = |(key, word): (&str, &Value)| key.len() > Limit::Word.max() || too_long(word);
+    if rows
         .iter()
-        .any(|row| long(row) || too_long(&row.answer))
+        .any(|row| row.input.iter().any(long) || too_long(&row.answer))
     {
-        return Err(large(Limit::Word));
+        return large(Limit::Word);
     }
-    let rows = document.rows.into_iter().map(
-        |Row {
-             table,
-             input,
-             answer,
-         }| {
-            let key = key_of(&input);
-            (table, input, answer, key)
-        },
-    );
-    Ok(rows.collect())
-}
-
-/// Each question's answer, or the refusal of a document asking one twice.
-fn index(rows: &Rows, side: Side) -> Result<HashMap<(Table, &str), &Value>, DocumentRefusal> {
-    let mut index = HashMap::with_capacity(rows.len());
-    for (table, _, answer, key) in rows {
-        if index.insert((*table, key.as_str()), answer).is_some() {
-            let why = format!("two rows of {} ask {key}", table.as_str());
-            return Err(DocumentRefusal::NotADocument { side, why });
-        }
-    }
-    Ok(index)
+    Ok(rows
+        .into_iter()
+        .map(|row| Asked {
+            key: key_of(&row.input),
+            row,
+        })
+        .collect())
 }
 
 /// A question's key: its words by name, whatever order a document wrote
 /// them in.
-fn key_of(input: &Input) -> String {
+pub(super) fn key_of(input: &Input) -> String {
     let words: std::collections::BTreeMap<&str, &Value> = input.iter().collect();
     serde_json::to_string(&words).unwrap_or_default()
-}
-
-/// A side's answer to a question: its own row, or, for a table whose input
-/// word may be one the side does not know, its `<any other word>` row.
-fn lookup<'d>(
-    index: &HashMap<(Table, &str), &'d Value>,
-    row: &(Table, Input, Value, String),
-) -> Option<&'d Value> {
-    let (table, input, _, key) = row;
-    index.get(&(*table, key.as_str())).copied().or_else(|| {
-        let word = tables::describe(*table).reading?;
-        let any = |(k, v): (&str, &Value)| {
-            (
-                k.to_owned(),
-                if k == word {
-                    json!(ANY_OTHER_WORD)
-                } else {
-                    v.clone()
-                },
-            )
-        };
-        index
-            .get(&(
-                *table,
-                key_of(&Input(input.iter().map(any).collect())).as_str(),
-            ))
-            .copied()
-    })
 }
 
 /// Compares two decision documents: every answer that differs, classed.
@@ -406,24 +366,18 @@ fn lookup<'d>(
 /// [`DocumentRefusal`] for a document that is not one of this format, or
 /// past a [`Limit`]. The old one is read first.
 pub fn diff(old: impl AsRef<[u8]>, new: impl AsRef<[u8]>) -> Result<Diff, DocumentRefusal> {
-    let (old, new) = (
-        read(old.as_ref(), Side::Old)?,
-        read(new.as_ref(), Side::New)?,
-    );
-    let (old_index, new_index) = (index(&old, Side::Old)?, index(&new, Side::New)?);
-    let context = tables::Context::new(&old, &new);
+    let old = read(old.as_ref(), Side::Old)?;
+    let new = read(new.as_ref(), Side::New)?;
+    let context = changes::Context::new([&old, &new])?;
     let asked = new
         .iter()
-        .map(|row| (row, lookup(&old_index, row), Some(&row.2)));
-    let only_old = old
-        .iter()
-        .filter(|(table, _, _, key)| !new_index.contains_key(&(*table, key.as_str())));
+        .map(|asked| (asked, context.lookup(0, asked), Some(&asked.row.answer)));
+    let only_old = old.iter().filter(|asked| !context.asks(1, asked));
+    let only_old = only_old.map(|asked| (asked, Some(&asked.row.answer), context.lookup(1, asked)));
     let mut changes = Vec::new();
-    for (row, before, after) in
-        asked.chain(only_old.map(|row| (row, Some(&row.2), lookup(&new_index, row))))
-    {
+    for (asked, before, after) in asked.chain(only_old) {
         if before != after {
-            context.changes(row.0, &row.1, [before, after], &mut changes);
+            context.changes(&asked.row, [before, after], &mut changes);
         }
         if changes.len() > Limit::Changes.max() {
             return Err(DocumentRefusal::TooLarge {

@@ -6,95 +6,8 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{json, Value};
 
-use super::{code, Change, Class, Limit};
-use crate::fingerprint::{Input, Table};
-
-/// How one table is read, classed and said.
-pub(super) struct Description {
-    /// The input word a document may not know: a question one side lacks is
-    /// answered by that side's row with `<any other word>` in its place.
-    pub(super) reading: Option<&'static str>,
-    /// For a list answer: what one item is called, and whether the list's
-    /// order is itself an answer.
-    list: Option<(&'static str, bool)>,
-    gain: Gain,
-    /// The sentence ([`Said::fill`]): for a `true` answer (an item listed),
-    /// then `|` and for `false`, then `|` and for none.
-    says: &'static str,
-}
-
-/// Who gains when an answer moves.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Gain {
-    /// No one, by this answer alone.
-    Neither,
-    /// A higher tier.
-    Rise,
-    /// A lower tier (a minimum).
-    Fall,
-    /// `true` (an item listed) where it was `false`.
-    Present,
-    /// An item leaving the list, when both documents have the list.
-    Unlisted,
-    /// A field newly scheduled, or from a lower rung.
-    Field,
-    /// A viewer's own tier risen or gone (none clamps nothing), the operator
-    /// mark, an account.
-    Viewer,
-    /// A rung's lower tier or lower access minimum.
-    Rung,
-    /// A capability granted.
-    Offer,
-    /// As `Offer`, said only where the seam's lifecycle moved: what follows
-    /// from a substrate word (the seams tables say the rest).
-    Follows,
-    /// An unavailable reason gone: `start` offered.
-    Reason,
-    /// A link minted, or at a higher tier.
-    Link,
-}
-
-/// The sentences' words: `{word}` the input word so named, `{a.b}` two
-/// input words as one, `{old.f}` and `{new.f}` a field of an answer,
-/// `{was}` the new answer and the old, `{flag?yes:no}` by an input flag,
-/// and each upper-case name what [`Said::named`] says.
-#[rustfmt::skip]
-pub(super) fn describe(of: Table) -> Description {
-    use Gain::{Fall, Field, Follows, Link, Neither, Offer, Present, Reason, Rise, Rung, Unlisted, Viewer};
-    use Table as T;
-    let (reading, list, gain, says) = match of {
-        T::Vocabularies => (None, Some(("word", true)), Neither, "the {vocabulary} vocabulary gained the word {word}|the {vocabulary} vocabulary lost the word {word}"),
-        T::ScheduleFields => (None, None, Field, "{family.field} is newly scheduled, from {new.tier} (column {new.column})|{family.field} is no longer scheduled (was from {old.tier})|{family.field} is now disclosed from {new.tier} (was {old.tier})|{family.field} is now read from column {new.column} (was {old.column})|{family.field} is now {was}"),
-        T::ScheduleNever => (None, Some(("column", true)), Unlisted, "{family.column} is now on the never list|{family.column} left the never list"),
-        T::ScheduleSourceColumns => (None, Some(("column", false)), Present, "the schedule now reads column {family.column}|the schedule no longer reads column {family.column}"),
-        T::ScheduleFieldsAt => (None, Some(("field", false)), Present, "{READERS} now see {family.field}|{READERS} no longer see {family.field}"),
-        T::Relationships => (None, None, Viewer, "a {relationship} reader now reads at {new.tier} (was {old.tier})|a {relationship} reader is now described as {was}"),
-        T::Rungs => (None, None, Rung, "the {rung} rung is now {was}"),
-        T::LadderRanks => (None, None, Neither, "{tier}'s rank is now {was}"),
-        T::LadderNamed => (Some("tier_word"), None, Rise, "the tier word {tier_word} now names {was}"),
-        T::LadderMinimums => (Some("access"), None, Fall, "{access} access now needs {was}"),
-        T::LadderViewers => (None, None, Viewer, "the viewer {viewer} is now read as {was}"),
-        T::LadderClamp => (None, None, Rise, "{viewer} now clamps {tier} to {was}"),
-        T::LadderEffective => (None, None, Rise, "{viewer} now reads {subject} at {was}"),
-        T::LadderAllows => (Some("access"), None, Present, "{viewer} may now have {access} access to {subject}|{viewer} may no longer have {access} access to {subject}|{viewer}'s {access} access to {subject} is not answered"),
-        T::LadderRecords => (None, None, Rise, "{viewer} now reads the record {record} at {was}"),
-        T::LifecyclesBoxStates => (Some("box_state"), None, Neither, "a Box in {box_state} now reads {was}"),
-        T::LifecyclesRunStates => (Some("run_state"), None, Neither, "a Box run in {run_state} now reads {was}"),
-        T::LifecyclesJobStatuses => (Some("job_status"), None, Neither, "a work job in {job_status} now reads {was}"),
-        T::LifecyclesMachines => (Some("status"), None, Neither, "{COMPUTER} now reads {was}"),
-        T::CapabilitiesBoxStates => (Some("box_state"), None, Follows, "a caller {REACH} on a Box in {box_state} {OFFER}"),
-        T::CapabilitiesRunStates => (Some("run_state"), None, Follows, "a caller on a Box run in {run_state} {OFFER}"),
-        T::CapabilitiesJobStatuses => (Some("job_status"), None, Follows, "a caller on a work job in {job_status} {OFFER}"),
-        T::CapabilitiesMachines => (Some("status"), None, Follows, "a caller {REACH} on {COMPUTER} {OFFER}"),
-        T::SeamsKinds => (None, None, Neither, "a {kind} is now {was}"),
-        T::SeamsUnavailable => (None, None, Reason, "a {lifecycle} target now offers `start` to a caller {REACH} (it was refused as {old.unavailable_reason})|a {lifecycle} target no longer offers `start` to a caller {REACH} (it is refused as {new.unavailable_reason})|a {lifecycle} target, for a caller {REACH}, is now refused as {new.unavailable_reason} (was {old.unavailable_reason})|a {lifecycle} target, for a caller {REACH}, is answered by one document only: {was}"),
-        T::SeamsSeams => (None, None, Offer, "a caller {REACH} on a {kind} that is {lifecycle} {OFFER}{NOTE}"),
-        T::SeamsDelegationSeams => (None, None, Offer, "a caller on a {lifecycle} delegation {OFFER}"),
-        T::SeamsOffered => (None, None, Present, "some seam now offers {capability}|no seam offers {capability} any more"),
-        T::Links => (None, None, Link, "an attempt in a repository {repository_id?with an id:with no id} by {PRINCIPAL}, {principal_id?with an id:with no id}, now gets {LINK}"),
-    };
-    Description { reading, list, gain, says }
-}
+use super::{code, key_of, Asked, Change, Class, DocumentRefusal, Limit, Side};
+use crate::fingerprint::{Description, Gain, Input, Row, Table, ANY_OTHER_WORD};
 
 /// Which of a table's sentences a change reads: for a list item or a
 /// `true`/`false`/no answer, in that order; for a field, newly scheduled,
@@ -209,13 +122,13 @@ fn offer(old: Option<&Value>, new: Option<&Value>) -> String {
     }
 }
 
-/// One change, for its sentence.
-struct Said<'a> {
-    context: &'a Context<'a>,
-    input: &'a Input,
-    old: Option<&'a Value>,
-    new: Option<&'a Value>,
-}
+/// One change, for its sentence: both documents, its input, its answers.
+struct Said<'a>(
+    &'a Context<'a>,
+    &'a Input,
+    Option<&'a Value>,
+    Option<&'a Value>,
+);
 
 impl Said<'_> {
     /// The sentence `variant` of `template`, its words filled.
@@ -233,7 +146,7 @@ impl Said<'_> {
     }
 
     fn named(&self, name: &str) -> String {
-        let (old, new, input) = (self.old, self.new, self.input);
+        let Self(context, input, old, new) = *self;
         if let Some((flag, said)) = name.split_once('?') {
             let (yes, no) = said.split_once(':').unwrap_or((said, ""));
             return (if input.get(flag) == Some(&json!(true)) {
@@ -256,7 +169,7 @@ impl Said<'_> {
         match name {
             "was" => was(old, new),
             "OFFER" => offer(old, new),
-            "READERS" => self.context.readers(input.get("viewer_tier")),
+            "READERS" => context.readers(input.get("viewer_tier")),
             "REACH" => match input.get("reach").and_then(Value::as_str) {
                 Some("authorized") => "with reach".to_owned(),
                 Some("not_authorized") => "without reach".to_owned(),
@@ -302,54 +215,81 @@ fn presence(before: bool, after: bool) -> Move {
     }
 }
 
-type Rows = [(Table, Input, Value, String)];
+/// Each question's answer, by table and key.
+type Index<'d> = HashMap<(Table, &'d str), &'d Value>;
 
-/// What the sentences and classes read across tables: each document's tier
-/// ranks, rung tiers and access minimums, and who reads at each tier.
+/// Both documents, indexed: what the join and the classes read, and who
+/// reads at each tier by the new document.
 pub(super) struct Context<'d> {
-    ranks: [HashMap<&'d str, u64>; 2],
-    rungs: [HashMap<&'d str, &'d str>; 2],
-    minimums: [HashMap<&'d str, &'d str>; 2],
+    index: [Index<'d>; 2],
     readers: Vec<(&'d str, &'d str)>,
 }
 
-/// `(input word, answer or its field)` of one table's rows, in order.
-fn pairs<'d>(
-    rows: &'d Rows,
-    of: Table,
-    key: &str,
-    field: Option<&str>,
-) -> Vec<(&'d str, &'d Value)> {
-    let rows = rows.iter().filter(|row| row.0 == of);
-    let rows = rows.filter_map(|(_, input, value, _)| {
-        let value = field.map_or(Some(value), |field| value.get(field))?;
-        Some((input.get(key)?.as_str()?, value))
-    });
-    rows.collect()
-}
-
-fn words<'d>(rows: &'d Rows, of: Table, key: &str, field: Option<&str>) -> Vec<(&'d str, &'d str)> {
-    let pairs = pairs(rows, of, key, field).into_iter();
-    pairs
-        .filter_map(|(word, answer)| Some((word, answer.as_str()?)))
-        .collect()
-}
-
 impl<'d> Context<'d> {
-    pub(super) fn new(old: &'d Rows, new: &'d Rows) -> Self {
-        let ranks = |rows| {
-            let ranks = pairs(rows, Table::LadderRanks, "tier", None).into_iter();
-            ranks
-                .filter_map(|(tier, rank)| Some((tier, rank.as_u64()?)))
-                .collect()
-        };
-        let map = |rows, of, key, field| words(rows, of, key, field).into_iter().collect();
-        Self {
-            ranks: [ranks(old), ranks(new)],
-            rungs: [old, new].map(|rows| map(rows, Table::Rungs, "rung", Some("tier"))),
-            minimums: [old, new].map(|rows| map(rows, Table::LadderMinimums, "access", None)),
-            readers: words(new, Table::Relationships, "relationship", Some("tier")),
+    /// Both documents indexed, or the refusal of one that asks a question
+    /// twice.
+    pub(super) fn new(documents: [&'d [Asked]; 2]) -> Result<Self, DocumentRefusal> {
+        let mut index = [Index::new(), Index::new()];
+        for ((side, document), index) in [Side::Old, Side::New]
+            .into_iter()
+            .zip(documents)
+            .zip(&mut index)
+        {
+            for Asked { row, key } in document {
+                if index.insert((row.table, key), &row.answer).is_some() {
+                    let why = format!("two rows of {} ask {key}", row.table.as_str());
+                    return Err(DocumentRefusal::NotADocument { side, why });
+                }
+            }
         }
+        let relationships = documents[1]
+            .iter()
+            .map(|asked| &asked.row)
+            .filter(|row| row.table == Table::Relationships);
+        let tier = |row: &'d Row| {
+            Some((
+                row.input.get("relationship")?.as_str()?,
+                text(&row.answer, "tier")?,
+            ))
+        };
+        Ok(Self {
+            index,
+            readers: relationships.filter_map(tier).collect(),
+        })
+    }
+
+    /// Whether a side asks this question.
+    pub(super) fn asks(&self, side: usize, asked: &Asked) -> bool {
+        self.index[side].contains_key(&(asked.row.table, asked.key.as_str()))
+    }
+
+    /// A side's answer to a question: its own row's, or, for a table whose
+    /// input word may be one the side does not know, its `<any other word>`
+    /// row's.
+    pub(super) fn lookup(&self, side: usize, Asked { row, key }: &Asked) -> Option<&'d Value> {
+        let found = |key: &str| self.index[side].get(&(row.table, key)).copied();
+        found(key).or_else(|| {
+            let word = row.table.description().reading?;
+            let mut other = row.input.clone();
+            other
+                .0
+                .iter_mut()
+                .filter(|(k, _)| k == word)
+                .for_each(|(_, v)| *v = json!(ANY_OTHER_WORD));
+            found(&key_of(&other))
+        })
+    }
+
+    /// A side's answer in `table` to the one-word question `key: word`.
+    fn answer(
+        &self,
+        side: usize,
+        table: Table,
+        key: &str,
+        word: Option<&str>,
+    ) -> Option<&'d Value> {
+        let asked = key_of(&Input(vec![(key.to_owned(), json!(word?))]));
+        self.index[side].get(&(table, asked.as_str())).copied()
     }
 
     /// Who reads at `tier`, by the new document's relationships.
@@ -378,8 +318,12 @@ impl<'d> Context<'d> {
         let (Some(before), Some(after)) = (before, after) else {
             return Move::Other;
         };
-        let by = |ranks: &HashMap<&str, u64>| Some(ranks.get(after)?.cmp(ranks.get(before)?));
-        match (by(&self.ranks[0]), by(&self.ranks[1])) {
+        let rank = |side, tier| {
+            self.answer(side, Table::LadderRanks, "tier", Some(tier))?
+                .as_u64()
+        };
+        let by = |side| Some(rank(side, after)?.cmp(&rank(side, before)?));
+        match (by(0), by(1)) {
             (Some(order), None) | (None, Some(order)) => presence(order.is_lt(), order.is_gt()),
             (Some(old), Some(new)) if old == new => presence(old.is_lt(), old.is_gt()),
             _ => Move::Other,
@@ -403,7 +347,11 @@ impl<'d> Context<'d> {
             Gain::Fall => vec![self.rise(new.as_str(), old.as_str())],
             Gain::Present => vec![presence(old == &json!(true), new == &json!(true))],
             Gain::Field => {
-                let tier = |side: usize, v| self.rungs[side].get(text(v, "tier")?).copied();
+                let tier = |side, v| {
+                    self.answer(side, Table::Rungs, "rung", text(v, "tier"))?
+                        .get("tier")?
+                        .as_str()
+                };
                 vec![self.rise(tier(1, new), tier(0, old))]
             }
             Gain::Viewer => {
@@ -417,7 +365,10 @@ impl<'d> Context<'d> {
                 vec![own, marks[0], marks[1]]
             }
             Gain::Rung => {
-                let minimum = |side: usize, v| self.minimums[side].get(text(v, "access")?).copied();
+                let minimum = |side, v| {
+                    self.answer(side, Table::LadderMinimums, "access", text(v, "access"))?
+                        .as_str()
+                };
                 vec![
                     self.rise(text(new, "tier"), text(old, "tier")),
                     self.rise(minimum(1, new), minimum(0, old)),
@@ -455,14 +406,9 @@ impl<'d> Context<'d> {
         [old, new]: [Option<&Value>; 2],
         moves: &[Move],
     ) -> Change {
-        let description = describe(of);
-        let said = Said {
-            context: self,
-            input: &input,
-            old,
-            new,
-        };
-        let says = said.fill(description.says, variant(description.gain, old, new));
+        let description = of.description();
+        let says = Said(self, &input, old, new)
+            .fill(description.says, variant(description.gain, old, new));
         let class = match (moves.contains(&Move::Gain), moves.contains(&Move::Loss)) {
             (true, _) => Class::Widens,
             (false, true) => Class::Narrows,
@@ -484,17 +430,21 @@ impl<'d> Context<'d> {
     /// [`Limit::Changes`].
     pub(super) fn changes(
         &self,
-        of: Table,
-        input: &Input,
+        row: &Row,
         [old, new]: [Option<&Value>; 2],
         out: &mut Vec<Change>,
     ) {
-        let Description { list, gain, .. } = describe(of);
+        let (of, Description { list, gain, .. }) = (row.table, row.table.description());
         let Some((item, ordered)) = list else {
             let offered = |v| (get(v, "capabilities"), get(v, "unavailable_reason"));
             let lifecycle_moved = get(old, "lifecycle") != get(new, "lifecycle");
             if gain != Gain::Follows || (lifecycle_moved && offered(old) != offered(new)) {
-                out.push(self.change(of, input.clone(), [old, new], &self.moves(gain, old, new)));
+                out.push(self.change(
+                    of,
+                    row.input.clone(),
+                    [old, new],
+                    &self.moves(gain, old, new),
+                ));
             }
             return;
         };
@@ -506,36 +456,30 @@ impl<'d> Context<'d> {
             if out.len() > Limit::Changes.max() {
                 return;
             }
-            let mut asked = input.clone();
+            let mut asked = row.input.clone();
             asked.0.push((item.to_owned(), json!(word)));
             let moves = match gain {
                 Gain::Present => [presence(!listed, listed)],
                 Gain::Unlisted if both => [presence(listed, !listed)],
                 _ => [Move::Other],
             };
-            out.push(self.change(
-                of,
-                asked,
-                [Some(&json!(!listed)), Some(&json!(listed))],
-                &moves,
-            ));
+            let answers = [json!(!listed), json!(listed)];
+            out.push(self.change(of, asked, [Some(&answers[0]), Some(&answers[1])], &moves));
         }
-        let shared = |from: &[String], other: &[String]| -> Vec<String> {
+        let shared = |from: &[String], other: &[String]| {
             let other: HashSet<&String> = other.iter().collect();
             from.iter()
                 .filter(|word| other.contains(word))
                 .cloned()
-                .collect()
+                .collect::<Vec<_>>()
         };
         if ordered && both && shared(&before, &after) != shared(&after, &before) {
-            let mut asked = input.clone();
+            let mut asked = row.input.clone();
             let what = word(asked.0.first().map(|(_, word)| word));
             asked.0.push(("order".to_owned(), json!(true)));
-            let says = format!("the words of {what} ({}) are in another order", of.as_str());
-            out.push(Change {
-                says,
-                ..self.change(of, asked, [old, new], &[])
-            });
+            let mut change = self.change(of, asked, [old, new], &[]);
+            change.says = format!("the words of {what} ({}) are in another order", of.as_str());
+            out.push(change);
         }
     }
 }
