@@ -52,8 +52,8 @@ defmodule OpenAgentsPolicy.MixProject do
     [
       {:rustler_precompiled, "~> 0.8"},
       {:rustler, ">= 0.36.0", optional: true},
-      # The tests' oracle reads its fixture with Jason; `make bench` and `make
-      # fuzz` (MIX_ENV=bench) load the oracle too.
+      # The tests, the benches (MIX_ENV=bench) and the fault runs' load
+      # client read and write JSON with Jason.
       # Optional, as Phoenix has it: a host never gets it from this library,
       # and the checkout has it in every env (rustler's compiler needs it for
       # a source build; without `only:` it is not cut from :prod).

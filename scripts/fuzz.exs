@@ -6,10 +6,10 @@
 # `count` calls (default 100_000), spread round-robin over every public
 # function of Delegations.Target, Transparency.WorkDisclosure and
 # Transparency.Ladder, with arguments generated from `seed` (default
-# 20260825). Each outcome is held to the seeds' behaviour (see
-# test/support/fuzz.ex). Prints the calls made, the outcomes by exception
-# class, calls per second, and up to 20 disagreements; exits 1 if there was
-# any.
+# 20260825). Each outcome is held to its function's invariants (see
+# test/support/fuzz.ex; `make parity` holds the same generator's calls to the
+# seeds). Prints the calls made, the outcomes by exception class, calls per
+# second, and up to 20 broken invariants; exits 1 if there was any.
 #
 # The same run shows the VM's memory flat: measured after the first tenth of
 # the calls (allocators, code and atom table at their steady state) and at
@@ -19,7 +19,7 @@
 # atom table grew at all.
 #
 # Runs in any MIX_ENV: outside MIX_ENV=test, scripts/test_support.exs loads
-# the oracle, the host stand-ins and the fuzzer from test/support.
+# the host's facts, the host stand-ins and the fuzzer from test/support.
 
 Code.require_file("test_support.exs", __DIR__)
 

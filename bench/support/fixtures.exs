@@ -1,7 +1,7 @@
 # Inputs shaped like the host app's (see ../shared/upstream.md): schema
 # columns, an attempt record with its associations, a work job, viewers.
 # Needs the reference stand-ins loaded first (ArtifactLink, Machine, User).
-Code.require_file("../../test/support/oracle/upstream.ex", __DIR__)
+Code.require_file("../../test/support/upstream.ex", __DIR__)
 
 defmodule Bench.Meta do
   @moduledoc false
@@ -19,7 +19,7 @@ defmodule Bench.Fixtures do
   @moduledoc false
   alias OpenAgents.Transparency.ArtifactLink
 
-  # The host's tables and associations (test/support/oracle/upstream.ex).
+  # The host's tables and associations (test/support/upstream.ex).
   @upstream OpenAgentsPolicy.Test.Upstream
   @attempt_assocs @upstream.attempt_associations()
   @evidence_columns @upstream.columns(:evidence)

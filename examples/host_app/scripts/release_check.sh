@@ -115,7 +115,7 @@ check_release() {
   done
 
   # A smoke test of the shipped release: every route for every reader is
-  # checked against the tests' oracle by the fault runs' load
+  # checked against the library's own answers by the fault runs' load
   # (scripts/faults/run.sh), on this same prod release.
   local path=/api/repositories/acme-widgets/attempts
   request GET "$path" member

@@ -12,15 +12,17 @@ defmodule OpenAgents.Transparency.WorkDisclosureSecurityTest do
   alias Ecto.Association.NotLoaded
   alias OpenAgents.Accounts
   alias OpenAgents.Accounts.User
-  alias OpenAgents.Transparency.{ArtifactLink, WorkDisclosure}
+  alias OpenAgents.Transparency.{ArtifactLink, Ladder, WorkDisclosure}
   alias OpenAgentsPolicy.Test.{Assignment, Generators, Upstream}
 
-  # ── The host's tables and the ladder (upstream.md) ──
-  @families Map.keys(Upstream.tables())
+  # ── The host's tables (upstream.md), and the ladder's words ──
+  @families WorkDisclosure.families()
   @columns Map.new(@families, &{&1, Upstream.columns(&1)})
-  @ranks Upstream.ranks()
-  @tiers @ranks |> Enum.sort_by(&elem(&1, 1)) |> Enum.map(&elem(&1, 0))
-  @link_tiers Upstream.link_tiers()
+  @tiers Ladder.tiers()
+  # A tier's rank is its place on the ladder.
+  @ranks Map.new(Enum.with_index(@tiers))
+  # The words a link's (or a record's) tier column holds.
+  @link_tiers Enum.map(@tiers, &Atom.to_string/1)
 
   # Keys a host source carries that no schedule names: Ecto's metadata and
   # associations, derived values, and things a careless caller might merge in.

@@ -1,15 +1,17 @@
-# What each reader may see, from the database and upstream.md's rules.
+# What each reader may see, from the database and the library's rules.
 #
 # The database says who the readers are (admin, member of acme-widgets) and
 # what each attempt and evidence row carries (its transparency_tier, its
-# link: account, tier, revoked or not); `Faults.Expected.expected/5` applies the
-# tests' oracle of the seeds' rules (OpenAgentsPolicy.SeedRules, compiled
-# under MIX_ENV=test from test/support/oracle) to them, not the library
-# under test.
+# link: account, tier, revoked or not); `Faults.Expected.expected/5` asks the
+# library in this VM (the load client's, MIX_ENV=test, with the test host's
+# stand-ins) what those rows read at, so the fault runs hold the host's
+# answers, through every fault, to the library's own. Whether the library's
+# answers are the seeds' is `make parity`'s to say.
 defmodule Faults.Expected do
   @moduledoc false
 
-  alias OpenAgentsPolicy.SeedRules
+  alias OpenAgents.Accounts.User
+  alias OpenAgents.Transparency.{ArtifactLink, WorkDisclosure}
 
   @slug "acme-widgets"
 
@@ -64,19 +66,26 @@ defmodule Faults.Expected do
     }
   end
 
-  # ── upstream.md's rules: the tests' oracle (test/support/oracle) ──────
+  # ── the library's rules, asked here ────────────────────────────────────
 
   @doc "The tier `reader` (a users row, or nil) reads a record at, given its link (or `:none`)."
   def tier(record_tier, link, reader) do
-    kind =
-      cond do
-        reader == nil -> :anonymous
-        reader["admin"] -> :operator
-        reader["member"] -> :member
-        true -> :stranger
-      end
+    repository = %{id: @slug}
 
-    SeedRules.effective_tier(kind, reader && reader["id"], link, record_tier)
+    user =
+      reader &&
+        %User{
+          id: reader["id"],
+          admin: reader["admin"] == true,
+          member_of: if(reader["member"], do: [@slug], else: [])
+        }
+
+    link = if link == :none, do: nil, else: struct(ArtifactLink, link)
+
+    WorkDisclosure.effective_tier(
+      %{transparency_tier: record_tier, artifact_link: link},
+      WorkDisclosure.viewer(repository, user)
+    )
   end
 
   @doc "A live link's tier for `reader`: glass to its account and to operators, else clamped."

@@ -17,12 +17,12 @@
 #   * no body carries `SECRET` (every never-listed text column of the seeds
 #     holds it) or the core's panic_probe message;
 #   * every body is whole JSON (a page cut short fails to decode);
-#   * each attempt shown is at the tier upstream.md's rules give its reader
-#     (Faults.Expected, from the database), every attempt the reader may see
+#   * each attempt shown is at the tier the library gives its reader in this
+#     VM (Faults.Expected, from the database), every attempt the reader may see
 #     between the page's cursor and its last item (or the end, on the last
 #     page) is on it, oldest first, no page is longer than its limit, "next"
 #     is its last item's id when there is one, and each record's keys are
-#     exactly the schedule's fields at that tier (the tests' oracle, SeedRules.fields/2);
+#     exactly the schedule's fields at that tier (WorkDisclosure.fields_at/2 here);
 #   * statuses are the contract's (404 for a dark attempt, 401 anonymous...).
 #
 # Prints requests per second, p50/p99/max latency and every count; exits 1
@@ -34,7 +34,8 @@ defmodule Faults.Load do
   @moduledoc false
 
   alias Faults.{Expected, HTTP}
-  alias OpenAgentsPolicy.SeedRules
+  alias OpenAgents.Delegations.Target
+  alias OpenAgents.Transparency.WorkDisclosure
 
   @readers [nil, "stranger", "member", "owner", "operator"]
   @users ["stranger", "member", "owner"]
@@ -270,7 +271,7 @@ defmodule Faults.Load do
   # Mostly by those who may; now and then by a user who may not (403).
   defp request(_state, :create) do
     reader = Enum.random(@creators ++ @creators ++ @refused_creators)
-    kind = Enum.random(SeedRules.kinds())
+    kind = Enum.random(Target.kinds())
     body = Jason.encode!(%{issue_number: 1, target_kind: kind})
     check = if reader in @creators, do: {:create, reader}, else: {:refused, 403}
     {"POST", "/api/repositories/#{@slug}/attempts", reader, body, check}
@@ -474,9 +475,9 @@ defmodule Faults.Load do
           seam = entry["seam"],
           owner? =
             Enum.any?(snapshot.targets, &(&1["kind"] == kind and &1["owner"] == reader["id"])),
-          seam != SeedRules.seam(kind, seam["lifecycle"], owner?) or
+          seam != Target.seam(kind, seam["lifecycle"], owner?) or
             (kind == "box" and
-               seam["lifecycle"] != SeedRules.box_lifecycle(entry["substrate_state"])),
+               seam["lifecycle"] != Target.box_lifecycle(entry["substrate_state"])),
           do: entry
 
     cond do
@@ -503,7 +504,7 @@ defmodule Faults.Load do
         count(acc, :checked)
 
       {{_, tier}, 200, %{"data" => seam}} when tier != :dark ->
-        if seam == SeedRules.delegation_seam(SeedRules.job_lifecycle(attempt["job_status"])),
+        if seam == Target.delegation_seam(Target.job_lifecycle(attempt["job_status"])),
           do: count(acc, :checked),
           else: problem(acc, :wrong_tier, "delegation #{attempt["job"]}: #{inspect(seam)}")
 
@@ -577,7 +578,7 @@ defmodule Faults.Load do
     keys = fn map -> map |> Map.keys() |> Enum.sort() end
 
     at = fn family ->
-      SeedRules.fields(family, SeedRules.name(tier)) |> Enum.map(&to_string/1) |> Enum.sort()
+      WorkDisclosure.fields_at(family, tier) |> Enum.map(&to_string/1) |> Enum.sort()
     end
 
     cond do
@@ -649,7 +650,7 @@ defmodule Faults.Load do
   end
 
   defp record_keys(acc, family, tier, record) do
-    want = SeedRules.fields(family, SeedRules.name(tier)) |> Enum.map(&to_string/1) |> Enum.sort()
+    want = WorkDisclosure.fields_at(family, tier) |> Enum.map(&to_string/1) |> Enum.sort()
 
     if Enum.sort(Map.keys(record)) == want,
       do: count(acc, :records),
