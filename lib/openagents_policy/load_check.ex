@@ -45,7 +45,10 @@ defmodule OpenAgentsPolicy.LoadCheck do
   another user could have planted. One deadline for the whole check (30 s
   unless `:timeout` says otherwise), not renewed by output: a library whose
   load prints forever is still cut off; then the check VM is killed
-  (SIGKILL to its OS process), so none is left behind.
+  (SIGKILL to its OS process), so none is left behind. Of what the check
+  VM prints before its verdict, only the first and last 64 KiB are kept
+  here (the rest is read from the pipe and dropped, and a refusal says how
+  many bytes went), so a library that prints forever costs this VM no more.
 
   The check VM dies with its caller, as a `:peer` node started with
   `connection: :standard_io` does, by the same means: its first act is a
@@ -77,6 +80,9 @@ defmodule OpenAgentsPolicy.LoadCheck do
   @marker "load_check: "
   # The check VM's exit status when it halts at its own deadline (timeout(1)'s).
   @deadline_status 124
+  # What is kept of the check VM's output: its first and last @kept bytes.
+  @kept 65_536
+  @nothing {"", :queue.new(), 0, 0}
 
   @typedoc "Why a library does not load: the loader's words, or what became of the check VM."
   @type reason :: String.t()
@@ -251,7 +257,7 @@ defmodule OpenAgentsPolicy.LoadCheck do
               )
         ])
 
-      await(port, "", System.monotonic_time(:millisecond) + timeout, {timeout, doing})
+      await(port, @nothing, System.monotonic_time(:millisecond) + timeout, {timeout, doing})
     after
       File.rm_rf(home)
     end
@@ -308,28 +314,83 @@ defmodule OpenAgentsPolicy.LoadCheck do
     end
   end
 
-  defp await(port, output, deadline, late) do
+  defp await(port, kept, deadline, late) do
     receive do
       {^port, {:data, data}} ->
-        await(port, output <> data, deadline, late)
+        await(port, keep(kept, data), deadline, late)
 
       {^port, {:exit_status, status}} ->
+        output = kept_output(kept)
+
         case String.split(output, @marker, parts: 2) do
           [_, "ok\n"] -> :ok
           [_, "answer " <> answer] -> read_answer(answer)
           [before, why] -> {:error, explain(why, before)}
           # The check VM's own deadline, reached first: this VM was late to its own.
-          [_] when status == @deadline_status -> {:error, late(late)}
+          [_] when status == @deadline_status -> {:error, late(late, kept)}
           [_] -> {:error, "the VM loading it #{died(status)}: #{inspect(String.trim(output))}"}
         end
     after
       max(deadline - System.monotonic_time(:millisecond), 0) ->
         kill(port)
-        {:error, late(late)}
+        {:error, late(late, kept)}
     end
   end
 
-  defp late({timeout, doing}), do: "#{doing} did not finish within #{div(timeout, 1000)} s"
+  defp late({timeout, doing}, kept) do
+    dropped = dropped(kept)
+
+    "#{doing} did not finish within #{div(timeout, 1000)} s" <>
+      if dropped > 0, do: " (#{says_dropped(dropped)})", else: ""
+  end
+
+  # What the check VM printed, bounded: a library whose load prints forever
+  # would otherwise grow this VM (a production node, in a relup) until the
+  # deadline. Kept: the first @kept bytes (`head`) and, as a queue of whole
+  # chunks (`tail`, `size` bytes), at least the last @kept; each chunk
+  # before those is dropped as the next comes, only counted, so the pipe is
+  # still drained and the check VM never blocks on it. Only the head's bytes
+  # are copied; the port's chunks being at most 64 KiB, at most 192 KiB are
+  # held.
+  defp keep({head, tail, size, dropped}, data) when byte_size(head) < @kept do
+    room = min(@kept - byte_size(head), byte_size(data))
+    rest = binary_part(data, room, byte_size(data) - room)
+    kept = {head <> binary_part(data, 0, room), tail, size, dropped}
+    if rest == "", do: kept, else: keep(kept, rest)
+  end
+
+  defp keep({head, tail, size, dropped}, data) do
+    drop_front({head, :queue.in(data, tail), size + byte_size(data), dropped})
+  end
+
+  defp drop_front({head, tail, size, dropped} = kept) do
+    {{:value, front}, rest} = :queue.out(tail)
+
+    if size - byte_size(front) >= @kept,
+      do: drop_front({head, rest, size - byte_size(front), dropped + byte_size(front)}),
+      else: kept
+  end
+
+  # Every byte not kept: the chunks dropped, and the part of the oldest
+  # queued chunk before the last @kept bytes.
+  defp dropped({_head, _tail, size, dropped}), do: dropped + max(size - @kept, 0)
+
+  # The kept output as one text: the head, then the last @kept bytes, and
+  # between them, when anything was dropped, a line that says so.
+  defp kept_output({head, tail, size, _} = kept) do
+    cut = max(size - @kept, 0)
+    last = tail |> :queue.to_list() |> IO.iodata_to_binary() |> binary_part(cut, size - cut)
+
+    case dropped(kept) do
+      0 -> head <> last
+      dropped -> head <> "\n[#{says_dropped(dropped)}]\n" <> last
+    end
+  end
+
+  defp says_dropped(bytes),
+    do:
+      "#{bytes} bytes of the check VM's output dropped: " <>
+        "the check keeps the first and last #{div(@kept, 1024)} KiB of it"
 
   # The asked function's answer: its external format, in hex, on the marked
   # line. `:safe`: an atom this VM does not know is refused, not made.
