@@ -74,6 +74,23 @@ defmodule OpenAgentsPolicy.LoadCheckTest do
     file
   end
 
+  # A library whose constructor never returns, in native code (no process
+  # of its VM is in the way: it sleeps in the loader), after writing the
+  # check VM's HOME and OS pid as hanging_check!/1's module does.
+  defp hanging_library!(dir) do
+    file =
+      c_library!(dir, "hang", """
+      FILE *f = fopen(#{inspect(Path.join(dir, "home"))}, "w");
+        fputs(getenv("HOME"), f); fclose(f);
+        f = fopen(#{inspect(Path.join(dir, "pid.new"))}, "w");
+        fprintf(f, "%d", getpid()); fclose(f);
+        rename(#{inspect(Path.join(dir, "pid.new"))}, #{inspect(Path.join(dir, "pid"))});
+        for (;;) sleep(1);
+      """)
+
+    {file, fn -> started!(dir) end}
+  end
+
   # The check VM's OS pid and HOME, once the pid file says both are written;
   # each killed or removed at the test's exit if the check left them.
   defp started!(dir) do
@@ -152,6 +169,12 @@ defmodule OpenAgentsPolicy.LoadCheckTest do
     end
   end
 
+  # A check VM its caller killed (SIGKILL to the port's process group) is
+  # gone within moments of the check's answer: the answer waits for the
+  # end of the port's output, which the VM's death closes, and its last
+  # threads end just after.
+  defp killed?(os_pid), do: poll(fn -> gone?(os_pid) end, 5_000)
+
   # The check VM `os_pid` gone within 30 s of `what`, and its home with it.
   defp assert_gone(os_pid, home, what) do
     assert poll(fn -> gone?(os_pid) end, 30_000),
@@ -191,7 +214,7 @@ defmodule OpenAgentsPolicy.LoadCheckTest do
     assert elapsed >= 2_000 and elapsed < 8_000, "took #{elapsed} ms"
 
     os_pid = File.read!(pid_file)
-    refute File.exists?("/proc/#{os_pid}"), "the check VM #{os_pid} was left running"
+    assert killed?(os_pid), "the check VM #{os_pid} was left running"
   end
 
   test "the check VM runs no .erlang of the user's", %{tmp_dir: dir} do
@@ -318,7 +341,7 @@ defmodule OpenAgentsPolicy.LoadCheckTest do
                 "loading it and calling :load_check_ask_hangs.answer/0 did not finish within 2 s"}
 
       os_pid = File.read!(pid_file)
-      assert gone?(os_pid), "the check VM #{os_pid} was left running"
+      assert killed?(os_pid), "the check VM #{os_pid} was left running"
     end
 
     test "refuses an answer naming an atom this VM does not know, and makes none",
@@ -373,6 +396,32 @@ defmodule OpenAgentsPolicy.LoadCheckTest do
     assert_receive {^caller, {:exit_status, 137}}, 10_000
 
     assert_gone(os_pid, home, "its caller was killed")
+  end
+
+  test "a constructor that never returns, its caller's VM killed: the check VM ends at its deadline",
+       %{tmp_dir: dir} do
+    {file, started} = hanging_library!(dir)
+    # Nothing in the check VM can halt it: its load sleeps in native code.
+    # What ends it is outside that VM, and outside its dead caller.
+    {caller, caller_pid} =
+      caller_vm!(
+        dir,
+        "'Elixir.OpenAgentsPolicy.LoadCheck':library(#{inspect(file)}, load_check_hang_c, [{timeout, 3000}]), halt()."
+      )
+
+    {os_pid, home} = started.()
+    {_, 0} = System.cmd("kill", ["-KILL", "#{caller_pid}"])
+    killed = System.monotonic_time(:millisecond)
+    assert_receive {^caller, {:exit_status, 137}}, 10_000
+
+    # The deadline, 3 s from the call, is at most 3 s from the kill; a few
+    # seconds more for the check's outer bound (whole seconds, one more
+    # than the deadline) and a loaded machine.
+    gone = poll(fn -> gone?(os_pid) and not File.exists?(home) end, 10_000)
+    took = System.monotonic_time(:millisecond) - killed
+
+    assert gone,
+           "the check VM #{os_pid} or its home #{home} still there #{took} ms after its caller's kill"
   end
 
   test "a constructor that prints forever: this VM keeps 128 KiB of it and grows by less than 50 MB",
