@@ -117,8 +117,13 @@ defmodule OpenAgentsPolicy.Upgrade do
   decisions widen is refused unless `OPENAGENTS_POLICY_ACCEPT_WIDENING`
   names its decision digest, and the Markdown of every change is logged.
 
+  Before any load, a target library that is the one this VM runs (the same
+  device and inode as `OpenAgentsPolicy.Native`'s library, under any path:
+  a hard link, a symlink) is refused: this VM would not load it again.
+
   Reasons: `{:no_library, dir}` (no unpacked version or no `.so`),
-  `{:several_libraries, files}`, `{:does_not_load, file, why}` (`why` says
+  `{:several_libraries, files}`, `{:running_library, file, why}` (`why`
+  names both paths), `{:does_not_load, file, why}` (`why` says
   so too when the library loaded but its decision digest could not be
   had), `{:decision_document_mismatch, file, %{document: digest, library:
   digest}}` (the SHA-256 of `file`, the target's `priv/decisions.json`,
@@ -146,12 +151,42 @@ defmodule OpenAgentsPolicy.Upgrade do
 
   defp check_dir!(dir) do
     case Path.wildcard(Path.join([dir, "priv", "native", @nif <> "*.so"])) do
-      [file] -> file |> check_loads!(Path.join(dir, "ebin")) |> check_document!(dir)
-      [] -> refuse({:no_library, dir})
-      files -> refuse({:several_libraries, files})
+      [file] ->
+        file
+        |> check_not_running!()
+        |> check_loads!(Path.join(dir, "ebin"))
+        |> check_document!(dir)
+
+      [] ->
+        refuse({:no_library, dir})
+
+      files ->
+        refuse({:several_libraries, files})
     end
 
     check_decisions!(dir)
+  end
+
+  # A target library that is the running one under another path (a hard
+  # link or a symlink to it: `cp -al`, `rsync --link-dest`, store-style
+  # trees) loads in a fresh VM, but this VM's loader hands back the library
+  # it has mapped (the same device and inode), which the NIF's upgrade
+  # callback refuses: after the point of no return, when release_handler
+  # restarts the VM. Refused here instead, before any load.
+  defp check_not_running!(file) do
+    running = OpenAgentsPolicy.Native.library_file()
+
+    with {:ok, %File.Stat{major_device: device, inode: inode}} <- File.stat(file),
+         {:ok, %File.Stat{major_device: ^device, inode: ^inode}} <- File.stat(running) do
+      refuse(
+        {:running_library, file,
+         "#{file} is #{running}, the NIF library this VM runs, under another path " <>
+           "(the same device and inode), which this VM cannot load again: " <>
+           "the release needs a copy of its own, not a link"}
+      )
+    else
+      _ -> file
+    end
   end
 
   # The target's document must be what its library decides: else the diff
