@@ -59,9 +59,12 @@ defmodule OpenAgentsPolicy.Upgrade do
   higher effective tier: `OpenAgentsPolicy.Decisions`), unless the
   variable `OPENAGENTS_POLICY_ACCEPT_WIDENING` of this VM names that
   target's decision digest: the operator accepts exactly those decisions,
-  read before the install, and no others. A running node's variable is set
-  with `System.put_env/2` (`bin/APP rpc`); an application's environment
-  would not do, as `release_handler` replaces it before the check runs. A
+  for one install, and no others. `check/3` takes the variable (reads it
+  and removes it from this VM) whatever it then answers, so an acceptance
+  serves the next install only, never a later one. A running node's
+  variable is set with `System.put_env/2` (`bin/APP rpc`); an application's
+  environment would not do, as `release_handler` replaces it before the
+  check runs. A
   narrowing or a change that neither widens nor narrows needs no one's word.
 
   The target's document is read only once it is known to be what the
@@ -116,6 +119,8 @@ defmodule OpenAgentsPolicy.Upgrade do
   the library's: write it anew, see the module docs); a target whose
   decisions widen is refused unless `OPENAGENTS_POLICY_ACCEPT_WIDENING`
   names its decision digest, and the Markdown of every change is logged.
+  The variable is taken: removed from this VM by this call, whatever it
+  answers, so it accepts one install's widening and no later one's.
 
   Before any load, a target library that is the one this VM runs (the same
   device and inode as `OpenAgentsPolicy.Native`'s library, under any path:
@@ -134,9 +139,14 @@ defmodule OpenAgentsPolicy.Upgrade do
   @spec check(direction(), String.t(), Path.t()) :: :ok
   def check(direction, version, lib_root \\ Path.join(:code.root_dir(), "lib"))
       when direction in [:up, :down] and is_binary(version) do
+    # Taken before anything can refuse: an acceptance left in the VM would
+    # accept the same decisions again at a later install nobody meant.
+    accepted = System.get_env(@accept)
+    System.delete_env(@accept)
+
     lib_root
     |> targets(direction, version)
-    |> Enum.each(&check_dir!/1)
+    |> Enum.each(&check_dir!(&1, accepted))
   end
 
   defp targets(lib_root, :up, version), do: [Path.join(lib_root, "openagents_policy-#{version}")]
@@ -149,7 +159,7 @@ defmodule OpenAgentsPolicy.Upgrade do
     end
   end
 
-  defp check_dir!(dir) do
+  defp check_dir!(dir, accepted) do
     case Path.wildcard(Path.join([dir, "priv", "native", @nif <> "*.so"])) do
       [file] ->
         file
@@ -164,7 +174,7 @@ defmodule OpenAgentsPolicy.Upgrade do
         refuse({:several_libraries, files})
     end
 
-    check_decisions!(dir)
+    check_decisions!(dir, accepted)
   end
 
   # A target library that is the running one under another path (a hard
@@ -219,7 +229,7 @@ defmodule OpenAgentsPolicy.Upgrade do
     end
   end
 
-  defp check_decisions!(dir) do
+  defp check_decisions!(dir, accepted) do
     case diff_dir(dir) do
       {:ok, %{changes: []}} ->
         :ok
@@ -230,7 +240,7 @@ defmodule OpenAgentsPolicy.Upgrade do
       {:ok, %{digest: digest, widened: widened, markdown: markdown}} ->
         log(dir, markdown)
 
-        unless System.get_env(@accept) == digest,
+        unless accepted == digest,
           do: refuse({:widens, digest, Enum.map(widened, & &1.says)})
 
       {:error, reason} ->

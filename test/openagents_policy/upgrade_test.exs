@@ -180,7 +180,7 @@ defmodule OpenAgentsPolicy.UpgradeTest do
                catch_throw(Upgrade.check(:up, "9.9.8", root))
     end
 
-    test "refuses a target whose decisions widen, unless OPENAGENTS_POLICY_ACCEPT_WIDENING names them",
+    test "refuses a target whose decisions widen, unless OPENAGENTS_POLICY_ACCEPT_WIDENING names them for this install",
          %{lib_root: root} do
       # An attempt's terminal_commit disclosed from pulse, not ledger.
       widened =
@@ -207,6 +207,22 @@ defmodule OpenAgentsPolicy.UpgradeTest do
 
       System.put_env(@accept, digest)
       assert Upgrade.check(:up, "9.9.9", root) == :ok
+
+      # Taken by the install it accepted: a later one is refused again.
+      assert System.get_env(@accept) == nil
+
+      assert catch_throw(Upgrade.check(:up, "9.9.9", root)) ==
+               {:error, {:openagents_policy, {:widens, digest, [says]}}}
+
+      # Taken by a check that refuses for another reason, too: the install
+      # it was set for was this one.
+      System.put_env(@accept, digest)
+
+      assert catch_throw(Upgrade.check(:up, "9.9.5", root)) ==
+               {:error,
+                {:openagents_policy, {:no_library, Path.join(root, "openagents_policy-9.9.5")}}}
+
+      assert System.get_env(@accept) == nil
     end
 
     test "passes a target whose decisions narrow, and says what moved", %{lib_root: root} do
