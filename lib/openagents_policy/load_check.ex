@@ -87,7 +87,6 @@ defmodule OpenAgentsPolicy.LoadCheck do
   @deadline_status 124
   # What is kept of the check VM's output: its first and last @kept bytes.
   @kept 65_536
-  @nothing {"", :queue.new(), 0, 0}
 
   @typedoc "Why a library does not load: the loader's words, or what became of the check VM."
   @type reason :: String.t()
@@ -265,7 +264,8 @@ defmodule OpenAgentsPolicy.LoadCheck do
               )
         ])
 
-      await(port, @nothing, System.monotonic_time(:millisecond) + timeout, {timeout, doing})
+      kept = {"", :queue.new(), 0, 0}
+      await(port, kept, System.monotonic_time(:millisecond) + timeout, {timeout, doing})
     after
       File.rm_rf(home)
     end
@@ -368,12 +368,12 @@ defmodule OpenAgentsPolicy.LoadCheck do
 
   # What the check VM printed, bounded: a library whose load prints forever
   # would otherwise grow this VM (a production node, in a relup) until the
-  # deadline. Kept: the first @kept bytes (`head`) and, as a queue of whole
-  # chunks (`tail`, `size` bytes), at least the last @kept; each chunk
-  # before those is dropped as the next comes, only counted, so the pipe is
-  # still drained and the check VM never blocks on it. Only the head's bytes
-  # are copied; the port's chunks being at most 64 KiB, at most 192 KiB are
-  # held.
+  # deadline. Kept, from `{"", :queue.new(), 0, 0}` on (run/4): the first
+  # @kept bytes (`head`) and, as a queue of whole chunks (`tail`, `size`
+  # bytes), at least the last @kept; each chunk before those is dropped as
+  # the next comes, only counted, so the pipe is still drained and the
+  # check VM never blocks on it. Only the head's bytes are copied; the
+  # port's chunks being at most 64 KiB, at most 192 KiB are held.
   defp keep({head, tail, size, dropped}, data) when byte_size(head) < @kept do
     room = min(@kept - byte_size(head), byte_size(data))
     rest = binary_part(data, room, byte_size(data) - room)
