@@ -42,10 +42,15 @@ defmodule OpenAgentsPolicy.LoadCheck do
   the system's temporary directory, with mode 0700 from the start (no
   moment where another user of the machine, under a umask of 000 or 002,
   could write a `.erlang` into it), and never one already there, which
-  another user could have planted. One deadline for the whole check (30 s
-  unless `:timeout` says otherwise), not renewed by output: a library whose
-  load prints forever is still cut off; then the check VM is killed
-  (SIGKILL to its OS process), so none is left behind.
+  another user could have planted; the check VM removes it once booted
+  (its `.erlang` would be read during the boot), before the load. One
+  deadline for the whole check (30 s unless `:timeout` says otherwise), not
+  renewed by output: a library whose load prints forever is still cut off;
+  then the check VM is killed (SIGKILL to the port's process group), so
+  none is left behind. Of what the check
+  VM prints before its verdict, only the first and last 64 KiB are kept
+  here (the rest is read from the pipe and dropped, and a refusal says how
+  many bytes went), so a library that prints forever costs this VM no more.
 
   The check VM dies with its caller, as a `:peer` node started with
   `connection: :standard_io` does, by the same means: its first act is a
@@ -53,20 +58,23 @@ defmodule OpenAgentsPolicy.LoadCheck do
   written. End of file there means the port was closed: by the calling
   process, by that process's death (a port is linked to its owner), or by
   the death of the calling VM however it dies (the kernel closes its end of
-  the pipe: a SIGKILL, a CI job's kill, Ctrl-C); the check VM then removes
-  its directory and halts. The watch also holds the check's deadline, from
-  the check VM's own start, so a caller alive but stuck (suspended, or
-  never reading its port) leaves none running past it either. `:peer`
+  the pipe: a SIGKILL, a CI job's kill, Ctrl-C); the check VM then halts.
+  The watch also holds the check's deadline, from the check VM's own start,
+  so a caller alive but stuck (suspended, or never reading its port) leaves
+  none running past it either. A load stuck in native code can keep every
+  process of the check VM from running, the watch's too: so the check VM
+  runs under `timeout -s KILL`, which kills it from outside both VMs one to
+  two seconds after the deadline, whatever became of its caller. `:peer`
   itself is not used: it makes the node's output its control channel, where
   the check reads the loader's own words and how the VM died (a signal, an
   exit status) from the port.
 
-  What remains possible: a directory left behind when the check VM itself
-  dies abruptly (a SIGKILL, or the load's own crash) after its caller did,
-  or when the caller dies between making it and starting the check VM; and
-  a check VM whose load is stuck in native code holding every scheduler of
-  its VM runs until its caller kills it at the deadline, or for good if the
-  caller died too (nothing in that VM can run to halt it).
+  What remains possible: a directory left behind when the check VM dies
+  while it boots, before it removes it, and its caller died too (or the
+  caller died between making it and starting the check VM); and, on a
+  machine with no `timeout` on the `PATH` (macOS without coreutils), a
+  check VM whose load is stuck in native code runs until its caller kills
+  it at the deadline, or for good if the caller died too.
 
   Absent: anything Mix or Elixir at run time in the check VM (`library/3`
   needs erts, kernel, stdlib and compiler only), any retry, and
@@ -77,6 +85,8 @@ defmodule OpenAgentsPolicy.LoadCheck do
   @marker "load_check: "
   # The check VM's exit status when it halts at its own deadline (timeout(1)'s).
   @deadline_status 124
+  # What is kept of the check VM's output: its first and last @kept bytes.
+  @kept 65_536
 
   @typedoc "Why a library does not load: the loader's words, or what became of the check VM."
   @type reason :: String.t()
@@ -234,14 +244,17 @@ defmodule OpenAgentsPolicy.LoadCheck do
     timeout = Keyword.get(opts, :timeout, @timeout)
     home = new_home!(System.tmp_dir!())
 
+    # -noinput: no reader of the standard input but the watch's.
+    args = boot_args() ++ ["-noinput"] ++ paths ++ ["-eval", watch(home, timeout) <> eval]
+    {program, args} = bounded(erl(), args, timeout)
+
     try do
       port =
-        Port.open({:spawn_executable, erl()}, [
+        Port.open({:spawn_executable, program}, [
           :binary,
           :exit_status,
           :stderr_to_stdout,
-          # -noinput: no reader of the standard input but the watch's.
-          args: boot_args() ++ ["-noinput"] ++ paths ++ ["-eval", watch(home, timeout) <> eval],
+          args: args,
           cd: home,
           env:
             [{~c"HOME", String.to_charlist(home)}, {~c"XDG_CONFIG_HOME", false}] ++
@@ -251,30 +264,45 @@ defmodule OpenAgentsPolicy.LoadCheck do
               )
         ])
 
-      await(port, "", System.monotonic_time(:millisecond) + timeout, {timeout, doing})
+      kept = {"", :queue.new(), 0, 0}
+      await(port, kept, System.monotonic_time(:millisecond) + timeout, {timeout, doing})
     after
       File.rm_rf(home)
     end
   end
 
-  # The check VM's first act, before the load: a process of its own that
-  # halts it (after removing its home, which the caller's `after` may never
-  # get to) when its standard input, the port's pipe, reaches end of file
-  # (the port closed, by its owner or with it, or the calling VM gone) or
-  # goes away, and at the deadline, counted from the check VM's start: so
-  # never before the caller's own, which is the one that speaks while the
-  # caller is alive and reading. No flush at halt: a caller stuck with its
-  # pipe full must not hold it.
+  # The check VM run under timeout(1), which SIGKILLs it a whole second or
+  # more after the deadline, from outside both VMs: so it ends even when
+  # nothing in it can run (a load stuck in native code) and its caller is
+  # gone. timeout is its process group's leader (erl_child_setup makes each
+  # port program one) and the check VM is in that group: kill/1 ends both.
+  # GNU's and BusyBox's timeout alike take `-s KILL SECONDS`; where there is
+  # none (macOS without coreutils), erl runs alone, as the moduledoc says.
+  defp bounded(erl, args, timeout) do
+    case System.find_executable("timeout") do
+      nil -> {erl, args}
+      bound -> {bound, ["-s", "KILL", "#{div(timeout + 999, 1000) + 1}", erl | args]}
+    end
+  end
+
+  # The check VM's first acts, before the load: removing its home, which
+  # served while it booted (its .erlang, had it one, is read by the boot
+  # script, before any -eval), so no directory is left whatever ends the
+  # check VM after that; then a process of its own that halts it when its
+  # standard input, the port's pipe, reaches end of file (the port closed,
+  # by its owner or with it, or the calling VM gone) or goes away, and at
+  # the deadline, counted from the check VM's start: so never before the
+  # caller's own, which is the one that speaks while the caller is alive
+  # and reading. No flush at halt: a caller stuck with its pipe full must
+  # not hold it.
   defp watch(home, timeout) do
     """
+    _ = file:del_dir_r(#{literal(String.to_charlist(home))}),
     _ = spawn(fun() ->
       process_flag(trap_exit, true),
       Stdin = open_port({fd, 0, 1}, [in, eof, binary]),
       _ = erlang:send_after(#{timeout}, self(), deadline),
-      Halt = fun(Status) ->
-        _ = file:del_dir_r(#{literal(String.to_charlist(home))}),
-        erlang:halt(Status, [{flush, false}])
-      end,
+      Halt = fun(Status) -> erlang:halt(Status, [{flush, false}]) end,
       Watch = fun W() ->
         receive
           {Stdin, {data, _}} -> W();
@@ -308,28 +336,83 @@ defmodule OpenAgentsPolicy.LoadCheck do
     end
   end
 
-  defp await(port, output, deadline, late) do
+  defp await(port, kept, deadline, late) do
     receive do
       {^port, {:data, data}} ->
-        await(port, output <> data, deadline, late)
+        await(port, keep(kept, data), deadline, late)
 
       {^port, {:exit_status, status}} ->
+        output = kept_output(kept)
+
         case String.split(output, @marker, parts: 2) do
           [_, "ok\n"] -> :ok
           [_, "answer " <> answer] -> read_answer(answer)
           [before, why] -> {:error, explain(why, before)}
           # The check VM's own deadline, reached first: this VM was late to its own.
-          [_] when status == @deadline_status -> {:error, late(late)}
+          [_] when status == @deadline_status -> {:error, late(late, kept)}
           [_] -> {:error, "the VM loading it #{died(status)}: #{inspect(String.trim(output))}"}
         end
     after
       max(deadline - System.monotonic_time(:millisecond), 0) ->
         kill(port)
-        {:error, late(late)}
+        {:error, late(late, kept)}
     end
   end
 
-  defp late({timeout, doing}), do: "#{doing} did not finish within #{div(timeout, 1000)} s"
+  defp late({timeout, doing}, kept) do
+    dropped = dropped(kept)
+
+    "#{doing} did not finish within #{div(timeout, 1000)} s" <>
+      if dropped > 0, do: " (#{says_dropped(dropped)})", else: ""
+  end
+
+  # What the check VM printed, bounded: a library whose load prints forever
+  # would otherwise grow this VM (a production node, in a relup) until the
+  # deadline. Kept, from `{"", :queue.new(), 0, 0}` on (run/4): the first
+  # @kept bytes (`head`) and, as a queue of whole chunks (`tail`, `size`
+  # bytes), at least the last @kept; each chunk before those is dropped as
+  # the next comes, only counted, so the pipe is still drained and the
+  # check VM never blocks on it. Only the head's bytes are copied; the
+  # port's chunks being at most 64 KiB, at most 192 KiB are held.
+  defp keep({head, tail, size, dropped}, data) when byte_size(head) < @kept do
+    room = min(@kept - byte_size(head), byte_size(data))
+    rest = binary_part(data, room, byte_size(data) - room)
+    kept = {head <> binary_part(data, 0, room), tail, size, dropped}
+    if rest == "", do: kept, else: keep(kept, rest)
+  end
+
+  defp keep({head, tail, size, dropped}, data) do
+    drop_front({head, :queue.in(data, tail), size + byte_size(data), dropped})
+  end
+
+  defp drop_front({head, tail, size, dropped} = kept) do
+    {{:value, front}, rest} = :queue.out(tail)
+
+    if size - byte_size(front) >= @kept,
+      do: drop_front({head, rest, size - byte_size(front), dropped + byte_size(front)}),
+      else: kept
+  end
+
+  # Every byte not kept: the chunks dropped, and the part of the oldest
+  # queued chunk before the last @kept bytes.
+  defp dropped({_head, _tail, size, dropped}), do: dropped + max(size - @kept, 0)
+
+  # The kept output as one text: the head, then the last @kept bytes, and
+  # between them, when anything was dropped, a line that says so.
+  defp kept_output({head, tail, size, _} = kept) do
+    cut = max(size - @kept, 0)
+    last = tail |> :queue.to_list() |> IO.iodata_to_binary() |> binary_part(cut, size - cut)
+
+    case dropped(kept) do
+      0 -> head <> last
+      dropped -> head <> "\n[#{says_dropped(dropped)}]\n" <> last
+    end
+  end
+
+  defp says_dropped(bytes),
+    do:
+      "#{bytes} bytes of the check VM's output dropped: " <>
+        "the check keeps the first and last #{div(@kept, 1024)} KiB of it"
 
   # The asked function's answer: its external format, in hex, on the marked
   # line. `:safe`: an atom this VM does not know is refused, not made.
@@ -347,13 +430,15 @@ defmodule OpenAgentsPolicy.LoadCheck do
     [why, before] |> Enum.map(&String.trim/1) |> Enum.reject(&(&1 == "")) |> Enum.join("\n")
   end
 
-  # SIGKILL to the check VM (the erl script exec's the emulator, so the
-  # port's OS process is the VM), then the port closed and its messages
-  # dropped.
+  # SIGKILL to the port's process group: timeout(1) and the check VM under
+  # it (the erl script exec's the emulator), or the check VM alone where it
+  # runs without timeout; then the port closed and its messages dropped.
   defp kill(port) do
     case Port.info(port, :os_pid) do
       {:os_pid, pid} ->
-        {_output, _status} = System.cmd("kill", ["-KILL", "#{pid}"], stderr_to_stdout: true)
+        {_output, _status} =
+          System.cmd("kill", ["-KILL", "--", "-#{pid}"], stderr_to_stdout: true)
+
         :ok
 
       nil ->

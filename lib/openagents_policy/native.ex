@@ -54,9 +54,11 @@ defmodule OpenAgentsPolicy.Native do
         otp_app: :openagents_policy,
         crate: "openagents_policy_nif",
         version: version,
+        # The variable as users write a mirror's address, refused in the
+        # library's words when it is not one (native/base_url.ex).
         base_url:
-          System.get_env(
-            "OPENAGENTS_POLICY_NIF_BASE_URL",
+          OpenAgentsPolicy.Native.BaseURL.option(
+            System.get_env("OPENAGENTS_POLICY_NIF_BASE_URL"),
             "https://github.com/OpenAgentsInc/openagents_policy/releases/download/v#{version}"
           ),
         targets: ~w(aarch64-apple-darwin aarch64-unknown-linux-gnu aarch64-unknown-linux-musl

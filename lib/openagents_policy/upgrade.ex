@@ -59,9 +59,12 @@ defmodule OpenAgentsPolicy.Upgrade do
   higher effective tier: `OpenAgentsPolicy.Decisions`), unless the
   variable `OPENAGENTS_POLICY_ACCEPT_WIDENING` of this VM names that
   target's decision digest: the operator accepts exactly those decisions,
-  read before the install, and no others. A running node's variable is set
-  with `System.put_env/2` (`bin/APP rpc`); an application's environment
-  would not do, as `release_handler` replaces it before the check runs. A
+  for one install, and no others. `check/3` takes the variable (reads it
+  and removes it from this VM) whatever it then answers, so an acceptance
+  serves the next install only, never a later one. A running node's
+  variable is set with `System.put_env/2` (`bin/APP rpc`); an application's
+  environment would not do, as `release_handler` replaces it before the
+  check runs. A
   narrowing or a change that neither widens nor narrows needs no one's word.
 
   The target's document is read only once it is known to be what the
@@ -116,9 +119,16 @@ defmodule OpenAgentsPolicy.Upgrade do
   the library's: write it anew, see the module docs); a target whose
   decisions widen is refused unless `OPENAGENTS_POLICY_ACCEPT_WIDENING`
   names its decision digest, and the Markdown of every change is logged.
+  The variable is taken: removed from this VM by this call, whatever it
+  answers, so it accepts one install's widening and no later one's.
+
+  Before any load, a target library that is the one this VM runs (the same
+  device and inode as `OpenAgentsPolicy.Native`'s library, under any path:
+  a hard link, a symlink) is refused: this VM would not load it again.
 
   Reasons: `{:no_library, dir}` (no unpacked version or no `.so`),
-  `{:several_libraries, files}`, `{:does_not_load, file, why}` (`why` says
+  `{:several_libraries, files}`, `{:running_library, file, why}` (`why`
+  names both paths), `{:does_not_load, file, why}` (`why` says
   so too when the library loaded but its decision digest could not be
   had), `{:decision_document_mismatch, file, %{document: digest, library:
   digest}}` (the SHA-256 of `file`, the target's `priv/decisions.json`,
@@ -129,9 +139,14 @@ defmodule OpenAgentsPolicy.Upgrade do
   @spec check(direction(), String.t(), Path.t()) :: :ok
   def check(direction, version, lib_root \\ Path.join(:code.root_dir(), "lib"))
       when direction in [:up, :down] and is_binary(version) do
+    # Taken before anything can refuse: an acceptance left in the VM would
+    # accept the same decisions again at a later install nobody meant.
+    accepted = System.get_env(@accept)
+    System.delete_env(@accept)
+
     lib_root
     |> targets(direction, version)
-    |> Enum.each(&check_dir!/1)
+    |> Enum.each(&check_dir!(&1, accepted))
   end
 
   defp targets(lib_root, :up, version), do: [Path.join(lib_root, "openagents_policy-#{version}")]
@@ -144,14 +159,44 @@ defmodule OpenAgentsPolicy.Upgrade do
     end
   end
 
-  defp check_dir!(dir) do
+  defp check_dir!(dir, accepted) do
     case Path.wildcard(Path.join([dir, "priv", "native", @nif <> "*.so"])) do
-      [file] -> file |> check_loads!(Path.join(dir, "ebin")) |> check_document!(dir)
-      [] -> refuse({:no_library, dir})
-      files -> refuse({:several_libraries, files})
+      [file] ->
+        file
+        |> check_not_running!()
+        |> check_loads!(Path.join(dir, "ebin"))
+        |> check_document!(dir)
+
+      [] ->
+        refuse({:no_library, dir})
+
+      files ->
+        refuse({:several_libraries, files})
     end
 
-    check_decisions!(dir)
+    check_decisions!(dir, accepted)
+  end
+
+  # A target library that is the running one under another path (a hard
+  # link or a symlink to it: `cp -al`, `rsync --link-dest`, store-style
+  # trees) loads in a fresh VM, but this VM's loader hands back the library
+  # it has mapped (the same device and inode), which the NIF's upgrade
+  # callback refuses: after the point of no return, when release_handler
+  # restarts the VM. Refused here instead, before any load.
+  defp check_not_running!(file) do
+    running = OpenAgentsPolicy.Native.library_file()
+
+    with {:ok, %File.Stat{major_device: device, inode: inode}} <- File.stat(file),
+         {:ok, %File.Stat{major_device: ^device, inode: ^inode}} <- File.stat(running) do
+      refuse(
+        {:running_library, file,
+         "#{file} is #{running}, the NIF library this VM runs, under another path " <>
+           "(the same device and inode), which this VM cannot load again: " <>
+           "the release needs a copy of its own, not a link"}
+      )
+    else
+      _ -> file
+    end
   end
 
   # The target's document must be what its library decides: else the diff
@@ -184,7 +229,7 @@ defmodule OpenAgentsPolicy.Upgrade do
     end
   end
 
-  defp check_decisions!(dir) do
+  defp check_decisions!(dir, accepted) do
     case diff_dir(dir) do
       {:ok, %{changes: []}} ->
         :ok
@@ -195,7 +240,7 @@ defmodule OpenAgentsPolicy.Upgrade do
       {:ok, %{digest: digest, widened: widened, markdown: markdown}} ->
         log(dir, markdown)
 
-        unless System.get_env(@accept) == digest,
+        unless accepted == digest,
           do: refuse({:widens, digest, Enum.map(widened, & &1.says)})
 
       {:error, reason} ->

@@ -49,17 +49,101 @@ defmodule OpenAgentsPolicy.LoadCheckTest do
       timer:sleep(infinity)
     """)
 
-    fn ->
-      assert poll(fn -> File.exists?(pid_file) end, 60_000), "the check VM never started its load"
-      os_pid = File.read!(pid_file)
-      home = File.read!(Path.join(dir, "home"))
+    fn -> started!(dir) end
+  end
 
-      on_exit(fn ->
-        kill_if_ours(os_pid, dir)
-        File.rm_rf!(home)
-      end)
+  # A NIF library whose ELF constructor, run by dlopen(3) inside the
+  # loader, before any NIF entry point is looked for, runs `body` (C); built
+  # with the C compiler cargo links with.
+  defp c_library!(dir, name, body) do
+    source = Path.join(dir, "#{name}.c")
+    file = Path.join(dir, "#{name}.so")
 
-      {os_pid, home}
+    File.write!(source, """
+    #include <stdio.h>
+    #include <stdlib.h>
+    #include <string.h>
+    #include <unistd.h>
+    __attribute__((constructor)) static void construct(void) { #{body} }
+    """)
+
+    {output, status} =
+      System.cmd("cc", ["-shared", "-fPIC", "-o", file, source], stderr_to_stdout: true)
+
+    assert status == 0, "cc failed: #{output}"
+    file
+  end
+
+  # A library whose constructor never returns, in native code (no process
+  # of its VM is in the way: it sleeps in the loader), after writing the
+  # check VM's HOME and OS pid as hanging_check!/1's module does.
+  defp hanging_library!(dir) do
+    file =
+      c_library!(dir, "hang", """
+      FILE *f = fopen(#{inspect(Path.join(dir, "home"))}, "w");
+        fputs(getenv("HOME"), f); fclose(f);
+        f = fopen(#{inspect(Path.join(dir, "pid.new"))}, "w");
+        fprintf(f, "%d", getpid()); fclose(f);
+        rename(#{inspect(Path.join(dir, "pid.new"))}, #{inspect(Path.join(dir, "pid"))});
+        for (;;) sleep(1);
+      """)
+
+    {file, fn -> started!(dir) end}
+  end
+
+  # The check VM's OS pid and HOME, once the pid file says both are written;
+  # each killed or removed at the test's exit if the check left them.
+  defp started!(dir) do
+    pid_file = Path.join(dir, "pid")
+    assert poll(fn -> File.exists?(pid_file) end, 60_000), "the check VM never started its load"
+    os_pid = File.read!(pid_file)
+    home = File.read!(Path.join(dir, "home"))
+
+    on_exit(fn ->
+      kill_if_ours(os_pid, dir)
+      File.rm_rf!(home)
+    end)
+
+    {os_pid, home}
+  end
+
+  # A VM of this installation calling `eval` (Erlang) with this build's
+  # ebin and Elixir's on its code path, under umask 000 (where a directory
+  # made 0777 and chmod'ed after would be anyone's for a moment), as the
+  # port's OS process; killed at the test's exit if still there.
+  defp caller_vm!(dir, eval) do
+    erl = Path.join([:code.root_dir(), "bin", "erl"])
+
+    ebins =
+      for app <- [:elixir, :openagents_policy], do: ["-pa", Path.join(:code.lib_dir(app), "ebin")]
+
+    caller =
+      Port.open({:spawn_executable, "/bin/sh"}, [
+        :binary,
+        :exit_status,
+        :stderr_to_stdout,
+        args:
+          ["-c", ~s(umask 000 && exec "$0" "$@"), erl, "-noshell"] ++
+            List.flatten(ebins) ++ ["-eval", eval]
+      ])
+
+    {:os_pid, caller_pid} = Port.info(caller, :os_pid)
+    on_exit(fn -> kill_if_ours(caller_pid, dir) end)
+    {caller, caller_pid}
+  end
+
+  # The VM's resident set, in bytes (Linux's /proc, as the tests above).
+  defp rss do
+    [_, kb] = Regex.run(~r/^VmRSS:\s+(\d+) kB/m, File.read!("/proc/self/status"))
+    String.to_integer(kb) * 1024
+  end
+
+  # The largest resident set seen every 5 ms until told to stop.
+  defp sample_rss(peak) do
+    receive do
+      {:stop, from} -> send(from, {:peak, max(peak, rss())})
+    after
+      5 -> sample_rss(max(peak, rss()))
     end
   end
 
@@ -84,6 +168,12 @@ defmodule OpenAgentsPolicy.LoadCheckTest do
       {:error, _} -> true
     end
   end
+
+  # A check VM its caller killed (SIGKILL to the port's process group) is
+  # gone within moments of the check's answer: the answer waits for the
+  # end of the port's output, which the VM's death closes, and its last
+  # threads end just after.
+  defp killed?(os_pid), do: poll(fn -> gone?(os_pid) end, 5_000)
 
   # The check VM `os_pid` gone within 30 s of `what`, and its home with it.
   defp assert_gone(os_pid, home, what) do
@@ -124,7 +214,7 @@ defmodule OpenAgentsPolicy.LoadCheckTest do
     assert elapsed >= 2_000 and elapsed < 8_000, "took #{elapsed} ms"
 
     os_pid = File.read!(pid_file)
-    refute File.exists?("/proc/#{os_pid}"), "the check VM #{os_pid} was left running"
+    assert killed?(os_pid), "the check VM #{os_pid} was left running"
   end
 
   test "the check VM runs no .erlang of the user's", %{tmp_dir: dir} do
@@ -251,7 +341,7 @@ defmodule OpenAgentsPolicy.LoadCheckTest do
                 "loading it and calling :load_check_ask_hangs.answer/0 did not finish within 2 s"}
 
       os_pid = File.read!(pid_file)
-      assert gone?(os_pid), "the check VM #{os_pid} was left running"
+      assert killed?(os_pid), "the check VM #{os_pid} was left running"
     end
 
     test "refuses an answer naming an atom this VM does not know, and makes none",
@@ -289,36 +379,98 @@ defmodule OpenAgentsPolicy.LoadCheckTest do
   test "the check VM dies with its caller's VM, killed with SIGKILL, and removes its home",
        %{tmp_dir: dir} do
     started = hanging_check!(dir)
-    erl = Path.join([:code.root_dir(), "bin", "erl"])
-
-    ebins =
-      for app <- [:elixir, :openagents_policy], do: ["-pa", Path.join(:code.lib_dir(app), "ebin")]
 
     # A deadline far away: nothing but the caller's death can explain the
     # check VM's.
-    eval =
-      "'Elixir.OpenAgentsPolicy.LoadCheck':module(load_check_hang, [#{inspect(dir)}], [{timeout, 600000}]), halt()."
+    {caller, caller_pid} =
+      caller_vm!(
+        dir,
+        "'Elixir.OpenAgentsPolicy.LoadCheck':module(load_check_hang, [#{inspect(dir)}], [{timeout, 600000}]), halt()."
+      )
 
-    # The caller under umask 000, where a directory made 0777 and chmod'ed
-    # after would be anyone's for a moment; mktemp makes it 0700 at once.
-    caller =
-      Port.open({:spawn_executable, "/bin/sh"}, [
-        :binary,
-        :exit_status,
-        :stderr_to_stdout,
-        args:
-          ["-c", ~s(umask 000 && exec "$0" "$@"), erl, "-noshell"] ++
-            List.flatten(ebins) ++ ["-eval", eval]
-      ])
-
-    {:os_pid, caller_pid} = Port.info(caller, :os_pid)
-    on_exit(fn -> kill_if_ours(caller_pid, dir) end)
     {os_pid, home} = started.()
-    assert (File.stat!(home).mode &&& 0o777) == 0o700
+    # Made 0700 at once by mktemp, under the caller's umask 000: the mode of
+    # the check VM's working directory, its home.
+    assert (File.stat!("/proc/#{os_pid}/cwd").mode &&& 0o777) == 0o700
     {_, 0} = System.cmd("kill", ["-KILL", "#{caller_pid}"])
     assert_receive {^caller, {:exit_status, 137}}, 10_000
 
     assert_gone(os_pid, home, "its caller was killed")
+  end
+
+  test "a constructor that never returns, its caller's VM killed: the check VM ends at its deadline",
+       %{tmp_dir: dir} do
+    {file, started} = hanging_library!(dir)
+    # Nothing in the check VM can halt it: its load sleeps in native code.
+    # What ends it is outside that VM, and outside its dead caller.
+    {caller, caller_pid} =
+      caller_vm!(
+        dir,
+        "'Elixir.OpenAgentsPolicy.LoadCheck':library(#{inspect(file)}, load_check_hang_c, [{timeout, 3000}]), halt()."
+      )
+
+    {os_pid, home} = started.()
+    {_, 0} = System.cmd("kill", ["-KILL", "#{caller_pid}"])
+    killed = System.monotonic_time(:millisecond)
+    assert_receive {^caller, {:exit_status, 137}}, 10_000
+
+    # The deadline, 3 s from the call, is at most 3 s from the kill; a few
+    # seconds more for the check's outer bound (whole seconds, one more
+    # than the deadline) and a loaded machine.
+    gone = poll(fn -> gone?(os_pid) and not File.exists?(home) end, 10_000)
+    took = System.monotonic_time(:millisecond) - killed
+
+    assert gone,
+           "the check VM #{os_pid} or its home #{home} still there #{took} ms after its caller's kill"
+  end
+
+  test "a constructor that prints forever: this VM keeps 128 KiB of it and grows by less than 50 MB",
+       %{tmp_dir: dir} do
+    file =
+      c_library!(dir, "chatty", """
+      static char chunk[65536];
+        memset(chunk, 'x', sizeof chunk);
+        for (;;) if (write(1, chunk, sizeof chunk) < 0) _exit(1);
+      """)
+
+    before = rss()
+    test = self()
+    sampler = spawn_link(fn -> sample_rss(before) end)
+    checked = LoadCheck.library(file, :load_check_chatty_c, timeout: 5_000)
+    send(sampler, {:stop, test})
+    assert_receive {:peak, peak}, 5_000
+
+    assert {:error, "loading it did not finish within 5 s (" <> dropped} = checked
+
+    assert [_, bytes] =
+             Regex.run(
+               ~r/^(\d+) bytes of the check VM's output dropped: the check keeps the first and last 64 KiB of it\)$/,
+               dropped
+             )
+
+    # It printed more than this VM may grow by, or the bound proves nothing.
+    assert String.to_integer(bytes) > 50_000_000, "inconclusive: it printed only #{bytes} bytes"
+    assert peak - before < 50_000_000, "this VM grew by #{peak - before} bytes"
+  end
+
+  test "what a load printed is kept whole up to 128 KiB, and past that says how much was dropped",
+       %{tmp_dir: dir} do
+    for {name, bytes} <- [{:load_check_says_some, 100_000}, {:load_check_says_more, 300_000}] do
+      module_in!(dir, name, ~s|io:put_chars(lists:duplicate(#{bytes}, $^)), {error, said}|)
+      assert {:error, why} = LoadCheck.module(name, [dir])
+      assert why =~ "said"
+      carets = why |> String.graphemes() |> Enum.count(&(&1 == "^"))
+
+      case Regex.run(~r/\n\[(\d+) bytes of the check VM's output dropped: /, why) do
+        nil ->
+          assert bytes <= 2 * 65_536 and carets == bytes
+
+        [_, dropped] ->
+          # Only the middle went: every byte printed is kept or counted.
+          assert bytes > 2 * 65_536 and carets <= 2 * 65_536
+          assert carets + String.to_integer(dropped) == bytes
+      end
+    end
   end
 
   test "the check VM halts when its calling process dies, and removes its home",

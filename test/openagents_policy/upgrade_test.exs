@@ -104,6 +104,12 @@ defmodule OpenAgentsPolicy.UpgradeTest do
         {:bytes, name, bytes} ->
           File.write!(Path.join(dir, "priv/native/#{name}"), bytes)
 
+        {:link, link} ->
+          link.(
+            @native.library_file(),
+            Path.join(dir, "priv/native/#{Path.basename(@native.library_file())}")
+          )
+
         :none ->
           :ok
       end
@@ -174,7 +180,7 @@ defmodule OpenAgentsPolicy.UpgradeTest do
                catch_throw(Upgrade.check(:up, "9.9.8", root))
     end
 
-    test "refuses a target whose decisions widen, unless OPENAGENTS_POLICY_ACCEPT_WIDENING names them",
+    test "refuses a target whose decisions widen, unless OPENAGENTS_POLICY_ACCEPT_WIDENING names them for this install",
          %{lib_root: root} do
       # An attempt's terminal_commit disclosed from pulse, not ledger.
       widened =
@@ -201,6 +207,22 @@ defmodule OpenAgentsPolicy.UpgradeTest do
 
       System.put_env(@accept, digest)
       assert Upgrade.check(:up, "9.9.9", root) == :ok
+
+      # Taken by the install it accepted: a later one is refused again.
+      assert System.get_env(@accept) == nil
+
+      assert catch_throw(Upgrade.check(:up, "9.9.9", root)) ==
+               {:error, {:openagents_policy, {:widens, digest, [says]}}}
+
+      # Taken by a check that refuses for another reason, too: the install
+      # it was set for was this one.
+      System.put_env(@accept, digest)
+
+      assert catch_throw(Upgrade.check(:up, "9.9.5", root)) ==
+               {:error,
+                {:openagents_policy, {:no_library, Path.join(root, "openagents_policy-9.9.5")}}}
+
+      assert System.get_env(@accept) == nil
     end
 
     test "passes a target whose decisions narrow, and says what moved", %{lib_root: root} do
@@ -315,6 +337,33 @@ defmodule OpenAgentsPolicy.UpgradeTest do
       assert Path.basename(file) == Path.basename(@native.library_file())
       assert why =~ "OpenAgentsPolicy.Native.decision_digest/0, asked after the load"
       assert why =~ "UndefinedFunctionError"
+    end
+
+    test "refuses the library this VM runs under another path: a hard link, a symlink" do
+      # Beside the running library, on its file system: a hard link
+      # cannot cross to another.
+      root =
+        Path.join(Mix.Project.build_path(), "upgrade-test-#{System.unique_integer([:positive])}")
+
+      on_exit(fn -> File.rm_rf!(root) end)
+      running = @native.library_file()
+
+      for {version, link} <- [{"9.9.8", &File.ln!/2}, {"9.9.7", &File.ln_s!/2}] do
+        dir = unpack(root, version, {:link, link})
+        file = Path.join(dir, "priv/native/#{Path.basename(running)}")
+
+        assert catch_throw(Upgrade.check(:up, version, root)) ==
+                 {:error,
+                  {:openagents_policy,
+                   {:running_library, file,
+                    "#{file} is #{running}, the NIF library this VM runs, under another path " <>
+                      "(the same device and inode), which this VM cannot load again: " <>
+                      "the release needs a copy of its own, not a link"}}}
+      end
+
+      # A copy of it is another file, which a relup can load.
+      unpack(root, "9.9.6")
+      assert Upgrade.check(:up, "9.9.6", root) == :ok
     end
 
     test "refuses a library the VM cannot load: cut short, or not a library", %{lib_root: root} do

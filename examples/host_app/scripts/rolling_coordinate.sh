@@ -17,9 +17,10 @@
 # `coordinator: REFUSED VSN: ...` naming each widened answer and the digest
 # that accepts it) unless OPENAGENTS_POLICY_ACCEPT_WIDENING names VSN's
 # decision digest; then each node gets that variable for its install (the
-# library's check reads it there) and loses it after. A VSN whose decision
-# document is of a format the first node's library does not read is refused
-# the same way (exit 3), before any node is touched.
+# library's check takes it there, and the rpc removes it after an install
+# that never reached the check). A VSN whose decision document is of a
+# format the first node's library does not read is refused the same way
+# (exit 3), before any node is touched.
 # Then, for each node not done, in order:
 #   1. records its fingerprint (OpenAgentsPolicy.fingerprint/0: library
 #      version, decision digest, the loaded NIF library's SHA-256), its OS
@@ -196,10 +197,15 @@ for spec in "${SPECS[@]}"; do
 
   [[ -z ${ROLLING_MARKS:-} ]] || now_us >"$ROLLING_MARKS/${PHASE}_${name}_start"
   t0=$(now_us)
-  accept=""
-  [[ -z $ACCEPT ]] || accept="System.put_env(\"OPENAGENTS_POLICY_ACCEPT_WIDENING\", \"$ACCEPT\"); "
+  # The acceptance, set in the node for this install alone: its check
+  # (Upgrade.check/3) takes it, and the rpc's `after` removes it in the
+  # node when the install never reached the check (refused at the gate),
+  # whatever becomes of this coordinator meanwhile.
+  install="HostApp.Upgrade.install(\"$VSN\")"
+  [[ -z $ACCEPT ]] ||
+    install="System.put_env(\"OPENAGENTS_POLICY_ACCEPT_WIDENING\", \"$ACCEPT\"); try do $install after System.delete_env(\"OPENAGENTS_POLICY_ACCEPT_WIDENING\") end"
   installed=0
-  out=$(rpc "$name" "$dir" "${accept}HostApp.Upgrade.install(\"$VSN\")" 2>"$ERRS") || installed=$?
+  out=$(rpc "$name" "$dir" "$install" 2>"$ERRS") || installed=$?
   took=$((($(now_us) - t0) / 1000))
   [[ -z ${ROLLING_MARKS:-} ]] || now_us >"$ROLLING_MARKS/${PHASE}_${name}_end"
   if [[ $installed -ne 0 ]] && ! answers "$name" "$dir"; then
@@ -209,7 +215,6 @@ for spec in "${SPECS[@]}"; do
     last=$(printf '%s\n%s' "$out" "$(cat "$ERRS")" | tr -d '\r' | grep -v '^[[:space:]]*$' | tail -n 1)
     stop "$name" "install of $VSN: the node went down during it after ${took} ms, before it was made permanent, and no longer answers (its rpc: ${last:-no output}); restart it (bin/host_app daemon: it boots its permanent release), check it, then run this again to resume"
   fi
-  [[ -z $ACCEPT ]] || call "$name" "$dir" "clearing the acceptance" rpc 'System.delete_env("OPENAGENTS_POLICY_ACCEPT_WIDENING")'
   if [[ $out != "Now running $VSN"* ]]; then
     out="$out$(cat "$ERRS")"
     SEEN=$(status "$name" "$dir" 2>/dev/null || true)
