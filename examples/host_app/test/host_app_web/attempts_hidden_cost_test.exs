@@ -4,7 +4,10 @@ defmodule HostAppWeb.AttemptsHiddenCostTest do
   attempts dark to an anonymous reader after its cursor, the page after its
   last visible attempt is answered well within a second, still finds the
   one visible attempt behind them, and an install started while that
-  request is inside drains and runs. Not async: it closes the one gate.
+  request is inside drains and runs. Rows whose tier column is no tier word
+  (which no route writes) are the one kind the query cannot leave out: each
+  is read and decided, in batches that grow, and that cost is printed and
+  bounded too. Not async: it closes the one gate.
   """
   use HostAppWeb.ConnCase, async: false
 
@@ -17,8 +20,8 @@ defmodule HostAppWeb.AttemptsHiddenCostTest do
   @path "/api/repositories/acme-widgets/attempts"
 
   # The anonymous reader's last visible attempt (the cursor), then 20,000
-  # attempts whose tier column is dark after every seeded one, then one at
-  # pulse after them.
+  # attempts whose tier column is the test's `hidden_tier` after every
+  # seeded one, then one at pulse after them.
   setup ctx do
     %{"data" => seen} = request_as(nil, :get, @path <> "?limit=200") |> json!(200)
     [_, _, agent | _] = ctx.attempts
@@ -39,7 +42,7 @@ defmodule HostAppWeb.AttemptsHiddenCostTest do
     end
 
     1..@hidden
-    |> Enum.map(&row.(&1, "dark"))
+    |> Enum.map(&row.(&1, ctx.hidden_tier))
     |> Enum.chunk_every(2_000)
     |> Enum.each(&Repo.insert_all(Assignment, &1))
 
@@ -73,29 +76,35 @@ defmodule HostAppWeb.AttemptsHiddenCostTest do
     end
   end
 
-  test "anonymous ?limit=1 after its last visible attempt, 20,000 hidden ones after it", ctx do
-    event = OpenAgents.Repo.config()[:telemetry_prefix] ++ [:query]
-    id = {__MODULE__, make_ref()}
-    :ok = :telemetry.attach(id, event, &__MODULE__.start_install/4, self())
-    on_exit(fn -> :telemetry.detach(id) end)
+  # {the hidden rows' tier column, the bound in ms}: a tier word the query
+  # leaves out; a value that is none, each row read and decided.
+  for {tier, bound} <- [{"dark", 1_000}, {"GLASS", 5_000}] do
+    @tag hidden_tier: tier, bound: bound
+    test "anonymous ?limit=1 after its last visible attempt, 20,000 attempts #{tier} after it",
+         ctx do
+      event = OpenAgents.Repo.config()[:telemetry_prefix] ++ [:query]
+      id = {__MODULE__, make_ref()}
+      :ok = :telemetry.attach(id, event, &__MODULE__.start_install/4, self())
+      on_exit(fn -> :telemetry.detach(id) end)
 
-    started = System.monotonic_time(:microsecond)
-    conn = request_as(nil, :get, @path <> "?limit=1&after=#{ctx.cursor}")
-    ms = (System.monotonic_time(:microsecond) - started) / 1000
-    :telemetry.detach(id)
+      started = System.monotonic_time(:microsecond)
+      conn = request_as(nil, :get, @path <> "?limit=1&after=#{ctx.cursor}")
+      ms = (System.monotonic_time(:microsecond) - started) / 1000
+      :telemetry.detach(id)
 
-    assert_receive {:install, result, install_ms}
+      assert_receive {:install, result, install_ms}
 
-    IO.puts(
-      "\n#{@hidden} hidden attempts after the cursor: anonymous ?limit=1 answered in " <>
-        "#{Float.round(ms, 1)} ms; the install started inside it: #{inspect(result)} " <>
-        "after #{install_ms} ms"
-    )
+      IO.puts(
+        "\n#{@hidden} attempts #{ctx.hidden_tier} after the cursor: anonymous ?limit=1 " <>
+          "answered in #{Float.round(ms, 1)} ms; the install started inside it: " <>
+          "#{inspect(result)} after #{install_ms} ms"
+      )
 
-    assert %{"data" => [item], "next" => nil} = json!(conn, 200)
-    assert item["attempt"]["id"] == ctx.behind
-    assert item["tier"] == "pulse"
-    assert result == {:ok, :installed}
-    assert ms < 1_000
+      assert %{"data" => [item], "next" => nil} = json!(conn, 200)
+      assert item["attempt"]["id"] == ctx.behind
+      assert item["tier"] == "pulse"
+      assert result == {:ok, :installed}
+      assert ms < ctx.bound
+    end
   end
 end
