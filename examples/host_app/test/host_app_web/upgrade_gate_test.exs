@@ -256,13 +256,13 @@ defmodule HostAppWeb.UpgradeGateTest do
     end
   end
 
-  describe "a gate that does not answer an entry within enter_ms" do
+  describe "a gate that does not answer an entry: within enter_ms, or at all" do
     setup do
       restore = Upgrade.configure(enter_ms: 200)
       gate = Process.whereis(HostApp.Upgrade.Gate)
 
       on_exit(fn ->
-        :sys.resume(gate)
+        if Process.alive?(gate), do: :sys.resume(gate)
         Upgrade.configure(restore)
       end)
 
@@ -294,6 +294,31 @@ defmodule HostAppWeb.UpgradeGateTest do
                end)
 
       assert Upgrade.state() == %{closed: false, inside: 0, held: 0}
+    end
+
+    test "a gate that dies while asked: the one its supervisor starts is asked", ctx do
+      Upgrade.configure(enter_ms: 5_000)
+      :sys.suspend(ctx.gate)
+      parent = self()
+
+      request =
+        Task.async(fn -> Upgrade.serve(fn -> send(parent, {:inside, Upgrade.state()}) end) end)
+
+      await_queued(ctx.gate)
+      Process.exit(ctx.gate, :kill)
+
+      assert_receive {:inside, %{inside: 1}}
+      assert Task.await(request) == {:inside, %{closed: false, inside: 1, held: 0}}
+      assert Process.whereis(HostApp.Upgrade.Gate) not in [nil, ctx.gate]
+      assert Upgrade.state() == %{closed: false, inside: 0, held: 0}
+    end
+  end
+
+  # Until `gate` has a message waiting (a call it has not read).
+  defp await_queued(gate) do
+    if Process.info(gate, :message_queue_len) == {:message_queue_len, 0} do
+      Process.sleep(1)
+      await_queued(gate)
     end
   end
 
