@@ -10,6 +10,10 @@ defmodule HostApp.Application do
       Application.get_env(:host_app, :served_by_headers, false)
     )
 
+    # The digest x-policy-digest names, asked of the library once here
+    # (and after each install), never per request.
+    HostApp.Upgrade.refresh_digest()
+
     children = [
       OpenAgents.Repo,
       HostApp.Presence,

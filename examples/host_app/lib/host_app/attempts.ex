@@ -3,7 +3,9 @@ defmodule HostApp.Attempts do
   Attempts as the API reads and writes them.
 
   Reading: a repository's attempts, oldest first, a batch at a time after a
-  cursor, each with its work job and its `:artifact_link` preloaded. Every
+  cursor, each with its work job and its `:artifact_link` preloaded; a
+  listing's batch leaves out in its query the rows the library has called
+  dark for the reader (`HostApp.Disclosure.visible/1`). Every
   read that feeds a reader preloads the link: without it the ladder cannot
   see a revocation (the library's `unloaded_link` setting, `:raise` in dev
   and test and `:dark` in prod here, catches a read that forgets). A trace is
@@ -37,21 +39,70 @@ defmodule HostApp.Attempts do
   first, each with its work job and link preloaded.
   """
   @spec batch(Repository.t(), cursor(), pos_integer()) :: [Assignment.t()]
-  def batch(%Repository{id: id}, cursor, count) do
-    from(a in Assignment,
-      where: a.repository_id == ^id,
-      order_by: [asc: a.inserted_at, asc: a.id],
-      limit: ^count,
-      preload: [:work_job, :artifact_link]
-    )
-    |> after_cursor(cursor)
+  def batch(repository, cursor, count), do: repository |> query(cursor, count) |> Repo.all()
+
+  @doc """
+  As `batch/3`, reading only the attempts `visible` (from
+  `HostApp.Disclosure.visible/1`) does not rule out: a row whose link's
+  shape and tier word, or whose tier column when it has no link, the
+  library called dark for the reader is left out by the query itself, so
+  an attempt a reader cannot see costs its page no row returned, preload or
+  decision, only PostgreSQL's pass over it in the index scan. A tier that
+  is no tier word is kept, for the caller to decide.
+  """
+  @spec batch(Repository.t(), cursor(), pos_integer(), HostApp.Disclosure.visible()) ::
+          [Assignment.t()]
+  def batch(repository, cursor, count, visible) do
+    repository
+    |> query(cursor, count)
+    |> where([a, l], ^visible_where(visible))
     |> Repo.all()
   end
 
+  defp query(%Repository{id: id}, cursor, count) do
+    from(a in Assignment,
+      left_join: l in assoc(a, :artifact_link),
+      where: a.repository_id == ^id,
+      order_by: [asc: a.inserted_at, asc: a.id],
+      limit: ^count,
+      preload: [:work_job, artifact_link: l]
+    )
+    |> after_cursor(cursor)
+  end
+
+  # `inserted_at >= at` on its own, so the (repository_id, inserted_at)
+  # index bounds the scan.
   defp after_cursor(query, nil), do: query
 
   defp after_cursor(query, %Assignment{inserted_at: at, id: id}),
-    do: where(query, [a], a.inserted_at > ^at or (a.inserted_at == ^at and a.id > ^id))
+    do: where(query, [a], a.inserted_at >= ^at and (a.inserted_at > ^at or a.id > ^id))
+
+  # A row of no link whose tier column `visible.column` admits, or of a
+  # link whose state, owner and tier `visible.links` admits; either way a
+  # tier outside `visible.words` is kept.
+  defp visible_where(%{words: words, column: column, links: links} = visible) do
+    no_link =
+      dynamic(
+        [a, l],
+        is_nil(l.id) and (a.transparency_tier in ^column or a.transparency_tier not in ^words)
+      )
+
+    Enum.reduce(links, no_link, fn {{state, owner}, tiers}, admitted ->
+      dynamic(
+        [a, l],
+        ^admitted or
+          (not is_nil(l.id) and ^link_state(state) and ^link_owner(owner, visible.account) and
+             (l.tier in ^tiers or l.tier not in ^words))
+      )
+    end)
+  end
+
+  defp link_state(:live), do: dynamic([a, l], is_nil(l.revoked_at))
+  defp link_state(:revoked), do: dynamic([a, l], not is_nil(l.revoked_at))
+
+  defp link_owner(:own, account), do: dynamic([a, l], l.account_id == ^account)
+  defp link_owner(:other, nil), do: dynamic(true)
+  defp link_owner(:other, account), do: dynamic([a, l], l.account_id != ^account)
 
   @doc """
   One attempt of `repository` with its work job and link preloaded, or `nil`

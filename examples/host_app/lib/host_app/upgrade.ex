@@ -91,7 +91,16 @@ defmodule HostApp.Upgrade do
   a release, a host name or an address). config/runtime.exs reads the
   variable into `:host_app, :served_by_headers`, HostApp.Application copies
   that into a `:persistent_term` at start (`put_served_by_headers/1`), and
-  requests read only the term.
+  requests read only the term. The digest is a `:persistent_term` too
+  (`refresh_digest/0`), asked of the library at start and by `closed/2`
+  before it opens the door, so after each install: a request reads the
+  term, never the library.
+
+  A gate that does not answer a request's entry within `enter_ms` (5 s)
+  gets it a 503 with `Retry-After`, as a hold past `held_ms` does, never an
+  answer as if there were no gate; the gate forgets the entry when it
+  reads it. A gate that dies while asked is asked again once its
+  supervisor has started it again, within the same 5 s.
 
   Deliberately absent: any hold on what does not come through the endpoint
   (this host has no background work that reads configuration), and any
@@ -103,7 +112,10 @@ defmodule HostApp.Upgrade do
   alias HostApp.Upgrade.Gate
 
   @drain_ms 15_000
+  @enter_ms 5_000
   @served_by {__MODULE__, :served_by_headers}
+  @digest {__MODULE__, :decision_digest}
+  @enter_timeout {__MODULE__, :enter_ms}
 
   @doc "The gate's child spec: HostApp.Application starts it before the endpoint."
   @spec child_spec(keyword()) :: Supervisor.child_spec()
@@ -113,19 +125,21 @@ defmodule HostApp.Upgrade do
   Runs `fun` (one request) inside the gate: counted while it runs, after
   waiting for any install holding the door. `{:error, :gate_full}` or
   `{:error, :gate_timeout}` without running it when the hold is refused
-  (too many held, or held past `held_ms`).
+  (too many held, or held past `held_ms`), or when the gate does not
+  answer within `enter_ms`.
   """
   @spec serve((... -> result)) :: result | {:error, :gate_full | :gate_timeout} when result: var
   def serve(fun) do
     case enter() do
-      # :no_gate too leaves: a gate that did not answer in time may have
-      # counted this request (a leave it does not know is ignored).
-      entered when entered in [:ok, :no_gate] ->
+      :ok ->
         try do
           fun.()
         after
           leave()
         end
+
+      :no_gate ->
+        fun.()
 
       {:error, _} = refused ->
         refused
@@ -139,12 +153,14 @@ defmodule HostApp.Upgrade do
   refused hold is a 503 with `Retry-After`. With the headers on
   (`put_served_by_headers/1`), the response names the node and the
   decision digest of the library version that decided it
-  (`x-served-by-node`, `x-policy-digest`), set inside the gate.
+  (`x-served-by-node`, `x-policy-digest`, the digest as `refresh_digest/0`
+  last kept it), set inside the gate.
   """
   @spec serve_conn(Plug.Conn.t(), (Plug.Conn.t() -> Plug.Conn.t())) :: Plug.Conn.t()
   def serve_conn(conn, fun) do
     case enter() do
-      # :no_gate too leaves, as in serve/1.
+      # With no gate process (:no_gate) its leaves find none, or a gate that
+      # does not know this request, and do nothing.
       entered when entered in [:ok, :no_gate] ->
         # This entry's own key: the response's before_send and the `after`
         # both leave through it, and only the first finds it, so a request
@@ -176,7 +192,7 @@ defmodule HostApp.Upgrade do
     if :persistent_term.get(@served_by, false) do
       conn
       |> Plug.Conn.put_resp_header("x-served-by-node", Atom.to_string(node()))
-      |> Plug.Conn.put_resp_header("x-policy-digest", OpenAgentsPolicy.decision_digest())
+      |> Plug.Conn.put_resp_header("x-policy-digest", :persistent_term.get(@digest, ""))
     else
       conn
     end
@@ -196,22 +212,63 @@ defmodule HostApp.Upgrade do
     previous
   end
 
+  @doc """
+  Asks the library for the decision digest of the version loaded now,
+  keeps it where `x-policy-digest` reads it, and returns it.
+  HostApp.Application calls it at start, `closed/2` before it opens the door.
+  """
+  @spec refresh_digest() :: String.t()
+  def refresh_digest do
+    digest = OpenAgentsPolicy.decision_digest()
+    :persistent_term.put(@digest, digest)
+    digest
+  end
+
+  # :ok (counted inside), :no_gate (no gate process to count it), or a
+  # refusal; the gate is asked for at most enter_ms in all.
   defp enter do
     case Process.whereis(Gate) do
-      nil ->
-        :no_gate
+      nil -> :no_gate
+      gate -> ask(gate, enter_deadline())
+    end
+  end
 
-      gate ->
-        case GenServer.call(gate, {:enter, self()}) do
-          :ok -> :ok
-          :full -> {:error, :gate_full}
-          {:held, ref, held_ms} -> held(gate, ref, held_ms)
-        end
+  defp ask(gate, deadline) do
+    case GenServer.call(gate, {:enter, self()}, max(deadline - now(), 0)) do
+      :ok -> :ok
+      :full -> {:error, :gate_full}
+      {:held, ref, held_ms} -> held(gate, ref, held_ms)
     end
   catch
+    # Not answered in time: refused, and the gate told to forget whatever
+    # entry it makes of the call (it reads this cast after it).
+    :exit, {:timeout, _} ->
+      GenServer.cast(gate, {:forget, self()})
+      {:error, :gate_timeout}
+
     # The gate died while asked: its supervisor starts it again, open.
-    :exit, _ -> :no_gate
+    :exit, _ ->
+      restarted(gate, deadline)
   end
+
+  # The gate that replaced `dead`, asked before `deadline`; refused past it.
+  defp restarted(dead, deadline) do
+    case Process.whereis(Gate) do
+      gate when is_pid(gate) and gate != dead ->
+        ask(gate, deadline)
+
+      _none_yet ->
+        if now() >= deadline do
+          {:error, :gate_timeout}
+        else
+          Process.sleep(1)
+          restarted(dead, deadline)
+        end
+    end
+  end
+
+  defp enter_deadline, do: now() + :persistent_term.get(@enter_timeout, @enter_ms)
+  defp now, do: System.monotonic_time(:millisecond)
 
   defp held(gate, ref, held_ms) do
     watch = Process.monitor(gate)
@@ -222,7 +279,7 @@ defmodule HostApp.Upgrade do
         enter()
 
       {:DOWN, ^watch, :process, _, _} ->
-        enter()
+        restarted(gate, enter_deadline())
     after
       held_ms ->
         Process.demonitor(watch, [:flush])
@@ -258,7 +315,8 @@ defmodule HostApp.Upgrade do
   {:requests_still_running, count}}` without running it when requests are
   still inside after `drain_ms` (#{@drain_ms} ms by default; the door opens
   again), `{:error, :install_in_progress}` when another install holds the
-  door. The door opens again however `fun` ends, and if this process dies.
+  door. However `fun` ends, the digest is refreshed (`refresh_digest/0`)
+  and then the door opens again; it opens too if this process dies.
   """
   @spec closed((... -> result), non_neg_integer()) ::
           {:ok, result}
@@ -271,7 +329,13 @@ defmodule HostApp.Upgrade do
         try do
           {:ok, fun.()}
         after
-          GenServer.call(Gate, {:open, self()})
+          # The digest of the version the install left loaded, kept before
+          # any request is let in to name it.
+          try do
+            refresh_digest()
+          after
+            GenServer.call(Gate, {:open, self()})
+          end
         end
 
       {:error, _} = refused ->
@@ -291,11 +355,19 @@ defmodule HostApp.Upgrade do
   def reopen, do: GenServer.call(Gate, :reopen)
 
   @doc """
-  Sets the hold's limits (`max_held`, `held_ms`) and returns the previous
-  ones: `configure(configure(max_held: 1))` restores them.
+  Sets the hold's limits (`max_held`, `held_ms`) and how long a request
+  waits for the gate to answer its entry (`enter_ms`, a `:persistent_term`:
+  it is read without the gate), and returns the previous ones:
+  `configure(configure(max_held: 1))` restores them.
   """
   @spec configure(keyword()) :: keyword()
-  def configure(opts), do: GenServer.call(Gate, {:configure, opts})
+  def configure(opts) do
+    {enter, limits} = Keyword.split(opts, [:enter_ms])
+    previous = :persistent_term.get(@enter_timeout, @enter_ms)
+    held = GenServer.call(Gate, {:configure, limits})
+    if ms = enter[:enter_ms], do: :persistent_term.put(@enter_timeout, ms)
+    [{:enter_ms, previous} | held]
+  end
 
   @doc """
   `bin/host_app install VSN` behind the gate: castle writes the target's

@@ -2,9 +2,9 @@ defmodule HostApp.DisclosureTest do
   @moduledoc "`HostApp.Disclosure` on records loaded from PostgreSQL, below the routes."
   use HostApp.DataCase, async: true
 
-  alias HostApp.{Disclosure}
+  alias HostApp.{Attempts, Disclosure}
   alias OpenAgents.Forge.Assignment
-  alias OpenAgents.Transparency.WorkDisclosure
+  alias OpenAgents.Transparency.{ArtifactLink, WorkDisclosure}
 
   setup :seeded
 
@@ -133,5 +133,69 @@ defmodule HostApp.DisclosureTest do
     assert MapSet.size(keys.(:member)) < MapSet.size(keys.(:owner))
     assert keys.(:anonymous) == keys.(:stranger)
     assert keys.(:owner) == keys.(:operator)
+  end
+
+  describe "visible/1 and Attempts.batch/4: the query leaves out only what item/2 leaves out" do
+    # Beyond the seeds, an attempt of every shape for each tier value (the
+    # four words and one that is none): no link; a live and a revoked link
+    # of each user's account.
+    defp every_shape(ctx) do
+      [_, _, agent | _] = ctx.attempts
+      users = ctx.readers |> Map.values() |> Enum.reject(&is_nil/1)
+      now = DateTime.utc_now() |> DateTime.truncate(:second)
+
+      for tier <- ~w(dark pulse ledger glass GLASS),
+          link <- [nil | for(user <- users, revoked <- [nil, now], do: {user, revoked})] do
+        link =
+          with {user, revoked_at} <- link do
+            Repo.insert!(%ArtifactLink{
+              account_id: user.id,
+              repository_id: agent.repository_id,
+              artifact_type: "attempt",
+              artifact_ref: Ecto.UUID.generate(),
+              tier: tier,
+              consent: %{},
+              revoked_at: revoked_at
+            })
+          end
+
+        Repo.insert!(%Assignment{
+          repository_id: agent.repository_id,
+          issue_id: agent.issue_id,
+          target_kind: "box",
+          requesting_principal: agent.requesting_principal,
+          state: "admitted",
+          transparency_tier: tier,
+          artifact_link_id: link && link.id
+        })
+      end
+    end
+
+    defp ids(attempts), do: Enum.map(attempts, & &1.id)
+
+    test "for every reader: the same items, and only dark rows of no tier word read", ctx do
+      every_shape(ctx)
+      repository = ctx.world.repository
+      everything = Attempts.batch(repository, nil, 1_000)
+      words = ~w(dark pulse ledger glass)
+
+      for reader <- readers() do
+        viewer = Disclosure.viewer(repository, ctx.readers[reader])
+        read = Attempts.batch(repository, nil, 1_000, Disclosure.visible(viewer))
+        shown = fn attempts -> Enum.filter(attempts, &Disclosure.item(&1, viewer)) end
+
+        assert ids(shown.(read)) == ids(shown.(everything)), "#{reader}"
+        assert length(read) < length(everything), "#{reader}: the query left nothing out"
+
+        for attempt <- read, Disclosure.item(attempt, viewer) == nil do
+          deciding =
+            if attempt.artifact_link,
+              do: attempt.artifact_link.tier,
+              else: attempt.transparency_tier
+
+          refute deciding in words, "#{reader} read #{attempt.id}, dark under #{deciding}"
+        end
+      end
+    end
   end
 end

@@ -51,6 +51,37 @@ defmodule HostAppWeb.UpgradeGateTest do
     request
   end
 
+  # {fun's result, how many times this process called the NIF
+  # OpenAgentsPolicy.Native.decision_digest/0 while it ran}.
+  defp digest_calls(fun) do
+    nif = {OpenAgentsPolicy.Native, :decision_digest, 0}
+    parent = self()
+    tracer = spawn_link(fn -> count_calls(parent, 0) end)
+    1 = :erlang.trace_pattern(nif, true, [:global])
+    1 = :erlang.trace(self(), true, [:call, {:tracer, tracer}])
+
+    result =
+      try do
+        fun.()
+      after
+        :erlang.trace(self(), false, [:call])
+        :erlang.trace_pattern(nif, false, [:global])
+      end
+
+    ref = :erlang.trace_delivered(self())
+    assert_receive {:trace_delivered, _, ^ref}
+    send(tracer, :count)
+    assert_receive {:calls, calls}
+    {result, calls}
+  end
+
+  defp count_calls(parent, calls) do
+    receive do
+      {:trace, _pid, :call, _mfa} -> count_calls(parent, calls + 1)
+      :count -> send(parent, {:calls, calls})
+    end
+  end
+
   test "a request that reads an attempt while :elixir's environment is gone answers 500", ctx do
     without_elixir_env()
 
@@ -178,6 +209,28 @@ defmodule HostAppWeb.UpgradeGateTest do
              ]
     end
 
+    test "the digest is the one kept at start and after each install: no NIF call per request",
+         ctx do
+      previous = Upgrade.put_served_by_headers(true)
+      on_exit(fn -> Upgrade.put_served_by_headers(previous) end)
+      on_exit(fn -> Upgrade.refresh_digest() end)
+      digest = OpenAgentsPolicy.decision_digest()
+
+      {conn, calls} = digest_calls(fn -> attempts_page(ctx) end)
+      assert Plug.Conn.get_resp_header(conn, "x-policy-digest") == [digest]
+      assert calls == 0
+
+      # What the header names is the kept term's, whatever it holds ...
+      :persistent_term.put({Upgrade, :decision_digest}, "kept-before-the-install")
+      conn = attempts_page(ctx)
+      assert Plug.Conn.get_resp_header(conn, "x-policy-digest") == ["kept-before-the-install"]
+
+      # ... until an install ends: the door opens on the loaded version's.
+      assert {{:ok, :installed}, 1} = digest_calls(fn -> Upgrade.closed(fn -> :installed end) end)
+      assert :persistent_term.get({Upgrade, :decision_digest}) == digest
+      assert Plug.Conn.get_resp_header(attempts_page(ctx), "x-policy-digest") == [digest]
+    end
+
     test "HOST_APP_SERVED_BY_HEADERS at boot (config/runtime.exs): 1 or true turns them on" do
       saved = System.get_env("HOST_APP_SERVED_BY_HEADERS")
 
@@ -200,6 +253,72 @@ defmodule HostAppWeb.UpgradeGateTest do
       assert read.(nil) == false
       assert read.("0") == false
       assert read.("") == false
+    end
+  end
+
+  describe "a gate that does not answer an entry: within enter_ms, or at all" do
+    setup do
+      restore = Upgrade.configure(enter_ms: 200)
+      gate = Process.whereis(HostApp.Upgrade.Gate)
+
+      on_exit(fn ->
+        if Process.alive?(gate), do: :sys.resume(gate)
+        Upgrade.configure(restore)
+      end)
+
+      %{gate: gate}
+    end
+
+    test "refuses the request with a 503, and the late entry is forgotten", ctx do
+      :sys.suspend(ctx.gate)
+      started = System.monotonic_time(:millisecond)
+      conn = attempts_page(ctx)
+      waited = System.monotonic_time(:millisecond) - started
+      :sys.resume(ctx.gate)
+
+      assert conn.status == 503
+      assert Plug.Conn.get_resp_header(conn, "retry-after") != []
+      assert waited >= 200
+      assert Upgrade.state() == %{closed: false, inside: 0, held: 0}
+      assert Upgrade.closed(fn -> :installed end, 0) == {:ok, :installed}
+    end
+
+    test "a request it would have held is refused too, and forgotten as held", ctx do
+      assert {:ok, %{closed: true, inside: 0, held: 0}} =
+               Upgrade.closed(fn ->
+                 :sys.suspend(ctx.gate)
+                 refused = Upgrade.serve(fn -> flunk("served unguarded") end)
+                 :sys.resume(ctx.gate)
+                 assert refused == {:error, :gate_timeout}
+                 Upgrade.state()
+               end)
+
+      assert Upgrade.state() == %{closed: false, inside: 0, held: 0}
+    end
+
+    test "a gate that dies while asked: the one its supervisor starts is asked", ctx do
+      Upgrade.configure(enter_ms: 5_000)
+      :sys.suspend(ctx.gate)
+      parent = self()
+
+      request =
+        Task.async(fn -> Upgrade.serve(fn -> send(parent, {:inside, Upgrade.state()}) end) end)
+
+      await_queued(ctx.gate)
+      Process.exit(ctx.gate, :kill)
+
+      assert_receive {:inside, %{inside: 1}}
+      assert Task.await(request) == {:inside, %{closed: false, inside: 1, held: 0}}
+      assert Process.whereis(HostApp.Upgrade.Gate) not in [nil, ctx.gate]
+      assert Upgrade.state() == %{closed: false, inside: 0, held: 0}
+    end
+  end
+
+  # Until `gate` has a message waiting (a call it has not read).
+  defp await_queued(gate) do
+    if Process.info(gate, :message_queue_len) == {:message_queue_len, 0} do
+      Process.sleep(1)
+      await_queued(gate)
     end
   end
 

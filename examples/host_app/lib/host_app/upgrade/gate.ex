@@ -115,6 +115,16 @@ defmodule HostApp.Upgrade.Gate do
     end
   end
 
+  # A request whose entry it stopped waiting for (HostApp.Upgrade's
+  # enter_ms): sent after that entry, so read after it; the hold it made
+  # dropped, or the level it counted left.
+  def handle_cast({:forget, pid}, state) do
+    case Enum.find(state.held, fn {_ref, held} -> held == pid end) do
+      {ref, _pid} -> handle_cast({:give_up, ref}, state)
+      nil -> handle_cast({:leave, pid}, state)
+    end
+  end
+
   def handle_cast({:give_up, ref}, state) do
     Process.demonitor(ref, [:flush])
     {:noreply, %{state | held: Map.delete(state.held, ref)}}
