@@ -107,6 +107,7 @@ defmodule OpenAgentsPolicy.Native do
   # Target (lib/openagents/delegations/target.ex)
   def lifecycles(), do: :erlang.nif_error(:nif_not_loaded)
   def delegation_lifecycles(), do: :erlang.nif_error(:nif_not_loaded)
+  def job_terminal_statuses(), do: :erlang.nif_error(:nif_not_loaded)
   def custodies(), do: :erlang.nif_error(:nif_not_loaded)
   def kinds(), do: :erlang.nif_error(:nif_not_loaded)
   def custody(_a), do: :erlang.nif_error(:nif_not_loaded)

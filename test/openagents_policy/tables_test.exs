@@ -21,6 +21,7 @@ defmodule OpenAgentsPolicy.TablesTest do
     test "the vocabularies are the core's" do
       assert Target.lifecycles() == Native.lifecycles()
       assert Target.delegation_lifecycles() == Native.delegation_lifecycles()
+      assert Target.job_terminal_statuses() == Native.job_terminal_statuses()
       assert Target.custodies() == Native.custodies()
       assert Target.kinds() == Native.kinds()
     end

@@ -71,6 +71,7 @@ defmodule OpenAgents.Delegations.Target do
   use OpenAgentsPolicy.Native
   @lifecycles Native.lifecycles()
   @delegation_lifecycles Native.delegation_lifecycles()
+  @job_terminal_statuses Native.job_terminal_statuses()
   @custodies Native.custodies()
   @kinds Native.kinds()
   @substrates Map.new(Native.substrates())
@@ -114,6 +115,18 @@ defmodule OpenAgents.Delegations.Target do
   """
   @spec delegation_lifecycles() :: [String.t()]
   def delegation_lifecycles, do: @delegation_lifecycles
+
+  @doc """
+  The work job statuses whose delegation has ended (it `succeeded`, `failed`
+  or was `cancelled`), in `Work.Job.statuses/0`'s order: what a surface
+  showing work in motion leaves out. A status the core does not know is not
+  on the list.
+
+      iex> OpenAgents.Delegations.Target.job_terminal_statuses()
+      ["completed", "failed", "interrupted", "budget_exhausted", "cancelled"]
+  """
+  @spec job_terminal_statuses() :: [String.t()]
+  def job_terminal_statuses, do: @job_terminal_statuses
 
   @doc "The custody vocabulary: `openagents_managed`, `customer_premises`."
   @spec custodies() :: [String.t()]

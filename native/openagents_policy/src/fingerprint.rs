@@ -116,6 +116,8 @@ tables! {
     LifecyclesJobStatuses => "lifecycles.job_statuses",
     /// A Computer's lifecycle from its status, revocation and presence.
     LifecyclesMachines => "lifecycles.machines",
+    /// Whether a delegation in a lifecycle has ended.
+    LifecyclesEnded => "lifecycles.ended",
     /// The seam of a Box in a state, for a reach.
     CapabilitiesBoxStates => "capabilities.box_states",
     /// The delegation seam of a run in a state.
@@ -231,6 +233,7 @@ fn describe(of: Table) -> Description {
         T::LifecyclesRunStates => (Some("run_state"), None, Neither, "a Box run in {run_state} now reads {was}"),
         T::LifecyclesJobStatuses => (Some("job_status"), None, Neither, "a work job in {job_status} now reads {was}"),
         T::LifecyclesMachines => (Some("status"), None, Neither, "{COMPUTER} now reads {was}"),
+        T::LifecyclesEnded => (None, None, Neither, "a {lifecycle} delegation now counts as ended|a {lifecycle} delegation now counts as under way"),
         T::CapabilitiesBoxStates => (Some("box_state"), None, Follows, "a caller {REACH} on a Box in {box_state} {OFFER}"),
         T::CapabilitiesRunStates => (Some("run_state"), None, Follows, "a caller on a Box run in {run_state} {OFFER}"),
         T::CapabilitiesJobStatuses => (Some("job_status"), None, Follows, "a caller on a work job in {job_status} {OFFER}"),
@@ -616,6 +619,9 @@ fn lifecycles(rows: &mut Rows) -> Res {
     for seen in &machines {
         let (status, revoked, online) = (word(seen.status), seen.revoked, seen.online);
         ask!(rows, LifecyclesMachines { "status": status, "revoked": revoked, "online": online } => seen.lifecycle());
+    }
+    for &lifecycle in DelegationLifecycle::ALL {
+        ask!(rows, LifecyclesEnded { "lifecycle": lifecycle } => lifecycle.has_ended());
     }
     // What a caller may do for each substrate word: the seam of its lifecycle.
     for (&state, reach) in boxes

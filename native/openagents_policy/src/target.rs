@@ -288,7 +288,28 @@ impl RunState {
     }
 }
 
+impl DelegationLifecycle {
+    /// Whether a delegation in this lifecycle has ended (succeeded, failed or
+    /// cancelled): a surface showing work in motion leaves it out. Apart from
+    /// what may be cancelled, which [`DelegationSeam::new`] decides.
+    #[must_use]
+    pub const fn has_ended(self) -> bool {
+        matches!(self, Self::Succeeded | Self::Failed | Self::Cancelled)
+    }
+}
+
 impl JobStatus {
+    /// The statuses of a work job whose delegation has ended, in the
+    /// vocabulary's order.
+    #[must_use]
+    pub fn ended() -> Vec<Self> {
+        Self::ALL
+            .iter()
+            .copied()
+            .filter(|status| status.lifecycle().has_ended())
+            .collect()
+    }
+
     /// The delegation lifecycle of a work job in this status. `interrupted`
     /// and `budget_exhausted` both read `failed`; the job's own status keeps
     /// the distinction beside the word.

@@ -149,6 +149,16 @@ fn nothing_that_ended_can_be_cancelled() {
     }
 }
 
+/// What ended is what the host calls terminal, and no delegation that
+/// ended offers anything.
+#[test]
+fn the_job_statuses_that_ended_are_the_hosts_terminal_ones() {
+    assert_eq!(JobStatus::ended(), JOB_TERMINAL);
+    for &lifecycle in DelegationLifecycle::ALL.iter().filter(|l| l.has_ended()) {
+        assert!(DelegationSeam::new(lifecycle).capabilities().is_empty(), "{lifecycle} ended");
+    }
+}
+
 // ── Computer lifecycle ──────────────────────────────────────────────────────
 
 #[test]

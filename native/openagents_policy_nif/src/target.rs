@@ -31,6 +31,15 @@ fn delegation_lifecycles() -> Vec<Text<'static>> {
     texts(DelegationLifecycle::ALL, DelegationLifecycle::as_str)
 }
 
+/// The job statuses whose delegation has ended.
+#[rustler::nif]
+fn job_terminal_statuses() -> Vec<Text<'static>> {
+    JobStatus::ended()
+        .into_iter()
+        .map(|status| Text(status.as_str()))
+        .collect()
+}
+
 #[rustler::nif]
 fn custodies() -> Vec<Text<'static>> {
     texts(Custody::ALL, Custody::as_str)

@@ -120,6 +120,11 @@ defmodule OpenAgents.Delegations.TargetTest do
           do: assert(Target.job_lifecycle(status) in @delegation_lifecycles)
     end
 
+    test "the job statuses that ended are the host's Work.Job.terminal_statuses/0" do
+      assert Target.job_terminal_statuses() == Upstream.job_terminal_statuses()
+      refute @job_cancelling in Target.job_terminal_statuses()
+    end
+
     test "any binary is accepted, and every word a substrate does not declare reads alike" do
       run_foreign = not_in(@box_states ++ @job_statuses ++ @delegation_lifecycles, @run_states)
       [run] = Enum.uniq(for word <- run_foreign ++ @strangers, do: Target.run_lifecycle(word))
