@@ -1,11 +1,17 @@
 # The decision diff as a caller meets it: `OpenAgentsPolicy.Decisions.diff/3`
 # through the NIF (a dirty CPU scheduler, term encoding included), on two
-# whole documents. The same two pairs as the core's own bench
+# whole documents. The same three pairs as the core's own bench
 # (native/openagents_policy/examples/diff_bench.rs), built from this build's live
-# document, nothing written by hand:
+# document or from the diff's limits, nothing written by hand:
 #
 #   * the document against itself (no change);
-#   * against a copy with every `ladder.allows` answer flipped.
+#   * against a copy with every `ladder.allows` answer flipped;
+#   * two documents at the limits (4 MiB, long words, every answer different).
+#
+# Then what a caller that gives up costs the node: two diffs at the limits
+# started and their callers killed after 300 ms (a NIF cannot be stopped, so
+# each runs to its end on a dirty CPU scheduler), and how long
+# `Native.sha256("x")`, another dirty NIF, waits meanwhile.
 #
 #     make bench-diff    # the core's bench, then MIX_ENV=bench mix run bench/decisions_diff.exs
 #
@@ -23,7 +29,15 @@ defmodule Bench.DecisionsDiff do
     live = OpenAgentsPolicy.decisions_json()
 
     flipped =
-      live |> Jason.decode!() |> update_in(["ladder", "allows"], &negate/1) |> Jason.encode!()
+      live
+      |> Jason.decode!()
+      |> Map.update!("rows", fn rows ->
+        for [table, input, answer] <- rows,
+            do: [table, input, if(table == "ladder.allows", do: not answer, else: answer)]
+      end)
+      |> Jason.encode!()
+
+    {low, high} = {at_the_limits("dark"), at_the_limits("glass")}
 
     IO.puts("""
     openagents_policy bench: Decisions.diff/3 through the NIF, Benchee
@@ -33,11 +47,15 @@ defmodule Bench.DecisionsDiff do
     """)
 
     rows =
-      for {label, new} <- [{"the same document", live}, {"every ladder.allows flipped", flipped}],
-          {:ok, changes} = Decisions.diff(live, new),
+      for {label, old, new} <- [
+            {"the same document", live, live},
+            {"every ladder.allows flipped", live, flipped},
+            {"at the limits", low, high}
+          ],
+          {:ok, changes} = Decisions.diff(old, new),
           format <- [:changes, :markdown, :json] do
         %{"diff" => stats} =
-          Harness.benchee(%{"diff" => fn -> Decisions.diff(live, new, format: format) end})
+          Harness.benchee(%{"diff" => fn -> Decisions.diff(old, new, format: format) end})
 
         [
           label,
@@ -57,12 +75,32 @@ defmodule Bench.DecisionsDiff do
       right_aligned
     )
 
+    given_up(low, high)
     IO.puts("\nload average at end: #{Harness.loadavg()}")
   end
 
-  defp negate(answer) when is_boolean(answer), do: not answer
-  defp negate(list) when is_list(list), do: Enum.map(list, &negate/1)
-  defp negate(other), do: other
+  # Two diffs at the limits whose callers are killed after 300 ms, then a
+  # short dirty NIF timed while they finish.
+  defp given_up(low, high) do
+    callers = for _ <- 1..2, do: spawn(fn -> Decisions.diff(low, high, format: :markdown) end)
+    Process.sleep(300)
+    Enum.each(callers, &Process.exit(&1, :kill))
+    {us, _} = :timer.tc(fn -> OpenAgentsPolicy.Native.sha256("x") end)
+
+    IO.puts(
+      "\ntwo diffs at the limits, their callers killed after 300 ms: Native.sha256(\"x\") took #{Harness.ns(us)} µs"
+    )
+  end
+
+  # As many `ladder.effective` rows of 100-byte words as the limits allow,
+  # each answered `tier`: the most one diff may read and make.
+  defp at_the_limits(tier) do
+    word = String.duplicate("w", 100)
+    row = fn n -> ["ladder.effective", %{"subject" => "#{word}#{n}", "viewer" => word}, tier] end
+    size = byte_size(Jason.encode!(row.(24_576))) + 1
+    rows = min(div(4 * 1024 * 1024 - 64, size), 24_576)
+    Jason.encode!(%{"format" => 2, "rows" => Enum.map(0..(rows - 1), row)})
+  end
 end
 
 Bench.DecisionsDiff.main()

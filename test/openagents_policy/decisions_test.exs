@@ -178,6 +178,25 @@ defmodule OpenAgentsPolicy.DecisionsTest do
     assert Enum.all?(changes, &(&1.class == :widens and &1.table == "schedule.fields_at"))
   end
 
+  test "two documents at the limits are read and compared whole, every answer a change" do
+    # As many rows of long words as 4 MiB holds: the most one diff reads
+    # and makes (`make bench-diff` times it, and a short dirty NIF beside it).
+    word = String.duplicate("w", 100)
+
+    rows = fn tier ->
+      for n <- 1..16_000,
+          do: ["ladder.effective", %{"subject" => "#{word}#{n}", "viewer" => word}, tier]
+    end
+
+    [low, high] =
+      for tier <- ~w(dark glass), do: Jason.encode!(%{"format" => 2, "rows" => rows.(tier)})
+
+    assert byte_size(high) < 4 * 1024 * 1024
+    assert {:ok, changes} = Decisions.diff(low, high)
+    # Neither document ranks its tiers, so none of it is classed a gain.
+    assert length(changes) == 16_000 and Enum.all?(changes, &(&1.class == :changes))
+  end
+
   describe "mix openagents_policy.diff" do
     # Files under the system's temporary directory (ExUnit's :tmp_dir would
     # put them in the checkout).

@@ -783,6 +783,7 @@ defmodule OpenAgentsPolicy.Fuzz do
   @invariants [
     {Target, :lifecycles, 0},
     {Target, :delegation_lifecycles, 0},
+    {Target, :job_terminal_statuses, 0},
     {Target, :custodies, 0},
     {Target, :kinds, 0},
     {Target, :custody, 1},
@@ -828,6 +829,9 @@ defmodule OpenAgentsPolicy.Fuzz do
   `true`, `false`, a reason, or `:unknown` for a function it has none for.
   """
   def invariant(Target, f, [], v) when f in [:lifecycles, :delegation_lifecycles], do: words?(v)
+
+  def invariant(Target, :job_terminal_statuses, [], v),
+    do: words?(v) and Enum.all?(v, &(Target.job_lifecycle(&1) in ~w(succeeded failed cancelled)))
   def invariant(Target, f, [], v) when f in [:custodies, :kinds], do: words?(v)
   def invariant(Target, :custody, [_], v), do: v in Target.custodies()
   def invariant(Target, :runtime_class, [_], v), do: is_nil(v) or is_binary(v)

@@ -155,7 +155,10 @@ fn nothing_that_ended_can_be_cancelled() {
 fn the_job_statuses_that_ended_are_the_hosts_terminal_ones() {
     assert_eq!(JobStatus::ended(), JOB_TERMINAL);
     for &lifecycle in DelegationLifecycle::ALL.iter().filter(|l| l.has_ended()) {
-        assert!(DelegationSeam::new(lifecycle).capabilities().is_empty(), "{lifecycle} ended");
+        assert!(
+            DelegationSeam::new(lifecycle).capabilities().is_empty(),
+            "{lifecycle} ended"
+        );
     }
 }
 

@@ -291,14 +291,35 @@ fn bounded(error: &serde_json::Error) -> String {
     text
 }
 
+/// Why `bytes`, which do not read as a document of this format, are not one.
+fn refusal(bytes: &[u8], side: Side, error: &serde_json::Error) -> DocumentRefusal {
+    let refuse = |why: &str| DocumentRefusal::NotADocument {
+        side,
+        why: why.to_owned(),
+    };
+    let head = match serde_json::from_slice(bytes) {
+        Err(error) => return refuse(&format!("not JSON ({})", bounded(&error))),
+        Ok(Value::Object(head)) => head,
+        Ok(Value::Array(_)) => return refuse("a JSON array, not an object"),
+        Ok(Value::Null) => return refuse("a JSON null, not an object"),
+        Ok(_) => return refuse("a JSON scalar, not an object"),
+    };
+    match head.get("format") {
+        Some(format) if format.as_u64() == Some(u64::from(FORMAT)) => refuse(&format!(
+            "not as format {FORMAT} writes it ({})",
+            bounded(error)
+        )),
+        Some(found) => DocumentRefusal::UnknownFormat {
+            side,
+            found: Some(found.to_string()),
+        },
+        None if head.contains_key("rows") => DocumentRefusal::UnknownFormat { side, found: None },
+        None => refuse("an object with no \"format\" field and no rows"),
+    }
+}
+
 /// The document in `bytes`, or why it is not one this build reads.
 fn read(bytes: &[u8], side: Side) -> Result<Vec<Asked>, DocumentRefusal> {
-    let refuse = |why: &str| {
-        Err(DocumentRefusal::NotADocument {
-            side,
-            why: why.to_owned(),
-        })
-    };
     let large = |limit| {
         Err(DocumentRefusal::TooLarge {
             side: Some(side),
@@ -308,30 +329,15 @@ fn read(bytes: &[u8], side: Side) -> Result<Vec<Asked>, DocumentRefusal> {
     if bytes.len() > Limit::Bytes.max() {
         return large(Limit::Bytes);
     }
-    let head = match serde_json::from_slice(bytes) {
-        Err(error) => return refuse(&format!("not JSON ({})", bounded(&error))),
-        Ok(Value::Object(head)) => head,
-        Ok(Value::Array(_)) => return refuse("a JSON array, not an object"),
-        Ok(Value::Null) => return refuse("a JSON null, not an object"),
-        Ok(_) => return refuse("a JSON scalar, not an object"),
-    };
-    let found = match head.get("format") {
-        Some(format) if format.as_u64() == Some(u64::from(FORMAT)) => None,
-        Some(found) => Some(Some(found.to_string())),
-        None if head.contains_key("rows") => Some(None),
-        None => return refuse("an object with no \"format\" field and no rows"),
-    };
-    if let Some(found) = found {
-        return Err(DocumentRefusal::UnknownFormat { side, found });
-    }
     let rows = match serde_json::from_slice::<fingerprint::Document>(bytes) {
-        Err(error) => {
-            return refuse(&format!(
-                "not as format {FORMAT} writes it ({})",
-                bounded(&error)
-            ))
+        Ok(document) if document.format == FORMAT => document.rows,
+        Ok(document) => {
+            return Err(DocumentRefusal::UnknownFormat {
+                side,
+                found: Some(document.format.to_string()),
+            })
         }
-        Ok(document) => document.rows,
+        Err(error) => return Err(refusal(bytes, side, &error)),
     };
     if rows.len() > Limit::Rows.max() {
         return large(Limit::Rows);
