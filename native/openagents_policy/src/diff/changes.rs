@@ -1,6 +1,6 @@
-//! Each table of the decision document described once ([`describe`]): the
-//! input word a document may not know, whether its answer is a list of
-//! words, who gains when its answer moves ([`Gain`]), and its sentence.
+//! The join's two documents, indexed ([`Context`]), and each change made of
+//! its table's description ([`Table::description`]): who gains by the move
+//! of an answer, one change per item of a list, and the sentence filled.
 
 use std::collections::{HashMap, HashSet};
 
@@ -60,15 +60,12 @@ fn was(old: Option<&Value>, new: Option<&Value>) -> String {
 
 /// The words of a list answer, by their text.
 fn items(value: Option<&Value>) -> Vec<String> {
-    let all = value
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let text = |item: &Value| {
+    let all = value.and_then(Value::as_array).into_iter().flatten();
+    all.map(|item| {
         item.as_str()
             .map_or_else(|| item.to_string(), str::to_owned)
-    };
-    all.iter().map(text).collect()
+    })
+    .collect()
 }
 
 /// What `after` has that `before` lacks, in `after`'s order.

@@ -105,6 +105,21 @@ pub fn summary(changes: &[Change]) -> Vec<(&'static str, String, Class)> {
     summed.collect()
 }
 
+/// For each table, `document` with the first answer of that table
+/// [`perturbed`].
+pub fn one_answer_changed(document: &Document) -> impl Iterator<Item = (Table, Document)> + '_ {
+    Table::ALL.iter().map(|&table| {
+        let mut changed = document.clone();
+        let row = changed
+            .rows
+            .iter_mut()
+            .find(|row| row.table == table)
+            .unwrap();
+        row.answer = perturbed(&row.answer);
+        (table, changed)
+    })
+}
+
 /// Every leaf of an answer made another value: for a seam, its lifecycle
 /// and its capabilities alike, so what follows from a substrate word moves.
 #[must_use]
