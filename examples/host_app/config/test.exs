@@ -15,7 +15,11 @@ config :host_app, OpenAgents.Repo,
       | path: "#{database_url.path}_test#{System.get_env("MIX_TEST_PARTITION")}"
     }),
   pool: Ecto.Adapters.SQL.Sandbox,
-  pool_size: System.schedulers_online() * 2
+  pool_size: System.schedulers_online() * 2,
+  # Async tests that seed the same world wait on its unique keys until the
+  # sandbox that holds them rolls back, which on a loaded machine can take
+  # longer than a statement's default 15 s.
+  timeout: 60_000
 
 config :host_app, HostAppWeb.Endpoint,
   http: [ip: {127, 0, 0, 1}, port: 4002],
