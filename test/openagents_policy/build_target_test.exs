@@ -1,4 +1,4 @@
-defmodule OpenAgentsPolicy.TargetTest do
+defmodule OpenAgentsPolicy.BuildTargetTest do
   # The precompiled targets: what OpenAgentsPolicy.Native declares to
   # rustler_precompiled (which downloads, or with force_build builds, the
   # library for the machine it compiles on) is exactly what `make
