@@ -38,7 +38,7 @@ demo: tools
 # for a CI lane whose neighbours run them (.ci/run says which lane runs
 # what): `dialyzer`, `hot-upgrade` (the example host's one-node hot upgrade,
 # where the rolling upgrade runs). A developer's `make check` runs everything.
-check: deps rust-checks elixir-checks docs-checks
+check: deps rust-checks elixir-checks lint-repo docs-checks
 	@$(MAKE) --no-print-directory decisions-check
 	$(if $(filter dialyzer,$(CHECK_SKIP)),@echo "dialyzer skipped here (CHECK_SKIP)",scripts/dialyzer.sh)
 	@$(MAKE) --no-print-directory precompiled-check
@@ -57,6 +57,14 @@ elixir-checks:
 	mix format --check-formatted
 	MIX_ENV=test mix compile --force --warnings-as-errors
 	mix test --warnings-as-errors
+
+# The checks of the repository rather than the library (test/repo/, which
+# `mix test` leaves out): the docs' configuration, the crates' manifests, the
+# precompiled targets and the macOS check script, the committed pictures and
+# schedule table, and the source build of a checkout.
+.PHONY: lint-repo
+lint-repo: deps
+	mix test --warnings-as-errors --include repo test/repo
 
 # Everything generated from the rules, written anew after a rule changes
 # (guides/changing-a-rule.md): the package's decision document (its SHA-256

@@ -6,6 +6,7 @@ defmodule OpenAgentsPolicy.BuildTargetTest do
   # rustler_precompiled resolves this machine, and each kind of machine the
   # artifacts are built for, to one of them.
   use ExUnit.Case, async: true
+  @moduletag :repo
 
   @native Path.expand("../../lib/openagents_policy/native.ex", __DIR__)
   @build Path.expand("../../scripts/precompiled_build.sh", __DIR__)
