@@ -36,7 +36,7 @@ demo: tools
 # its suite and release, a hot upgrade under load, the fault runs), in this
 # order. Each part is a target of its own; CI's lanes (below) run named sets
 # of them.
-check: deps rust-checks elixir-checks docs-checks decisions-check dialyzer precompiled-check panic-check host-check
+check: deps rust-checks elixir-checks lint-repo docs-checks decisions-check dialyzer precompiled-check panic-check host-check
 	@echo "make check: every check passed"
 
 # CI's lanes (.ci/run runs the three side by side, on two cores). A part
@@ -56,7 +56,7 @@ check: deps rust-checks elixir-checks docs-checks decisions-check dialyzer preco
 .PHONY: check-lane-bookworm check-lane-trixie check-lane-testing check-lane-single
 check-lane-bookworm check-lane-single: export PRECOMPILED_ARM64 := 1
 check-lane-bookworm check-lane-single: export ROLLING_UPGRADE := short
-check-lane-bookworm: deps rust-checks elixir-checks docs-checks decisions-check precompiled-check panic-check
+check-lane-bookworm: deps rust-checks elixir-checks lint-repo docs-checks decisions-check precompiled-check panic-check
 	@$(MAKE) --no-print-directory -C examples/host_app release faults rolling-upgrade-check
 	@echo "make check-lane-bookworm: every check of the lane passed"
 check-lane-trixie check-lane-testing check-lane-single: check
@@ -81,6 +81,14 @@ elixir-checks:
 	mix format --check-formatted
 	MIX_ENV=test mix compile --force --warnings-as-errors
 	mix test --warnings-as-errors
+
+# The checks of the repository rather than the library (test/repo/, which
+# `mix test` leaves out): the docs' configuration, the crates' manifests, the
+# precompiled targets and the macOS check script, the committed pictures and
+# schedule table, and the source build of a checkout.
+.PHONY: lint-repo
+lint-repo: deps
+	mix test --warnings-as-errors --include repo test/repo
 
 # Everything generated from the rules, written anew after a rule changes
 # (guides/changing-a-rule.md): the package's decision document (its SHA-256

@@ -42,4 +42,9 @@ end
 # A message a test waits for may come late on a loaded machine (a CI lane
 # beside another): assert_receive waits up to a minute, where ExUnit's
 # default is 100 ms. A message that comes at once is still taken at once.
-ExUnit.start(assert_receive_timeout: 60_000)
+#
+# test/repo/ (tagged :repo) checks the repository rather than the library:
+# the docs' configuration, the crates' manifests, the build scripts, the
+# committed pictures and tables, the source build of a checkout. `mix test`
+# leaves it out; `make lint-repo` runs it (`mix test --include repo test/repo`).
+ExUnit.start(assert_receive_timeout: 60_000, exclude: [:repo])

@@ -6,8 +6,9 @@ defmodule OpenAgentsPolicy.Scheduler do
   Why the Elixir side decides: a NIF reads a binary through
   `enif_inspect_binary`, which copies a binary that starts part-way through a
   byte (a sub-binary taken at a bit offset) before the NIF can learn its
-  size: 100 MB held a normal scheduler for over 100 ms, inside the VM, before
-  any of the library's own size guards could run. `byte_size/1` here costs
+  size, so a large one holds a normal scheduler far past its slice, inside
+  the VM, before any of the library's own size guards can run (the guide
+  "Performance", "Worst cases", has the figure). `byte_size/1` here costs
   the same for every binary, so a call whose arguments hold a binary larger
   than `dirty_read_bytes/0` goes dirty: it is sent to its `_dirty` NIF (the same
   function, registered to run on a dirty CPU scheduler) without being read

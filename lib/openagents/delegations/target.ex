@@ -57,9 +57,9 @@ defmodule OpenAgents.Delegations.Target do
   it has a `revoked_at`, `online?`). Each is compiled into a function clause
   holding the core's answer for that input, so a request pays no call into
   the library for it, and an argument outside the domain raises
-  `FunctionClauseError` exactly as the original module did. A word the core
-  does not know, a substrate's or a machine's status, gets the core's one
-  answer for an unrecognized word, also read at compile time. The test suite
+  `FunctionClauseError`, as the app's pattern-matched functions do. A word
+  the core does not know, a substrate's or a machine's status, gets the
+  core's one answer for an unrecognized word, also read at compile time. The test suite
   walks every input of every domain (and words outside them) and holds each
   clause to the core's live answer.
   """
@@ -190,8 +190,9 @@ defmodule OpenAgents.Delegations.Target do
   @spec computer_lifecycle(machine(), boolean()) :: String.t()
   def computer_lifecycle(%{__struct__: OpenAgents.Machines.Machine} = machine, online?)
       when is_boolean(online?) do
-    # The fields are read in the order the original read them: a machine
-    # whose status is "revoked" is never asked for `revoked_at`.
+    # Status first, and `revoked_at` only when the status is not "revoked"
+    # (the answer is `destroyed` either way), so a revoked machine map that
+    # lacks the key is answered, not a `KeyError`, as the app answers it.
     status = machine.status
     revoked_at = if status == "revoked", do: nil, else: machine.revoked_at
     machine_lifecycle(status, revoked_at, online?)

@@ -12,7 +12,7 @@ defmodule OpenAgents.Transparency.Ladder do
     * **Naming a tier.** An atom by its name, a binary directly. Anything
       unknown (`nil`, `:bogus`, `"GLASS"`, a number, a map) names `dark`.
     * **A viewer's own tier.** `%{admin: true}` is `glass` (a user struct
-      with an `admin: true` field included: the seeds' `Transparency` matches
+      with an `admin: true` field included: the app's `Transparency` matches
       that map first); a user (a struct of the host's `:user` module,
       `OpenAgents.Accounts.User` by default) is `glass` when the host's
       `Accounts.admin?/1` says so and has no tier otherwise; a map with

@@ -269,9 +269,9 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   A record whose link exists but was not loaded (`:artifact_link` is
   `%Ecto.Association.NotLoaded{}` while `artifact_link_id` is set) reads what
   `config :openagents_policy, unloaded_link:` says (see
-  `OpenAgentsPolicy.Host`): its tier column (`:tier_column`, the default and
-  the seed's behaviour), `dark` (`:dark`), or an `ArgumentError` saying to
-  preload the link (`:raise`).
+  `OpenAgentsPolicy.Host`): its tier column (`:tier_column`, the default, as
+  the app's `Transparency` reads it), `dark` (`:dark`), or an
+  `ArgumentError` saying to preload the link (`:raise`).
 
       iex> OpenAgents.Transparency.WorkDisclosure.effective_tier(%{transparency_tier: "ledger"}, %{tier: :pulse})
       :pulse

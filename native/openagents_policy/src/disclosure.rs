@@ -45,7 +45,8 @@ vocabulary! {
 vocabulary! {
     /// The tier that first exposes a scheduled field. There is no `dark`
     /// rung: a field no tier exposes belongs on the never list, so "dark
-    /// admits nothing" holds by construction.
+    /// admits nothing" holds by construction. Why this is not a [`Tier`] nor
+    /// an [`Access`]: [`crate::ladder`], "One ladder, three words".
     pub enum Rung in Rung {
         /// Exposed from `pulse` up.
         Pulse => "pulse",

@@ -10,6 +10,28 @@
 //! are part of the contract: a known word names its tier, and anything else
 //! (an unknown word, `nil`, a number, `"GLASS"`) names `dark`. That is why
 //! tier words are taken as a [`Reading`], not a [`Tier`].
+//!
+//! # One ladder, three words
+//!
+//! Three types name positions on the same four ranks, because three
+//! different things stand on the ladder and each admits only what its user
+//! can mean:
+//!
+//! * [`Tier`] is a *level*: the one a record is published at, the one a
+//!   viewer carries, the one [`effective_tier`] answers. All four, `dark`
+//!   included.
+//! * [`Access`] is a *use*: what a reader asks to do with a record
+//!   (`metadata`, `content`, `full`, the host's words for [`allows`]). Each
+//!   needs a [`Tier`], its [`Access::minimum`].
+//! * [`Rung`](crate::disclosure::Rung) is a *schedule* word: the tier that
+//!   first exposes a field. It has no `dark`, so a field no tier shows cannot
+//!   be scheduled and has to go on the never list.
+//!
+//! One enum for all three would let a schedule say "from `dark`" and mix a
+//! reader's level with what it asks for. The relations between them are
+//! rules like any other, so the decision document publishes them and a
+//! change to either is announced: `ladder.minimums` (each access's minimum
+//! tier) and `rungs` (each rung's tier and the access it is asked through).
 
 use serde::Serialize;
 

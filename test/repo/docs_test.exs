@@ -1,5 +1,6 @@
 defmodule OpenAgentsPolicy.DocsTest do
   use ExUnit.Case, async: true
+  @moduletag :repo
 
   @root Path.expand("../..", __DIR__)
 

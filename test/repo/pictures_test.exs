@@ -1,5 +1,6 @@
 defmodule OpenAgentsPolicy.PicturesTest do
   use ExUnit.Case, async: true
+  @moduletag :repo
 
   import ExUnit.CaptureIO
 

@@ -4,6 +4,7 @@ defmodule OpenAgentsPolicy.RustlerRangeTest do
   # repeats it. Both crates must build with the same rustler: the entry
   # gathers the NIFs the NIF crate registers.
   use ExUnit.Case, async: true
+  @moduletag :repo
 
   @root Path.expand("../..", __DIR__)
 

@@ -1,4 +1,4 @@
-defmodule OpenAgentsPolicy.TargetTest do
+defmodule OpenAgentsPolicy.BuildTargetTest do
   # The precompiled targets: what OpenAgentsPolicy.Native declares to
   # rustler_precompiled (which downloads, or with force_build builds, the
   # library for the machine it compiles on) is exactly what `make
@@ -6,6 +6,7 @@ defmodule OpenAgentsPolicy.TargetTest do
   # rustler_precompiled resolves this machine, and each kind of machine the
   # artifacts are built for, to one of them.
   use ExUnit.Case, async: true
+  @moduletag :repo
 
   @native Path.expand("../../lib/openagents_policy/native.ex", __DIR__)
   @build Path.expand("../../scripts/precompiled_build.sh", __DIR__)

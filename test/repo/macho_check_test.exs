@@ -5,6 +5,7 @@ defmodule OpenAgentsPolicy.MachOCheckTest do
   # ones (scripts/precompiled_check.sh runs it on those), and one for each
   # way a library can be wrong, each seen refused.
   use ExUnit.Case, async: true
+  @moduletag :repo
   import Bitwise
 
   @script Path.expand("../../scripts/macho_check.exs", __DIR__)

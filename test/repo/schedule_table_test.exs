@@ -1,5 +1,6 @@
 defmodule OpenAgentsPolicy.ScheduleTableTest do
   use ExUnit.Case, async: true
+  @moduletag :repo
 
   alias OpenAgentsPolicy.Report
 

@@ -12,6 +12,7 @@ defmodule OpenAgentsPolicy.NifBuildTest do
   # async: true, as other modules go: its tests run one at a time, in one
   # copy (see ProjectCopy.fresh!/0), and touch nothing of this VM.
   use ExUnit.Case, async: true
+  @moduletag :repo
 
   import OpenAgentsPolicy.Test.ProjectCopy
 
