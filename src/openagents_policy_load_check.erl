@@ -42,7 +42,13 @@ load_stub(M, Lib, Keep, Fs) ->
     _ = code:delete(M),
     _ = code:purge(M),
     {module, M} = code:load_binary(M, "load_check", Bin),
-    case catch M:check(Lib) of
+    Loaded =
+        try
+            M:check(Lib)
+        catch
+            Class:Reason -> {Class, Reason}
+        end,
+    case Loaded of
         ok when Keep =:= [] ->
             ok;
         ok ->
