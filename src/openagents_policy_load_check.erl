@@ -5,8 +5,7 @@
 %% the verdict: the one line that starts with marker/0.
 %%
 %% Erlang, and only erts, kernel, stdlib and compiler (and, for module/1,
-%% Elixir's Exception and Base): the check VM runs no Mix and starts no
-%% application.
+%% Elixir's Exception and Base): nothing of Mix runs in the check VM.
 -module(openagents_policy_load_check).
 -moduledoc(false).
 
