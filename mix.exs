@@ -26,6 +26,11 @@ defmodule OpenAgentsPolicy.MixProject do
       # compiles (rustler_precompiled, or rustler: guides/releases.md).
       compilers: Mix.compilers() ++ [:openagents_policy_appup],
       elixirc_paths: elixirc_paths(Mix.env()),
+      # src/: the load check VM's module. Its warnings fail the library's own
+      # builds (Elixir 1.14's `--warnings-as-errors` does not reach erlc),
+      # not a host's, which compiles it as :prod.
+      erlc_options:
+        [:debug_info] ++ if(Mix.env() in [:dev, :test], do: [:warnings_as_errors], else: []),
       deps: vendor(deps(Mix.env())),
       description: "OpenAgents delegation and disclosure policy, implemented in Rust as a NIF.",
       package: package(),
@@ -136,7 +141,7 @@ defmodule OpenAgentsPolicy.MixProject do
       # precompiled one (written when a version is cut: guides/releases.md),
       # the crates for a source build; and the decision document, for a diff
       # without loading the NIF (guides/changing-a-rule.md).
-      files: ~w(lib native/*/src native/*/Cargo.toml Cargo.toml Cargo.lock mix.exs
+      files: ~w(lib src native/*/src native/*/Cargo.toml Cargo.toml Cargo.lock mix.exs
            .formatter.exs checksum-Elixir.OpenAgentsPolicy.Native.exs README.md LICENSE
            CHANGELOG.md priv/decisions.json),
       links: %{}

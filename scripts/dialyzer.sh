@@ -5,7 +5,7 @@
 #
 # Compiles the library (MIX_ENV, default dev; MIX_BUILD_ROOT is honoured),
 # then runs Dialyzer over _build/<env>/lib/openagents_policy/ebin against a
-# PLT of erts, kernel, stdlib and elixir, plus logger and mix when the
+# PLT of erts, kernel, stdlib, compiler and elixir, plus logger and mix when the
 # library's BEAM files reference them. The PLT is built once and cached under
 # OPENAGENTS_PLT_DIR (default: _build/plt, or $MIX_BUILD_ROOT/plt), named
 # after the OTP and Elixir versions and the app set; a later run only checks
@@ -44,9 +44,10 @@ read -r ebin elixir_libs otp elixir_version < <(
     ], " "))'
 )
 
-# The apps the PLT needs: the base four, and logger and mix when a BEAM
+# The apps the PLT needs: the base five (compiler: the load check VM's
+# module compiles its stub there), and logger and mix when a BEAM
 # file's atom table names one of their modules.
-apps=(erts kernel stdlib elixir)
+apps=(erts kernel stdlib compiler elixir)
 grep -qa "Elixir\.Logger" "$ebin"/*.beam && apps+=(logger)
 grep -qa "Elixir\.Mix\." "$ebin"/*.beam && apps+=(mix)
 

@@ -15,11 +15,11 @@ defmodule RustlerPrecompiled do
 
       @external_resource Path.join(File.cwd!(), library <> ".so")
       @on_load :load_demo_nif
-      @demo_load_from {otp_app, library}
+      @load_from {otp_app, library}
 
       @doc false
       def load_demo_nif do
-        {otp_app, library} = @demo_load_from
+        {otp_app, library} = @load_from
         otp_app |> Application.app_dir(library) |> String.to_charlist() |> :erlang.load_nif(0)
       end
     end

@@ -1,10 +1,8 @@
 defmodule OpenAgentsPolicy.Host do
   @moduledoc """
-  The host application's modules, as this library calls them.
-
-  The seeds called four host modules directly. This library calls the same
-  functions, on modules named in application config, so it compiles and runs
-  with none of them present and a host (or a test) can point it elsewhere:
+  The host application's modules, as this library calls them: named in
+  application config, so the library compiles and runs with none of them
+  present and a host, or a test, can name others (guides/host-configuration.md).
 
   | key | default | what is called |
   | --- | --- | --- |
@@ -16,66 +14,15 @@ defmodule OpenAgentsPolicy.Host do
 
       config :openagents_policy, repo: MyApp.Repo
 
-  `:artifact_link` and `:user` also name the two structs the library
-  recognises, beside the default names (the OpenAgents app's own modules,
-  recognised whatever is configured): a record's `:artifact_link` is a link
-  when it is a struct of `OpenAgents.Transparency.ArtifactLink` or of the
-  `:artifact_link` module, and a viewer is a user when it is a struct of
-  `OpenAgents.Accounts.User` or of the `:user` module, for effective tiers,
-  projections, `viewer/2` and the ladder alike (`link_for_attempt/2,3` mints
-  a struct of the `:artifact_link` module). A struct of any other module is
-  read as a plain map, as the seeds read a struct that is not theirs. So a
-  struct of a default name is read without reading the configuration: on the
-  app's own records, an effective tier reads no setting at all.
-
-  ## A link that was not loaded
-
-  One setting is not a module: `:unloaded_link`, what `effective_tier/2`
-  does with a record whose `:artifact_link` is `%Ecto.Association.NotLoaded{}`
-  while its `artifact_link_id` is set, i.e. a record that has a link the
-  caller forgot to preload:
-
-  | value | what the record reads |
-  | --- | --- |
-  | `:tier_column` (default) | its tier column, as the seed does: a revoked link is not seen |
-  | `:dark` | `dark`, for every viewer |
-  | `:raise` | nothing: `ArgumentError`, saying to preload `:artifact_link` |
-
-  The default is the seed's behaviour, which parity requires. A host should
-  use `:raise` in dev and test and `:dark` in production. A record whose
-  `artifact_link_id` is `nil` (or absent) has no link to forget and reads its
-  tier column in every mode. The module is recognised by its name
-  (`Ecto.Association.NotLoaded`); the library does not depend on Ecto.
-
-  ## Where the modules come from
-
-  Every call that needs a host module reads it, so a change is used from
-  the next call, however it is made: `config/config.exs`, `config/runtime.exs`,
-  `Application.put_env/3`, a release's configuration change during a hot
-  upgrade, or `configure/1`. There is no cache to go stale and no cache for a
-  racing reader to refill with what was just replaced. The price is one
-  application-environment lookup (an ETS read) per host module a call uses;
-  the README gives what it costs `viewer/2`.
-
-  A test that needs other host modules calls `override/1`: the override
-  holds for the calling process and for every process that names it in its
-  `$callers` (`Task`s it starts, and processes that follow that convention),
-  so tests that override in `async: true` modules never see each other's
-  modules. It ends with the process, or with `clear_override/0`. Looking for
-  an override costs two process-dictionary reads in a process without
-  `$callers`, and one `:persistent_term` read more in one with them, until
-  some process has made an override: a system that never overrides pays
-  only that.
-
-  Order of precedence, per key: the nearest override (the calling process,
-  then its `$callers` in order), then the application environment, then the
-  default.
-
-  The two structs are read the same way (`user_struct/0` and
-  `link_struct/0`), on the paths that meet a struct: a call whose viewer is
-  a struct, a record whose `:artifact_link` is one. The host is asked only on
-  the paths that need it: a viewer that is a user, `viewer/2`, and minting a
-  link.
+  `:artifact_link` and `:user` also name the structs read as a link and as a
+  user, beside the default names; a struct of any other module is read as a
+  plain map. `:unloaded_link` says what a record whose link was not preloaded
+  reads (`unloaded_link/0`). A call reads each setting it needs, so a change
+  holds from the next call; `override/1` changes them for one process and
+  the processes that name it in their `$callers` only. Per key, the nearest
+  override wins, then the application environment, then the default.
+  Refused with `ArgumentError`: an unknown key, and an `:unloaded_link`
+  other than `:tier_column`, `:dark` or `:raise`.
   """
 
   @user OpenAgents.Accounts.User
@@ -102,7 +49,7 @@ defmodule OpenAgentsPolicy.Host do
   """
   @type key :: :accounts | :repositories | :artifact_link | :repo | :user | :unloaded_link
 
-  @typedoc "What a record with a link that was not loaded reads: see the moduledoc."
+  @typedoc "What a record with a link that was not loaded reads: see `unloaded_link/0`."
   @type unloaded_mode :: :tier_column | :dark | :raise
 
   @doc "The host's user struct module (`:user`), recognised by name; read on every call."
@@ -128,8 +75,20 @@ defmodule OpenAgentsPolicy.Host do
   def user?(module), do: module == @user or module == user_struct()
 
   @doc """
-  What a record whose link was not loaded reads (`:unloaded_link`): one of
-  `:tier_column`, `:dark`, `:raise`. Any other configured value raises
+  What `effective_tier/2` makes of a record whose `:artifact_link` is
+  `%Ecto.Association.NotLoaded{}` while its `artifact_link_id` is set (a
+  link the caller forgot to preload), the `:unloaded_link` setting:
+
+  | value | what the record reads |
+  | --- | --- |
+  | `:tier_column` (default: as the OpenAgents app reads it) | its tier column: a revoked link is not seen |
+  | `:dark` | `dark`, for every viewer |
+  | `:raise` | nothing: `ArgumentError`, saying to preload `:artifact_link` |
+
+  A host should use `:raise` in dev and test and `:dark` in production. A
+  record whose `artifact_link_id` is `nil` (or absent) reads its tier column
+  in every mode. `Ecto.Association.NotLoaded` is recognised by name: the
+  library does not depend on Ecto. Any other configured value raises
   `ArgumentError`, rather than pick one of the three for the host.
   """
   @spec unloaded_link() :: unloaded_mode()
@@ -215,7 +174,7 @@ defmodule OpenAgentsPolicy.Host do
   A user's relationship to `repository`, in the order the host is asked:
   `:operator` when `Accounts.admin?/1` says so, else `:member` when
   `Repositories.member?/2` does, else `:stranger`. Either answer is read as
-  truthy, as the original's `cond` read it.
+  truthy.
   """
   @spec relationship(term(), term()) :: :operator | :member | :stranger
   def relationship(repository, user) do

@@ -1,89 +1,35 @@
 defmodule OpenAgentsPolicy.Upgrade do
   @moduledoc """
-  The library's part in a hot-code upgrade (a relup) that refuses, before
-  anything changes, a NIF library the running VM could not swap in, and a
-  version whose decisions widen what some reader or caller gets, unless an
-  operator accepts that version's decisions by name.
+  The library's part in a hot-code upgrade (a relup): `check/3`, before the
+  relup's point of no return, refuses a NIF library this VM could not swap
+  in, and a version whose decisions widen what some reader or caller gets
+  unless an operator accepts that version's decisions by name.
 
-  Every build of the library carries `ebin/openagents_policy.appup` (its
-  Mix compiler `compile.openagents_policy_appup` writes it). For an upgrade
-  from, or a downgrade to, any other version of the library it says:
+  Every build carries `ebin/openagents_policy.appup` (the Mix compiler
+  `compile.openagents_policy_appup` writes it). For any other version, up
+  or down, it says `{apply, {OpenAgentsPolicy.Upgrade, :check, [direction,
+  version]}}`, then `point_of_no_return`, then loads `OpenAgentsPolicy.Native`
+  (the new version's library, under a new path), the modules that call it
+  or hold tables computed from it (`use OpenAgentsPolicy.Native`), and every
+  other module: tables and NIF are from one build once the relup is done.
 
-    1. `{apply, {OpenAgentsPolicy.Upgrade, :check, [direction, version]}}`,
-       placed before the relup's `point_of_no_return`: `check/3` below;
-    2. `point_of_no_return`;
-    3. `{load_module, OpenAgentsPolicy.Native, ...}` first, so the new
-       version's NIF library is loaded (a new path, `lib/openagents_policy-<vsn>/`,
-       so a new library, never the one already mapped), then the modules that call it, among
-       them the three whose tables are computed from the core at compile
-       time (`OpenAgents.Delegations.Target`,
-       `OpenAgents.Transparency.WorkDisclosure`,
-       `OpenAgents.Transparency.Ladder`), then every other module, so tables
-       and NIF are always from the same build once the relup is done.
-
-  Words used here:
-
-    * **target library**: the `priv/native/*openagents_policy_nif*.so` of
-      the library version the relup installs, under the release's `lib/`
-      (`openagents_policy-<vsn>`, unpacked by `release_handler`).
-    * **refuse**: throw `{:error, {:openagents_policy, reason}}`, which
-      `:release_handler.install_release/1` returns as `{:error, reason'}`
-      with nothing loaded and the running release untouched. After the point
-      of no return a module that fails to load makes `release_handler`
-      restart the VM: that is what the check exists to prevent.
-
-  Deliberately absent: any check of the Erlang side (the relup's own checks
-  already refuse a module with processes still in its old code, with
-  `soft_purge`), and any state to carry over: the NIF library has no
-  resource types, and its `upgrade` callback
-  (`native/openagents_policy_nif/src/lib.rs`) only leaves its mark in
-  `priv_data` and answers success, so the VM takes the new library as it is
-  (the atoms it uses are made on first use, not by any callback). It refuses
-  one upgrade: onto the very library already loaded (the same path again,
-  which the VM would serve from the old file). That callback, and the
-  `openagents_policy_nif_entry` crate that makes room for it, exist only
-  because this kind of load needs one and `rustler::init!` does not emit it.
-
-  The load itself is `OpenAgentsPolicy.LoadCheck.module/3`, in a VM of its
-  own, which then asks the target's `OpenAgentsPolicy.Native` for its
-  decision digest (below).
-
-  ## What the new version decides
-
-  Each build carries its decision document, `priv/decisions.json` (every
-  answer over a finite domain; its SHA-256 is the version's decision
-  digest, `OpenAgentsPolicy.fingerprint/0`). `decision_diff/2` compares this
-  VM's live document with a target version's, with
-  `OpenAgentsPolicy.Decisions.diff/3`, and `check/3` refuses a target whose
-  decisions widen (a field shown at a lower tier, a capability granted, a
-  higher effective tier: `OpenAgentsPolicy.Decisions`), unless the
-  variable `OPENAGENTS_POLICY_ACCEPT_WIDENING` of this VM names that
-  target's decision digest: the operator accepts exactly those decisions,
-  for one install, and no others. `check/3` takes the variable (reads it
-  and removes it from this VM) whatever it then answers, so an acceptance
-  serves the next install only, never a later one. A running node's
-  variable is set with `System.put_env/2` (`bin/APP rpc`); an application's
-  environment would not do, as `release_handler` replaces it before the
-  check runs. A
-  narrowing or a change that neither widens nor narrows needs no one's word.
-
-  The target's document is read only once it is known to be what the
-  target's library decides: the VM that loads the target's `Native` also
-  calls its `decision_digest/0` (computed by the target's NIF from its
-  core's decision functions, as `OpenAgentsPolicy.fingerprint/0` is), and
-  `check/3` refuses a target whose `priv/decisions.json` has another
-  SHA-256 (`{:decision_document_mismatch, file, %{document: digest,
-  library: digest}}`, and an error logged saying what to do): a package
-  built without writing its document anew after a rule changed, or whose
-  document was edited, would otherwise pass the widening check while its
-  library widens. The cure is the document written from that version's
-  source, `cargo run -q --locked -p openagents_policy --example decisions --
-  document > priv/decisions.json`, and the release built again.
-  `decision_diff/2` alone reads the document as it is.
+  A refusal throws `{:error, {:openagents_policy, reason}}`, which
+  `:release_handler.install_release/1` returns with nothing loaded. Refused:
+  a target library that is missing, not alone, the very one this VM runs, or
+  that a fresh VM does not load (`OpenAgentsPolicy.LoadCheck.module/3`); a
+  target whose `priv/decisions.json` is not what its library decides; and a
+  target whose decisions widen (`decision_diff/2`), unless
+  `OPENAGENTS_POLICY_ACCEPT_WIDENING` names its decision digest, for that
+  one install. Not checked: the Erlang side (the relup's `soft_purge`
+  refuses a module with processes in its old code) and state to carry over
+  (the NIF library keeps none).
   """
 
   alias OpenAgentsPolicy.{Decisions, LoadCheck}
 
+  # The operator's acceptance: a variable of this VM (`System.put_env/2`
+  # through `bin/APP rpc`), not the application environment, which
+  # release_handler replaces before the check runs.
   @accept "OPENAGENTS_POLICY_ACCEPT_WIDENING"
   @regenerate "cargo run -q --locked -p openagents_policy --example decisions -- document > priv/decisions.json"
 
@@ -114,9 +60,9 @@ defmodule OpenAgentsPolicy.Upgrade do
   once loaded, its `Native.decision_digest/0` is asked for: the digest of
   what the target library decides.
 
-  Then its decisions (see the module docs): its `priv/decisions.json` must
-  have that digest for its SHA-256, else it is refused (the document is not
-  the library's: write it anew, see the module docs); a target whose
+  Then its decisions: its `priv/decisions.json` must have that digest for
+  its SHA-256, else it is refused, and an error logged says how to write it
+  anew from that version's source; a target whose
   decisions widen is refused unless `OPENAGENTS_POLICY_ACCEPT_WIDENING`
   names its decision digest, and the Markdown of every change is logged.
   The variable is taken: removed from this VM by this call, whatever it

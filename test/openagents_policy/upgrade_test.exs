@@ -81,7 +81,7 @@ defmodule OpenAgentsPolicy.UpgradeTest do
     {:ok, {^module, [imports: imports]}} = :beam_lib.chunks(:code.which(module), [:imports])
 
     Enum.any?(imports, &match?({@native, _, _}, &1)) or
-      Keyword.has_key?(module.__info__(:attributes), :openagents_policy_tables)
+      Keyword.has_key?(module.module_info(:attributes), :openagents_policy_tables)
   end
 
   describe "Upgrade.check/3" do

@@ -832,6 +832,7 @@ defmodule OpenAgentsPolicy.Fuzz do
 
   def invariant(Target, :job_terminal_statuses, [], v),
     do: words?(v) and Enum.all?(v, &(Target.job_lifecycle(&1) in ~w(succeeded failed cancelled)))
+
   def invariant(Target, f, [], v) when f in [:custodies, :kinds], do: words?(v)
   def invariant(Target, :custody, [_], v), do: v in Target.custodies()
   def invariant(Target, :runtime_class, [_], v), do: is_nil(v) or is_binary(v)
