@@ -126,13 +126,16 @@ defmodule OpenAgentsPolicy.Decisions do
   The changes that widen: what a rollout should refuse unless someone
   accepts each one by name (its `:says`).
 
+  The same `terminal_commit` moved up to `glass` narrows, and down to
+  `pulse` widens:
+
       iex> live = OpenAgentsPolicy.decisions_json()
-      iex> up = String.replace(live, ~s("field":"branch","tier":"ledger"), ~s("field":"branch","tier":"glass"))
-      iex> down = String.replace(up, ~s("field":"terminal_commit","tier":"ledger"), ~s("field":"terminal_commit","tier":"pulse"))
-      iex> {:ok, changes} = OpenAgentsPolicy.Decisions.diff(live, down)
-      iex> Enum.map(changes, & &1.class)
+      iex> ledger = ~s("field":"terminal_commit","tier":"ledger")
+      iex> {:ok, narrowed} = OpenAgentsPolicy.Decisions.diff(live, String.replace(live, ledger, ~s("field":"terminal_commit","tier":"glass")))
+      iex> {:ok, widened} = OpenAgentsPolicy.Decisions.diff(live, String.replace(live, ledger, ~s("field":"terminal_commit","tier":"pulse")))
+      iex> Enum.map(narrowed ++ widened, & &1.class)
       [:narrows, :widens]
-      iex> for change <- OpenAgentsPolicy.Decisions.widened(changes), do: change.says
+      iex> for change <- OpenAgentsPolicy.Decisions.widened(narrowed ++ widened), do: change.says
       ["`attempt.terminal_commit` is now disclosed from `pulse` (was `ledger`)"]
   """
   @spec widened([change()]) :: [change()]

@@ -228,17 +228,22 @@ defmodule OpenAgentsPolicy.DecisionsTest do
     test "a change, widening first", %{old: old, dir: dir} do
       new = Path.join(dir, "new.json")
 
+      # Of the live document, whatever its rules: the first field at
+      # `ledger` moved up to `glass`, the last moved down to `pulse`.
+      ledger =
+        for ["schedule.fields", input, %{"tier" => "ledger"}] <- Jason.decode!(live())["rows"],
+            do: input
+
+      {up, down} = {List.first(ledger), List.last(ledger)}
+      assert up != down
+
       File.write!(
         new,
-        live()
-        |> String.replace(
-          ~s("field":"terminal_commit","tier":"ledger"),
-          ~s("field":"terminal_commit","tier":"pulse")
-        )
-        |> String.replace(
-          ~s("field":"branch","tier":"ledger"),
-          ~s("field":"branch","tier":"glass")
-        )
+        answers(fn
+          "schedule.fields", ^down, answer -> %{answer | "tier" => "pulse"}
+          "schedule.fields", ^up, answer -> %{answer | "tier" => "glass"}
+          _table, _input, answer -> answer
+        end)
       )
 
       out = run_task([old, new])

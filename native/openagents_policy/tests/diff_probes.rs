@@ -9,6 +9,15 @@
 //!
 //! `tests/golden/<probe>.md` and `.json` hold what the diff says, as a
 //! reviewer and the CHANGELOG read it; each was read by hand.
+//!
+//! When a version is cut and its rules already make a probe's edit, that
+//! probe changes nothing and says so: give it another input. Then (and when
+//! the diff's wording changes on purpose) write the files anew and read
+//! their `git diff`:
+//!
+//! ```sh
+//! OPENAGENTS_WRITE_GOLDEN=1 cargo test -p openagents_policy --test diff_probes
+//! ```
 
 use openagents_policy::diff::diff;
 use openagents_policy::fingerprint::Document;
@@ -23,6 +32,18 @@ const GOLDEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/");
 /// are the golden files', and the whole widens as said.
 fn golden(probe: &str, edited: &Document, widens: bool) {
     let changes = diff(json(&last_release()), json(edited)).unwrap();
+    assert!(
+        !changes.is_empty(),
+        "{probe}: this edit is already the last release's answer (a released rule made it): \
+         give the probe another input, then write its golden files anew (this file's header)"
+    );
+    if std::env::var_os("OPENAGENTS_WRITE_GOLDEN").is_some() {
+        let write = |ext: &str, text: String| {
+            std::fs::write(format!("{GOLDEN}{probe}.{ext}"), text).unwrap();
+        };
+        write("md", changes.to_markdown());
+        write("json", changes.to_json().unwrap());
+    }
     let file = |ext: &str| common::read(&format!("{GOLDEN}{probe}.{ext}"));
     assert_eq!(changes.to_markdown(), file("md"), "{probe}.md");
     assert_eq!(
