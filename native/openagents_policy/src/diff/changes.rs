@@ -82,8 +82,8 @@ fn granted<'w>(before: &'w [String], after: &'w [String]) -> [Vec<&'w String>; 2
 /// What a caller of a seam gains or loses, in words.
 fn offer(old: Option<&Value>, new: Option<&Value>) -> String {
     let (Some(old), Some(new)) = (old, new) else {
-        let now = if new.is_some() { "now" } else { "no longer" };
-        return format!("is {now} answered");
+        let still = if new.is_some() { "now" } else { "no longer" };
+        return format!("is {still} answered");
     };
     let (before, after) = (
         items(old.get("capabilities")),
