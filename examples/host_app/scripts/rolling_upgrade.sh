@@ -39,7 +39,7 @@
 #      again; the first node done, the second is killed (kill -9 to its VM)
 #      inside its install: once the coordinator's rpc of
 #      HostApp.Upgrade.install has begun (its ROLLING_MARKS start file), the
-#      moment the library's check VM is seen running (a beam.smp child of the
+#      moment the library's check VM is seen running (a beam.smp under the
 #      node's erl_child_setup: OpenAgentsPolicy.Upgrade.check/3, which the
 #      relup runs before its point_of_no_return; polled every 10 ms), so
 #      before anything of B is loaded and long before Castle.commit. Then:
@@ -347,8 +347,8 @@ COORD_PID=$!
 # written, release_handler evaluating the relup), the library's appup runs
 # OpenAgentsPolicy.Upgrade.check/3 before the relup's point_of_no_return, and
 # the check loads B's NIF library in a VM of its own: a beam.smp that the
-# node's port program (erl_child_setup, its child) starts, and that exists
-# only while the check runs. The kill -9 goes to the node's VM the moment
+# node's port program (erl_child_setup, its child) starts under timeout(1)
+# (so the node's grandchild), and that exists only while the check runs. The kill -9 goes to the node's VM the moment
 # that VM is seen (polled every 10 ms): after the install began, before the
 # point of no return, long before Castle.commit.
 victim=$(cat "$WORK/pid_$K")
@@ -361,7 +361,8 @@ done
 child_setup=$(pgrep -P "$victim" -x erl_child_setup || true)
 [[ -n $child_setup ]] || fail "${NAMES[$K]} (OS pid $victim) has no erl_child_setup"
 for _ in $(seq 1 3000); do
-  CHECK_VM=$(pgrep -P "$child_setup" -x beam.smp || true)
+  CHECK_VM=$(for bound in $(pgrep -P "$child_setup" || true); do pgrep -P "$bound" -x beam.smp; done || true)
+  CHECK_VM=${CHECK_VM:-$(pgrep -P "$child_setup" -x beam.smp || true)}
   [[ -n $CHECK_VM ]] && break
   [[ ! -e $KILL_DIR/kill_${NAMES[$K]}_end ]] ||
     { cat "$WORK/kill_coordinator.out"; fail "${NAMES[$K]}'s install ended before its check VM was seen"; }
