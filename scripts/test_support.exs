@@ -7,7 +7,7 @@
 
 for {module, file} <- [
       {OpenAgentsPolicy.Test.Upstream, "upstream.ex"},
-      {OpenAgentsPolicy.Test.Assignment, "host.ex"},
+      {OpenAgentsPolicy.Test.Assignment, "host_stand_ins.ex"},
       {OpenAgentsPolicy.Fuzz, "fuzz.ex"}
     ],
     not Code.ensure_loaded?(module),
