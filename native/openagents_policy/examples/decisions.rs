@@ -18,7 +18,7 @@
 
 use std::process::ExitCode;
 
-use openagents_policy::diff::diff;
+use openagents_policy::diff::{diff, Class};
 use openagents_policy::fingerprint::decision_json;
 
 const USAGE: &str = "usage: decisions document
@@ -118,6 +118,6 @@ fn check(old_path: &str, changelog_path: &str) -> Result<(), String> {
          diff. Paste what `make decisions-diff` prints under \"## [Unreleased]\" (as it is: \
          the check looks for it verbatim). It is:\n\n{markdown}",
         changes.changes().len(),
-        changes.widened().count(),
+        changes.of_class(Class::Widens).count(),
     ))
 }

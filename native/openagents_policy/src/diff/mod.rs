@@ -76,6 +76,10 @@ impl Limit {
     pub const fn max(self) -> usize {
         self.bound().0
     }
+
+    const fn refuse(self, side: Option<Side>) -> DocumentRefusal {
+        DocumentRefusal::TooLarge { side, limit: self }
+    }
 }
 
 /// Why two documents were not compared. Never "no changes".
@@ -186,12 +190,7 @@ impl Diff {
     /// accepted.
     #[must_use]
     pub fn widens(&self) -> bool {
-        self.widened().next().is_some()
-    }
-
-    /// The changes that widen.
-    pub fn widened(&self) -> impl Iterator<Item = &Change> {
-        self.of_class(Class::Widens)
+        self.of_class(Class::Widens).next().is_some()
     }
 
     /// The changes of one class.
@@ -257,11 +256,10 @@ pub fn code(text: &str) -> String {
         }
     }
     let fence = "`".repeat(escaped.split(|c| c != '`').map(str::len).max().unwrap_or(0) + 1);
-    let pad = if escaped.starts_with('`') || escaped.ends_with('`') {
-        " "
-    } else {
-        ""
-    };
+    // A space between a fence and a backtick the text starts or ends with.
+    let pad = " ".repeat(usize::from(
+        escaped.starts_with('`') || escaped.ends_with('`'),
+    ));
     format!("{fence}{pad}{escaped}{pad}{fence}")
 }
 
@@ -269,6 +267,13 @@ pub fn code(text: &str) -> String {
 struct Asked {
     row: Row,
     key: String,
+}
+
+impl Asked {
+    fn new(row: Row) -> Self {
+        let key = key_of(&row.input);
+        Self { row, key }
+    }
 }
 
 fn too_long(value: &Value) -> bool {
@@ -281,14 +286,10 @@ fn too_long(value: &Value) -> bool {
     }
 }
 
-/// A parser's complaint, at most 200 bytes of it: it may quote the document.
+/// A parser's complaint, at most 200 characters of it: it may quote the
+/// document.
 fn bounded(error: &serde_json::Error) -> String {
-    let mut text = error.to_string();
-    let end = (0..=200.min(text.len()))
-        .rev()
-        .find(|&at| text.is_char_boundary(at));
-    text.truncate(end.unwrap_or(0));
-    text
+    error.to_string().chars().take(200).collect()
 }
 
 /// Why `bytes`, which do not read as a document of this format, are not one.
@@ -309,53 +310,33 @@ fn refusal(bytes: &[u8], side: Side, error: &serde_json::Error) -> DocumentRefus
             "not as format {FORMAT} writes it ({})",
             bounded(error)
         )),
-        Some(found) => DocumentRefusal::UnknownFormat {
-            side,
-            found: Some(found.to_string()),
-        },
-        None if head.contains_key("rows") => DocumentRefusal::UnknownFormat { side, found: None },
-        None => refuse("an object with no \"format\" field and no rows"),
+        found if found.is_some() || head.contains_key("rows") => {
+            let found = found.map(Value::to_string);
+            DocumentRefusal::UnknownFormat { side, found }
+        }
+        _ => refuse("an object with no \"format\" field and no rows"),
     }
 }
 
 /// The document in `bytes`, or why it is not one this build reads.
 fn read(bytes: &[u8], side: Side) -> Result<Vec<Asked>, DocumentRefusal> {
-    let large = |limit| {
-        Err(DocumentRefusal::TooLarge {
-            side: Some(side),
-            limit,
-        })
-    };
+    let large = |limit: Limit| Err(limit.refuse(Some(side)));
     if bytes.len() > Limit::Bytes.max() {
         return large(Limit::Bytes);
     }
-    let rows = match serde_json::from_slice::<fingerprint::Document>(bytes) {
-        Ok(document) if document.format == FORMAT => document.rows,
-        Ok(document) => {
-            return Err(DocumentRefusal::UnknownFormat {
-                side,
-                found: Some(document.format.to_string()),
-            })
-        }
-        Err(error) => return Err(refusal(bytes, side, &error)),
-    };
-    if rows.len() > Limit::Rows.max() {
-        return large(Limit::Rows);
+    let document: fingerprint::Document =
+        serde_json::from_slice(bytes).map_err(|error| refusal(bytes, side, &error))?;
+    if document.format != FORMAT {
+        let found = Some(document.format.to_string());
+        return Err(DocumentRefusal::UnknownFormat { side, found });
     }
     let long = |(key, word): (&str, &Value)| key.len() > Limit::Word.max() || too_long(word);
-    if rows
-        .iter()
-        .any(|row| row.input.iter().any(long) || too_long(&row.answer))
-    {
-        return large(Limit::Word);
+    let long = |row: &Row| row.input.iter().any(long) || too_long(&row.answer);
+    match document.rows {
+        rows if rows.len() > Limit::Rows.max() => large(Limit::Rows),
+        rows if rows.iter().any(long) => large(Limit::Word),
+        rows => Ok(rows.into_iter().map(Asked::new).collect()),
     }
-    Ok(rows
-        .into_iter()
-        .map(|row| Asked {
-            key: key_of(&row.input),
-            row,
-        })
-        .collect())
 }
 
 /// A question's key: its words by name, whatever order a document wrote
@@ -375,21 +356,19 @@ pub fn diff(old: impl AsRef<[u8]>, new: impl AsRef<[u8]>) -> Result<Diff, Docume
     let old = read(old.as_ref(), Side::Old)?;
     let new = read(new.as_ref(), Side::New)?;
     let context = changes::Context::new([&old, &new])?;
-    let asked = new
-        .iter()
-        .map(|asked| (asked, context.lookup(0, asked), Some(&asked.row.answer)));
-    let only_old = old.iter().filter(|asked| !context.asks(1, asked));
-    let only_old = only_old.map(|asked| (asked, Some(&asked.row.answer), context.lookup(1, asked)));
+    let only_old = old.iter().filter(|asked| !context.asks(Side::New, asked));
+    let questions = new.iter().map(|asked| (asked, Side::Old));
     let mut changes = Vec::new();
-    for (asked, before, after) in asked.chain(only_old) {
-        if before != after {
-            context.changes(&asked.row, [before, after], &mut changes);
+    for (asked, other) in questions.chain(only_old.map(|asked| (asked, Side::New))) {
+        let mut answers = [context.lookup(other, asked), Some(&asked.row.answer)];
+        if other == Side::New {
+            answers.reverse();
+        }
+        if answers[0] != answers[1] {
+            context.changes(&asked.row, answers, &mut changes);
         }
         if changes.len() > Limit::Changes.max() {
-            return Err(DocumentRefusal::TooLarge {
-                side: None,
-                limit: Limit::Changes,
-            });
+            return Err(Limit::Changes.refuse(None));
         }
     }
     Ok(Diff { changes })
