@@ -32,12 +32,12 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{json, Value};
 use sha2::{Digest as _, Sha256};
 
-use crate::disclosure::{self, link_for_attempt, Family, Field, PrincipalReading, Record};
+use crate::disclosure::{self, link_for_attempt, Field, PrincipalReading, Record};
 use crate::disclosure::{Relationship, Rung};
 use crate::ladder::{self, Access, Link, Subject, Tier, Viewer};
-use crate::target::{BoxState, Capability, Custody, DelegationLifecycle, DelegationSeam};
+use crate::target::{BoxState, Capability, DelegationLifecycle, DelegationSeam};
 use crate::target::{JobStatus, Kind, Lifecycle, MachineObservation, MachineStatus, Reach};
-use crate::target::{RunState, RuntimeClass, Seam, UnavailableReason};
+use crate::target::{RunState, Seam, UnavailableReason};
 use crate::{Reading, Vocabulary};
 
 /// The version of the document's layout, its first field. A changed rule is
@@ -59,7 +59,7 @@ pub enum FingerprintError {
 }
 
 macro_rules! tables {
-    ($($(#[$doc:meta])* $variant:ident => $name:literal,)+) => {
+    ($($(#[$doc:meta])* $variant:ident => $name:literal: $reading:expr, $list:expr, $gain:ident, $says:literal,)+) => {
         /// The tables of the document, in its order.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Table { $($(#[$doc])* $variant,)+ }
@@ -73,94 +73,91 @@ macro_rules! tables {
             pub const fn as_str(self) -> &'static str {
                 match self { $(Self::$variant => $name,)+ }
             }
+
+            /// The table named `name`, if the document has one.
+            #[must_use]
+            pub fn parse(name: &str) -> Option<Self> {
+                match name { $($name => Some(Self::$variant),)+ _ => None }
+            }
+
+            /// How the table is read, classed and said: its sentence's words are
+            /// `{word}`, the input word so named; `{a.b}`, two input words as one;
+            /// `{old.f}` and `{new.f}`, a field of an answer; `{was}`, the new answer
+            /// and the old; `{flag?yes:no}`, by an input flag; and in upper case the
+            /// diff's own phrases (who reads at a tier, what a caller may now do).
+            #[must_use]
+            pub const fn description(self) -> Description {
+                match self {
+                    $(Self::$variant => Description { reading: $reading, list: $list, gain: Gain::$gain, says: $says },)+
+                }
+            }
         }
     };
 }
 
+// Each table: its name in the document, then its description: the input
+// word a document may not know, the list item, who gains, the sentence.
 tables! {
     /// A vocabulary's words, in order.
-    Vocabularies => "vocabularies",
+    Vocabularies => "vocabularies": None, Some(("word", true)), Neither, "the {vocabulary} vocabulary gained the word {word}|the {vocabulary} vocabulary lost the word {word}",
     /// A family's scheduled field: its rung and column.
-    ScheduleFields => "schedule.fields",
+    ScheduleFields => "schedule.fields": None, None, Field, "{family.field} is newly scheduled, from {new.tier} (column {new.column})|{family.field} is no longer scheduled (was from {old.tier})|{family.field} is now disclosed from {new.tier} (was {old.tier})|{family.field} is now read from column {new.column} (was {old.column})|{family.field} is now {was}",
     /// A family's never list.
-    ScheduleNever => "schedule.never",
+    ScheduleNever => "schedule.never": None, Some(("column", true)), Unlisted, "{family.column} is now on the never list|{family.column} left the never list",
     /// The columns a family's schedule reads.
-    ScheduleSourceColumns => "schedule.source_columns",
+    ScheduleSourceColumns => "schedule.source_columns": None, Some(("column", false)), Present, "the schedule now reads column {family.column}|the schedule no longer reads column {family.column}",
     /// The fields admitted at a viewer tier (`nil`: no tier of its own).
-    ScheduleFieldsAt => "schedule.fields_at",
+    ScheduleFieldsAt => "schedule.fields_at": None, Some(("field", false)), Present, "{READERS} now see {family.field}|{READERS} no longer see {family.field}",
     /// The viewer descriptor of a relationship.
-    Relationships => "relationships",
+    Relationships => "relationships": None, None, Viewer, "a {relationship} reader now reads at {new.tier} (was {old.tier})|a {relationship} reader is now described as {was}",
     /// A rung's tier and access.
-    Rungs => "rungs",
+    Rungs => "rungs": None, None, Rung, "the {rung} rung is now {was}",
     /// A tier's rank.
-    LadderRanks => "ladder.ranks",
+    LadderRanks => "ladder.ranks": None, None, Neither, "{tier}'s rank is now {was}",
     /// The tier a tier word names.
-    LadderNamed => "ladder.named",
+    LadderNamed => "ladder.named": Some("tier_word"), None, Rise, "the tier word {tier_word} now names {was}",
     /// The minimum tier of an access.
-    LadderMinimums => "ladder.minimums",
+    LadderMinimums => "ladder.minimums": Some("access"), None, Fall, "{access} access now needs {was}",
     /// A viewer's own tier, operator mark and account.
-    LadderViewers => "ladder.viewers",
+    LadderViewers => "ladder.viewers": None, None, Viewer, "the viewer {viewer} is now read as {was}",
     /// A tier clamped by a viewer.
-    LadderClamp => "ladder.clamp",
+    LadderClamp => "ladder.clamp": None, None, Rise, "{viewer} now clamps {tier} to {was}",
     /// The tier a viewer reads a subject at.
-    LadderEffective => "ladder.effective",
+    LadderEffective => "ladder.effective": None, None, Rise, "{viewer} now reads {subject} at {was}",
     /// Whether a viewer may exercise an access on a subject.
-    LadderAllows => "ladder.allows",
+    LadderAllows => "ladder.allows": Some("access"), None, Present, "{viewer} may now have {access} access to {subject}|{viewer} may no longer have {access} access to {subject}|{viewer}'s {access} access to {subject} is not answered",
     /// The tier a viewer reads a record at.
-    LadderRecords => "ladder.records",
+    LadderRecords => "ladder.records": None, None, Rise, "{viewer} now reads the record {record} at {was}",
     /// A Box state's lifecycle.
-    LifecyclesBoxStates => "lifecycles.box_states",
+    LifecyclesBoxStates => "lifecycles.box_states": Some("box_state"), None, Neither, "a Box in {box_state} now reads {was}",
     /// A run state's lifecycle.
-    LifecyclesRunStates => "lifecycles.run_states",
+    LifecyclesRunStates => "lifecycles.run_states": Some("run_state"), None, Neither, "a Box run in {run_state} now reads {was}",
     /// A job status's lifecycle.
-    LifecyclesJobStatuses => "lifecycles.job_statuses",
+    LifecyclesJobStatuses => "lifecycles.job_statuses": Some("job_status"), None, Neither, "a work job in {job_status} now reads {was}",
     /// A Computer's lifecycle from its status, revocation and presence.
-    LifecyclesMachines => "lifecycles.machines",
+    LifecyclesMachines => "lifecycles.machines": Some("status"), None, Neither, "{COMPUTER} now reads {was}",
     /// Whether a delegation in a lifecycle has ended.
-    LifecyclesEnded => "lifecycles.ended",
+    LifecyclesEnded => "lifecycles.ended": None, None, Neither, "a {lifecycle} delegation now counts as ended|a {lifecycle} delegation now counts as under way",
     /// The seam of a Box in a state, for a reach.
-    CapabilitiesBoxStates => "capabilities.box_states",
+    CapabilitiesBoxStates => "capabilities.box_states": Some("box_state"), None, Follows, "a caller {REACH} on a Box in {box_state} {OFFER}",
     /// The delegation seam of a run in a state.
-    CapabilitiesRunStates => "capabilities.run_states",
+    CapabilitiesRunStates => "capabilities.run_states": Some("run_state"), None, Follows, "a caller on a Box run in {run_state} {OFFER}",
     /// The delegation seam of a job in a status.
-    CapabilitiesJobStatuses => "capabilities.job_statuses",
+    CapabilitiesJobStatuses => "capabilities.job_statuses": Some("job_status"), None, Follows, "a caller on a work job in {job_status} {OFFER}",
     /// The seam of a Computer so observed, for a reach.
-    CapabilitiesMachines => "capabilities.machines",
+    CapabilitiesMachines => "capabilities.machines": Some("status"), None, Follows, "a caller {REACH} on {COMPUTER} {OFFER}",
     /// A kind's custody and runtime class.
-    SeamsKinds => "seams.kinds",
+    SeamsKinds => "seams.kinds": None, None, Neither, "a {kind} is now {was}",
     /// Why a lifecycle offers nothing to a reach.
-    SeamsUnavailable => "seams.unavailable",
+    SeamsUnavailable => "seams.unavailable": None, None, Reason, "a {lifecycle} target now offers `start` to a caller {REACH} (it was refused as {old.unavailable_reason})|a {lifecycle} target no longer offers `start` to a caller {REACH} (it is refused as {new.unavailable_reason})|a {lifecycle} target, for a caller {REACH}, is now refused as {new.unavailable_reason} (was {old.unavailable_reason})|a {lifecycle} target, for a caller {REACH}, is answered by one document only: {was}",
     /// The seam of a kind, lifecycle and reach.
-    SeamsSeams => "seams.seams",
+    SeamsSeams => "seams.seams": None, None, Offer, "a caller {REACH} on a {kind} that is {lifecycle} {OFFER}{NOTE}",
     /// The seam of a delegation lifecycle.
-    SeamsDelegationSeams => "seams.delegation_seams",
+    SeamsDelegationSeams => "seams.delegation_seams": None, None, Offer, "a caller on a {lifecycle} delegation {OFFER}",
     /// Whether any seam offers a capability.
-    SeamsOffered => "seams.offered",
+    SeamsOffered => "seams.offered": None, None, Present, "some seam now offers {capability}|no seam offers {capability} any more",
     /// The link an attempt gets, by which of its parts are present.
-    Links => "links",
-}
-
-impl Table {
-    /// The table named `name`, if the document has one.
-    #[must_use]
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL
-            .iter()
-            .copied()
-            .find(|table| table.as_str() == name)
-    }
-}
-
-impl Table {
-    /// How the table is read, classed and said: its sentence's words are
-    /// `{word}`, the input word so named; `{a.b}`, two input words as one;
-    /// `{old.f}` and `{new.f}`, a field of an answer; `{was}`, the new answer
-    /// and the old; `{flag?yes:no}`, by an input flag; and in upper case the
-    /// diff's own phrases (who reads at a tier, what a caller may now do).
-    #[must_use]
-    pub fn description(self) -> Description {
-        describe(self)
-    }
+    Links => "links": None, None, Link, "an attempt in a repository {repository_id?with an id:with no id} by {PRINCIPAL}, {principal_id?with an id:with no id}, now gets {LINK}",
 }
 
 /// How one table is read, classed and said.
@@ -207,45 +204,6 @@ pub enum Gain {
     Reason,
     /// A link minted, or at a higher tier.
     Link,
-}
-
-#[rustfmt::skip]
-fn describe(of: Table) -> Description {
-    use Gain::{Fall, Field, Follows, Link, Neither, Offer, Present, Reason, Rise, Rung, Unlisted, Viewer};
-    use Table as T;
-    let (reading, list, gain, says) = match of {
-        T::Vocabularies => (None, Some(("word", true)), Neither, "the {vocabulary} vocabulary gained the word {word}|the {vocabulary} vocabulary lost the word {word}"),
-        T::ScheduleFields => (None, None, Field, "{family.field} is newly scheduled, from {new.tier} (column {new.column})|{family.field} is no longer scheduled (was from {old.tier})|{family.field} is now disclosed from {new.tier} (was {old.tier})|{family.field} is now read from column {new.column} (was {old.column})|{family.field} is now {was}"),
-        T::ScheduleNever => (None, Some(("column", true)), Unlisted, "{family.column} is now on the never list|{family.column} left the never list"),
-        T::ScheduleSourceColumns => (None, Some(("column", false)), Present, "the schedule now reads column {family.column}|the schedule no longer reads column {family.column}"),
-        T::ScheduleFieldsAt => (None, Some(("field", false)), Present, "{READERS} now see {family.field}|{READERS} no longer see {family.field}"),
-        T::Relationships => (None, None, Viewer, "a {relationship} reader now reads at {new.tier} (was {old.tier})|a {relationship} reader is now described as {was}"),
-        T::Rungs => (None, None, Rung, "the {rung} rung is now {was}"),
-        T::LadderRanks => (None, None, Neither, "{tier}'s rank is now {was}"),
-        T::LadderNamed => (Some("tier_word"), None, Rise, "the tier word {tier_word} now names {was}"),
-        T::LadderMinimums => (Some("access"), None, Fall, "{access} access now needs {was}"),
-        T::LadderViewers => (None, None, Viewer, "the viewer {viewer} is now read as {was}"),
-        T::LadderClamp => (None, None, Rise, "{viewer} now clamps {tier} to {was}"),
-        T::LadderEffective => (None, None, Rise, "{viewer} now reads {subject} at {was}"),
-        T::LadderAllows => (Some("access"), None, Present, "{viewer} may now have {access} access to {subject}|{viewer} may no longer have {access} access to {subject}|{viewer}'s {access} access to {subject} is not answered"),
-        T::LadderRecords => (None, None, Rise, "{viewer} now reads the record {record} at {was}"),
-        T::LifecyclesBoxStates => (Some("box_state"), None, Neither, "a Box in {box_state} now reads {was}"),
-        T::LifecyclesRunStates => (Some("run_state"), None, Neither, "a Box run in {run_state} now reads {was}"),
-        T::LifecyclesJobStatuses => (Some("job_status"), None, Neither, "a work job in {job_status} now reads {was}"),
-        T::LifecyclesMachines => (Some("status"), None, Neither, "{COMPUTER} now reads {was}"),
-        T::LifecyclesEnded => (None, None, Neither, "a {lifecycle} delegation now counts as ended|a {lifecycle} delegation now counts as under way"),
-        T::CapabilitiesBoxStates => (Some("box_state"), None, Follows, "a caller {REACH} on a Box in {box_state} {OFFER}"),
-        T::CapabilitiesRunStates => (Some("run_state"), None, Follows, "a caller on a Box run in {run_state} {OFFER}"),
-        T::CapabilitiesJobStatuses => (Some("job_status"), None, Follows, "a caller on a work job in {job_status} {OFFER}"),
-        T::CapabilitiesMachines => (Some("status"), None, Follows, "a caller {REACH} on {COMPUTER} {OFFER}"),
-        T::SeamsKinds => (None, None, Neither, "a {kind} is now {was}"),
-        T::SeamsUnavailable => (None, None, Reason, "a {lifecycle} target now offers `start` to a caller {REACH} (it was refused as {old.unavailable_reason})|a {lifecycle} target no longer offers `start` to a caller {REACH} (it is refused as {new.unavailable_reason})|a {lifecycle} target, for a caller {REACH}, is now refused as {new.unavailable_reason} (was {old.unavailable_reason})|a {lifecycle} target, for a caller {REACH}, is answered by one document only: {was}"),
-        T::SeamsSeams => (None, None, Offer, "a caller {REACH} on a {kind} that is {lifecycle} {OFFER}{NOTE}"),
-        T::SeamsDelegationSeams => (None, None, Offer, "a caller on a {lifecycle} delegation {OFFER}"),
-        T::SeamsOffered => (None, None, Present, "some seam now offers {capability}|no seam offers {capability} any more"),
-        T::Links => (None, None, Link, "an attempt in a repository {repository_id?with an id:with no id} by {PRINCIPAL}, {principal_id?with an id:with no id}, now gets {LINK}"),
-    };
-    Description { reading, list, gain, says }
 }
 
 impl Serialize for Table {
@@ -377,28 +335,6 @@ const OWNER: u8 = 1;
 const OTHER: u8 = 2;
 const ACCOUNTS: [Option<u8>; 3] = [Some(OWNER), Some(OTHER), None];
 const REACHES: [Reach; 2] = [Reach::Authorized, Reach::NotAuthorized];
-
-fn words(vocabulary: Vocabulary) -> Vec<&'static str> {
-    // Exhaustive: a new vocabulary does not compile until it is here.
-    match vocabulary {
-        Vocabulary::Kind => Kind::words(),
-        Vocabulary::Custody => Custody::words(),
-        Vocabulary::RuntimeClass => RuntimeClass::words(),
-        Vocabulary::Lifecycle => Lifecycle::words(),
-        Vocabulary::DelegationLifecycle => DelegationLifecycle::words(),
-        Vocabulary::Capability => Capability::words(),
-        Vocabulary::UnavailableReason => UnavailableReason::words(),
-        Vocabulary::BoxState => BoxState::words(),
-        Vocabulary::RunState => RunState::words(),
-        Vocabulary::JobStatus => JobStatus::words(),
-        Vocabulary::MachineStatus => MachineStatus::words(),
-        Vocabulary::Tier => Tier::words(),
-        Vocabulary::Access => Access::words(),
-        Vocabulary::Family => Family::words(),
-        Vocabulary::Rung => Rung::words(),
-        Vocabulary::Relationship => Relationship::words(),
-    }
-}
 
 /// Every value of a vocabulary as a reading, then an unrecognized one.
 fn readings<S: Copy>(all: &[S]) -> Vec<Reading<S>> {
@@ -703,7 +639,7 @@ impl Document {
     pub fn compute() -> Result<Self, FingerprintError> {
         let mut rows = Rows(Vec::with_capacity(8192));
         for &vocabulary in Vocabulary::ALL {
-            ask!(rows, Vocabularies { "vocabulary": vocabulary } => words(vocabulary));
+            ask!(rows, Vocabularies { "vocabulary": vocabulary } => vocabulary.words());
         }
         schedule(&mut rows)?;
         ladder(&mut rows)?;

@@ -8,16 +8,17 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Declares [`Vocabulary`] from one list: the enum, its `ALL` and its
-/// names, so no second list of the vocabularies can fall behind the first.
+/// Declares [`Vocabulary`] from one list: the enum, its `ALL`, its names
+/// and its words, so no second list of the vocabularies can fall behind the
+/// first. Each is named for its type, in the module named beside it.
 macro_rules! vocabularies {
-    ($( $(#[$meta:meta])* $variant:ident => $name:literal ),+ $(,)?) => {
+    ($( $variant:ident in $module:ident => $name:literal ),+ $(,)?) => {
         /// The closed vocabularies this crate knows, named so a refusal can say which
         /// one a word fell outside of.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
         #[serde(rename_all = "snake_case")]
         pub enum Vocabulary {
-            $( $(#[$meta])* $variant, )+
+            $( #[doc = concat!("[`crate::", stringify!($module), "::", stringify!($variant), "`].")] $variant, )+
         }
 
         impl Vocabulary {
@@ -31,43 +32,35 @@ macro_rules! vocabularies {
                     $(Self::$variant => $name,)+
                 }
             }
+
+            /// The vocabulary's words, in declaration order.
+            #[must_use]
+            pub fn words(self) -> Vec<&'static str> {
+                match self {
+                    $(Self::$variant => crate::$module::$variant::words(),)+
+                }
+            }
         }
     };
 }
 
 vocabularies! {
-    /// [`crate::target::Kind`].
-    Kind => "target kind",
-    /// [`crate::target::Custody`].
-    Custody => "custody",
-    /// [`crate::target::RuntimeClass`].
-    RuntimeClass => "runtime class",
-    /// [`crate::target::Lifecycle`].
-    Lifecycle => "target lifecycle",
-    /// [`crate::target::DelegationLifecycle`].
-    DelegationLifecycle => "delegation lifecycle",
-    /// [`crate::target::Capability`].
-    Capability => "capability",
-    /// [`crate::target::UnavailableReason`].
-    UnavailableReason => "unavailable reason",
-    /// [`crate::target::BoxState`].
-    BoxState => "Box state",
-    /// [`crate::target::RunState`].
-    RunState => "Box run state",
-    /// [`crate::target::JobStatus`].
-    JobStatus => "work job status",
-    /// [`crate::target::MachineStatus`].
-    MachineStatus => "machine status",
-    /// [`crate::ladder::Tier`].
-    Tier => "transparency tier",
-    /// [`crate::ladder::Access`].
-    Access => "access",
-    /// [`crate::disclosure::Family`].
-    Family => "disclosure family",
-    /// [`crate::disclosure::Rung`].
-    Rung => "disclosure rung",
-    /// [`crate::disclosure::Relationship`].
-    Relationship => "viewer relationship",
+    Kind in target => "target kind",
+    Custody in target => "custody",
+    RuntimeClass in target => "runtime class",
+    Lifecycle in target => "target lifecycle",
+    DelegationLifecycle in target => "delegation lifecycle",
+    Capability in target => "capability",
+    UnavailableReason in target => "unavailable reason",
+    BoxState in target => "Box state",
+    RunState in target => "Box run state",
+    JobStatus in target => "work job status",
+    MachineStatus in target => "machine status",
+    Tier in ladder => "transparency tier",
+    Access in ladder => "access",
+    Family in disclosure => "disclosure family",
+    Rung in disclosure => "disclosure rung",
+    Relationship in disclosure => "viewer relationship",
 }
 
 impl std::fmt::Display for Vocabulary {
