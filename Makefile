@@ -40,17 +40,24 @@ check: deps rust-checks elixir-checks lint-repo docs-checks decisions-check dial
 	@echo "make check: every check passed"
 
 # CI's lanes (.ci/run runs the three side by side, on two cores). A part
-# that proves the same thing on every toolchain runs on one lane only:
-#   - bookworm (Elixir 1.14 / OTP 25) adds the three-node rolling upgrade's
-#     short form (ROLLING_UPGRADE=short; `make rolling-upgrade` is the full
-#     form) and the precompiled check's arm64 load (PRECOMPILED_ARM64=1: the
-#     aarch64 library in an arm64 root under qemu-user, as root). It leaves
-#     out the one-node hot upgrade, whose work the rolling upgrade does on
-#     three nodes (what only the hot upgrade watches, the newer lanes watch:
+# that proves the same thing on two toolchains runs on one lane only:
+#   - testing (the app's Elixir 1.20 / OTP 29) runs make check as it is;
+#   - bookworm (Elixir 1.14 / OTP 25, and ../shared/vendor's Phoenix 1.7 and
+#     rustler 0.36) adds the three-node rolling upgrade's short form
+#     (ROLLING_UPGRADE=short; `make rolling-upgrade` is the full form) and
+#     the precompiled check's arm64 load (PRECOMPILED_ARM64=1: the aarch64
+#     library in an arm64 root under qemu-user, as root). It leaves out the
+#     one-node hot upgrade, whose work the rolling upgrade does on three
+#     nodes (what only the hot upgrade watches, testing watches:
 #     examples/host_app/Makefile), and Dialyzer, whose PLT alone takes
 #     minutes on a fresh machine;
-#   - trixie (1.18 / OTP 27) and testing (the app's 1.20 / OTP 29) run
-#     make check as it is, Dialyzer and the hot upgrade included.
+#   - trixie (Elixir 1.18 / OTP 27, and Rust 1.85: the declared
+#     rust-version) runs what its toolchain adds: the Rust checks with that
+#     rustc, the library's suites and both docs, the decision check, and the
+#     example host's suite, release and faults. The rest it leaves to
+#     testing, which runs it from the same Hex mirror (../shared/vendor-1.18)
+#     and the same NIF version: the repository's checks (lint-repo),
+#     Dialyzer, the precompiled check, the panic check, the hot upgrade.
 # check-lane-single is CI's one lane where there are no newer ones: all of
 # make check, with bookworm's additions.
 .PHONY: check-lane-bookworm check-lane-trixie check-lane-testing check-lane-single
@@ -59,7 +66,10 @@ check-lane-bookworm check-lane-single: export ROLLING_UPGRADE := short
 check-lane-bookworm: deps rust-checks elixir-checks lint-repo docs-checks decisions-check precompiled-check panic-check
 	@$(MAKE) --no-print-directory -C examples/host_app release faults rolling-upgrade-check
 	@echo "make check-lane-bookworm: every check of the lane passed"
-check-lane-trixie check-lane-testing check-lane-single: check
+check-lane-trixie: deps rust-checks elixir-checks docs-checks decisions-check
+	@$(MAKE) --no-print-directory -C examples/host_app release faults
+	@echo "make check-lane-trixie: every check of the lane passed"
+check-lane-testing check-lane-single: check
 
 dialyzer: deps
 	scripts/dialyzer.sh
