@@ -27,7 +27,7 @@
 use std::fmt;
 
 use serde::de::{Error as _, MapAccess, Visitor};
-use serde::ser::{SerializeMap, SerializeTuple};
+use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{json, Value};
 use sha2::{Digest as _, Sha256};
@@ -61,8 +61,8 @@ pub enum FingerprintError {
 macro_rules! tables {
     ($($(#[$doc:meta])* $variant:ident => $name:literal: $reading:expr, $list:expr, $gain:ident, $says:literal,)+) => {
         /// The tables of the document, in its order.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum Table { $($(#[$doc])* $variant,)+ }
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        pub enum Table { $($(#[$doc])* #[serde(rename = $name)] $variant,)+ }
 
         impl Table {
             /// Every table, in document order.
@@ -206,12 +206,6 @@ pub enum Gain {
     Link,
 }
 
-impl Serialize for Table {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
 /// A question: the host's words, named, in the order a caller passes them.
 /// Written as a JSON object in that order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -273,11 +267,7 @@ pub struct Row {
 
 impl Serialize for Row {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut row = serializer.serialize_tuple(3)?;
-        row.serialize_element(&self.table)?;
-        row.serialize_element(&self.input)?;
-        row.serialize_element(&self.answer)?;
-        row.end()
+        (self.table, &self.input, &self.answer).serialize(serializer)
     }
 }
 
@@ -338,11 +328,8 @@ const REACHES: [Reach; 2] = [Reach::Authorized, Reach::NotAuthorized];
 
 /// Every value of a vocabulary as a reading, then an unrecognized one.
 fn readings<S: Copy>(all: &[S]) -> Vec<Reading<S>> {
-    all.iter()
-        .copied()
-        .map(Reading::Known)
-        .chain([Reading::Unrecognized])
-        .collect()
+    let known = all.iter().copied().map(Reading::Known);
+    known.chain([Reading::Unrecognized]).collect()
 }
 
 /// A reading as an input word.
@@ -372,11 +359,8 @@ fn viewer_term(viewer: &Viewer<u8>) -> String {
             format!("%User{{id: {}}} with admin? {admin}", id(*user))
         }
         Viewer::Tiered { tier, account_id } => {
-            format!(
-                "%{{tier: {}, account_id: {}}}",
-                quoted(*tier),
-                id(*account_id)
-            )
+            let (tier, account_id) = (quoted(*tier), id(*account_id));
+            format!("%{{tier: {tier}, account_id: {account_id}}}")
         }
         Viewer::Account { account_id } => format!("%{{account_id: {}}}", id(*account_id)),
         Viewer::Word(tier) => quoted(*tier),
@@ -441,11 +425,10 @@ fn subjects() -> Vec<Subject<u8>> {
 
 fn schedule(rows: &mut Rows) -> Res {
     let families = disclosure::schedule();
-    for (family, field) in families
-        .iter()
-        .flat_map(|e| e.fields.iter().map(|f| (e.family, f)))
-    {
-        ask!(rows, ScheduleFields { "family": family, "field": field.name() } => field);
+    for entry in &families {
+        for field in entry.fields {
+            ask!(rows, ScheduleFields { "family": entry.family, "field": field.name() } => field);
+        }
     }
     for entry in &families {
         ask!(rows, ScheduleNever { "family": entry.family } => entry.never);
@@ -532,17 +515,16 @@ fn lifecycles(rows: &mut Rows) -> Res {
     let boxes = readings(BoxState::ALL);
     let runs = readings(RunState::ALL);
     let jobs = readings(JobStatus::ALL);
-    let machines: Vec<_> = readings(MachineStatus::ALL)
-        .into_iter()
-        .flat_map(|status| [(status, false), (status, true)])
-        .flat_map(|(status, revoked)| {
-            [false, true].map(|online| MachineObservation {
+    let mut machines = Vec::new();
+    for status in readings(MachineStatus::ALL) {
+        for revoked in [false, true] {
+            machines.extend([false, true].map(|online| MachineObservation {
                 status,
                 revoked,
                 online,
-            })
-        })
-        .collect();
+            }));
+        }
+    }
     for &state in &boxes {
         ask!(rows, LifecyclesBoxStates { "box_state": word(state) } => state.lifecycle());
     }
@@ -560,12 +542,11 @@ fn lifecycles(rows: &mut Rows) -> Res {
         ask!(rows, LifecyclesEnded { "lifecycle": lifecycle } => lifecycle.has_ended());
     }
     // What a caller may do for each substrate word: the seam of its lifecycle.
-    for (&state, reach) in boxes
-        .iter()
-        .flat_map(|state| REACHES.map(|reach| (state, reach)))
-    {
-        let seam = Seam::new(Kind::Box, state.lifecycle(), reach);
-        ask!(rows, CapabilitiesBoxStates { "box_state": word(state), "reach": reach } => seam);
+    for &state in &boxes {
+        for reach in REACHES {
+            let seam = Seam::new(Kind::Box, state.lifecycle(), reach);
+            ask!(rows, CapabilitiesBoxStates { "box_state": word(state), "reach": reach } => seam);
+        }
     }
     for &state in &runs {
         ask!(rows, CapabilitiesRunStates { "run_state": word(state) } => DelegationSeam::new(state.lifecycle()));
@@ -573,13 +554,12 @@ fn lifecycles(rows: &mut Rows) -> Res {
     for &status in &jobs {
         ask!(rows, CapabilitiesJobStatuses { "job_status": word(status) } => DelegationSeam::new(status.lifecycle()));
     }
-    for (seen, reach) in machines
-        .iter()
-        .flat_map(|seen| REACHES.map(|reach| (seen, reach)))
-    {
-        let (status, revoked, online) = (word(seen.status), seen.revoked, seen.online);
-        let seam = Seam::new(Kind::Computer, seen.lifecycle(), reach);
-        ask!(rows, CapabilitiesMachines { "status": status, "revoked": revoked, "online": online, "reach": reach } => seam);
+    for seen in &machines {
+        for reach in REACHES {
+            let (status, revoked, online) = (word(seen.status), seen.revoked, seen.online);
+            let seam = Seam::new(Kind::Computer, seen.lifecycle(), reach);
+            ask!(rows, CapabilitiesMachines { "status": status, "revoked": revoked, "online": online, "reach": reach } => seam);
+        }
     }
     Ok(())
 }
@@ -596,13 +576,12 @@ fn seams(rows: &mut Rows) -> Res {
     }
     let mut offered = Vec::new();
     for &kind in Kind::ALL {
-        for (&lifecycle, reach) in Lifecycle::ALL
-            .iter()
-            .flat_map(|lifecycle| REACHES.map(|reach| (lifecycle, reach)))
-        {
-            let seam = Seam::new(kind, lifecycle, reach);
-            offered.extend_from_slice(seam.capabilities());
-            ask!(rows, SeamsSeams { "kind": kind, "lifecycle": lifecycle, "reach": reach } => seam);
+        for &lifecycle in Lifecycle::ALL {
+            for reach in REACHES {
+                let seam = Seam::new(kind, lifecycle, reach);
+                offered.extend_from_slice(seam.capabilities());
+                ask!(rows, SeamsSeams { "kind": kind, "lifecycle": lifecycle, "reach": reach } => seam);
+            }
         }
     }
     for &lifecycle in DelegationLifecycle::ALL {
@@ -614,9 +593,10 @@ fn seams(rows: &mut Rows) -> Res {
         ask!(rows, SeamsOffered { "capability": capability } => offered.contains(&capability));
     }
     // The two principal kinds the rule names, one it does not, and none.
+    let kinds = [Some("user"), Some("agent"), Some("machine"), None];
     for (repository, kind) in [true, false]
         .into_iter()
-        .flat_map(|r| [Some("user"), Some("agent"), Some("machine"), None].map(|k| (r, k)))
+        .flat_map(|r| kinds.map(|k| (r, k)))
     {
         for id in [true, false] {
             let principal = PrincipalReading {
