@@ -174,11 +174,15 @@ impl<'d> Context<'d> {
         })
     }
 
-    /// The tier a side's `table` names for the one-word question
-    /// `name: word` (a rung's tier, an access's minimum, a tier's rank).
-    fn named(&self, side: Side, table: Table, name: &str, word: Option<&str>) -> Option<&'d Value> {
-        let answer = self.find(side, table, &json!({ name: word? }).to_string())?;
-        Some(answer.get("tier").unwrap_or(answer))
+    /// A side's answer in `table` to the one-word question `name: word`.
+    fn answer(
+        &self,
+        side: Side,
+        table: Table,
+        name: &str,
+        word: Option<&str>,
+    ) -> Option<&'d Value> {
+        self.find(side, table, &json!({ name: word? }).to_string())
     }
 
     /// Who reads at `tier`, by the new document's relationships.
@@ -204,7 +208,10 @@ impl<'d> Context<'d> {
     /// A tier that rose, by the ranks of each document that ranks both
     /// words, when they agree.
     fn rise(&self, before: Option<&str>, after: Option<&str>) -> Moved {
-        let rank = |side, tier| self.named(side, Table::LadderRanks, "tier", tier)?.as_u64();
+        let rank = |side, tier| {
+            self.answer(side, Table::LadderRanks, "tier", tier)?
+                .as_u64()
+        };
         let by = |side| Some(rank(side, after)?.cmp(&rank(side, before)?));
         match (by(Side::Old), by(Side::New)) {
             (Some(order), None) | (None, Some(order)) => [order.is_gt(), order.is_lt()],
@@ -316,10 +323,13 @@ impl Asking<'_> {
                 .is_some_and(|v| !v.is_null() && v.as_bool() != Some(false))
         };
         let tier = |v| text(v, "tier");
-        // The tier a rung or an access names, in each side's own document:
-        // the lower, the wider.
+        // The tier a rung (its answer's) or an access (its minimum) names,
+        // in each side's own document: the lower, the wider.
         let via = |table, name, key| {
-            let at = |side, v| context.named(side, table, name, text(v, key))?.as_str();
+            let at = |side, v| {
+                let answer = context.answer(side, table, name, text(v, key))?;
+                answer.get("tier").unwrap_or(answer).as_str()
+            };
             context.rise(at(Side::New, new), at(Side::Old, old))
         };
         match gain {
