@@ -39,37 +39,54 @@ demo: tools
 check: deps rust-checks elixir-checks lint-repo docs-checks decisions-check dialyzer precompiled-check panic-check host-check
 	@echo "make check: every check passed"
 
-# CI's lanes (.ci/run runs the three side by side, on two cores). A part
-# that proves the same thing on two toolchains runs on one lane only:
-#   - testing (the app's Elixir 1.20 / OTP 29) runs make check as it is;
-#   - bookworm (Elixir 1.14 / OTP 25, and ../shared/vendor's Phoenix 1.7 and
-#     rustler 0.36) adds the three-node rolling upgrade's short form
-#     (ROLLING_UPGRADE=short; `make rolling-upgrade` is the full form) and
-#     the precompiled check's arm64 load (PRECOMPILED_ARM64=1: the aarch64
-#     library in an arm64 root under qemu-user, as root). It leaves out the
-#     one-node hot upgrade, whose work the rolling upgrade does on three
-#     nodes (what only the hot upgrade watches, testing watches:
-#     examples/host_app/Makefile), and Dialyzer, whose PLT alone takes
-#     minutes on a fresh machine;
-#   - trixie (Elixir 1.18 / OTP 27, and Rust 1.85: the declared
-#     rust-version) runs what its toolchain adds: the Rust checks with that
-#     rustc, the library's suites and both docs, the decision check, and the
-#     example host's suite, release and faults. The rest it leaves to
-#     testing, which runs it from the same Hex mirror (../shared/vendor-1.18)
-#     and the same NIF version: the repository's checks (lint-repo),
-#     Dialyzer, the precompiled check, the panic check, the hot upgrade.
-# check-lane-single is CI's one lane where there are no newer ones: all of
-# make check, with bookworm's additions.
+# CI's lanes (.ci/run runs the three side by side, on two cores). Each part
+# runs on the lanes where it proves something of its own, and on no other:
+#
+#   part                          bookworm  trixie  testing
+#   rust-checks                   yes       yes     -
+#   elixir-checks                 yes       yes     yes
+#   lint-repo                     yes       yes     -
+#   docs-checks                   yes       -       yes
+#   decisions-check               yes       yes     -
+#   dialyzer                      -         -       yes
+#   precompiled-check             yes (+arm64) -    yes
+#   panic-check                   yes       -       yes
+#   host release, faults          yes       yes     yes
+#   host hot-upgrade              -         -       yes
+#   host rolling-upgrade (short)  yes       -       -
+#
+#   - bookworm is the floor: Elixir 1.14 / OTP 25, ../shared/vendor (Phoenix
+#     1.7, rustler 0.36) and rustup's stable Rust. It adds the three-node
+#     rolling upgrade's short form (ROLLING_UPGRADE=short; `make
+#     rolling-upgrade` is the full form) and the precompiled check's arm64
+#     load (PRECOMPILED_ARM64=1: the aarch64 library in an arm64 root under
+#     qemu-user, as root);
+#   - trixie is Elixir 1.18 / OTP 27 and Rust 1.85, the declared
+#     rust-version: the Rust checks with that rustc, and the repository's
+#     checks (the source build among them) from ../shared/vendor-1.18
+#     (Phoenix 1.8, rustler 0.38);
+#   - testing is the app's own stack, Elixir 1.20 / OTP 29, whose Dockerfile
+#     has no Rust: what a host sees (the suites, both docs, Dialyzer, the
+#     precompiled and panic checks, the example host's release, hot upgrade
+#     and faults). Its Debian cargo builds the NIF the suites load.
+# The Rust checks, the repository's checks and the decision check prove the
+# same on every Elixir; Dialyzer's PLT alone takes minutes on a fresh
+# machine, and the hot upgrade's work the rolling upgrade does on three
+# nodes (what only the hot upgrade watches, testing watches:
+# examples/host_app/Makefile). check-lane-single is CI's one lane where
+# there are no newer ones: all of make check, with bookworm's additions.
 .PHONY: check-lane-bookworm check-lane-trixie check-lane-testing check-lane-single
 check-lane-bookworm check-lane-single: export PRECOMPILED_ARM64 := 1
 check-lane-bookworm check-lane-single: export ROLLING_UPGRADE := short
 check-lane-bookworm: deps rust-checks elixir-checks lint-repo docs-checks decisions-check precompiled-check panic-check
 	@$(MAKE) --no-print-directory -C examples/host_app release faults rolling-upgrade-check
 	@echo "make check-lane-bookworm: every check of the lane passed"
-check-lane-trixie: deps rust-checks elixir-checks docs-checks decisions-check
+check-lane-trixie: deps rust-checks elixir-checks lint-repo decisions-check
 	@$(MAKE) --no-print-directory -C examples/host_app release faults
 	@echo "make check-lane-trixie: every check of the lane passed"
-check-lane-testing check-lane-single: check
+check-lane-testing: deps elixir-checks docs-checks dialyzer precompiled-check panic-check host-check
+	@echo "make check-lane-testing: every check of the lane passed"
+check-lane-single: check
 
 dialyzer: deps
 	scripts/dialyzer.sh
@@ -133,11 +150,21 @@ docs-checks:
 
 # The precompiled NIFs of every published target, into dist/ (several
 # minutes: six cross builds), and their proof. make check runs the proof
-# when dist/ is there (CI builds it first and sets PRECOMPILED_REQUIRED=1).
+# when dist/ is there (CI builds it and sets PRECOMPILED_REQUIRED=1). A lane
+# CI starts while it builds dist/ has PRECOMPILED_READY, the file CI writes
+# when the build has ended: the proof waits for it, and fails unless it
+# says ok.
 precompiled:
 	scripts/precompiled_build.sh
 
 precompiled-check:
+	@if [ -n "$${PRECOMPILED_READY:-}" ]; then \
+	  waited=0; \
+	  until [ -e "$$PRECOMPILED_READY" ] || [ $$waited -ge 1800 ]; do sleep 5; waited=$$((waited + 5)); done; \
+	  grep -qx ok "$$PRECOMPILED_READY" 2>/dev/null || \
+	    { echo "precompiled check: the precompiled build failed or had not ended after $$waited s (CI's log)" >&2; exit 1; }; \
+	  echo "precompiled check: waited $$waited s for the precompiled build"; \
+	fi
 	@if [ -f dist/checksum-Elixir.OpenAgentsPolicy.Native.exs ]; then \
 	  scripts/precompiled_check.sh; \
 	elif [ "$${PRECOMPILED_REQUIRED:-0}" = 1 ]; then \
