@@ -70,7 +70,8 @@ check: deps rust-checks elixir-checks lint-repo docs-checks decisions-check dial
 #     precompiled and panic checks, the example host's release, hot upgrade
 #     and faults). Its Debian cargo builds the NIF the suites load.
 # The Rust checks, the repository's checks and the decision check prove the
-# same on every Elixir; Dialyzer's PLT alone takes minutes on a fresh
+# same on every Elixir, and trixie's docs would come from the same ExDoc as
+# testing's; Dialyzer's PLT alone takes minutes on a fresh
 # machine, and the hot upgrade's work the rolling upgrade does on three
 # nodes (what only the hot upgrade watches, testing watches:
 # examples/host_app/Makefile). check-lane-single is CI's one lane where
