@@ -9,7 +9,7 @@ export LC_ALL := C.UTF-8
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: demo check tools deps rust-checks elixir-checks docs-checks dialyzer panic-check host-check \
-	parity bench bench-diff bench-host fuzz precompiled precompiled-check reference rolling-upgrade
+	parity bench bench-diff bench-host fuzz precompiled precompiled-check reference rolling-replace
 
 tools:
 	@scripts/ensure_tools.sh
@@ -33,8 +33,8 @@ demo: tools
 	@MIX_ENV=demo mix openagents_policy.show
 
 # The library's own checks, then the example host's (examples/host_app/Makefile:
-# its suite and release, a hot upgrade under load, the fault runs), in this
-# order. Each part is a target of its own; CI's lanes (below) run named sets
+# its suite and release, the fault runs, a rolling replacement under load),
+# in this order. Each part is a target of its own; CI's lanes (below) run named sets
 # of them.
 check: deps rust-checks elixir-checks lint-repo docs-checks decisions-check dialyzer precompiled-check panic-check host-check
 	@echo "make check: every check passed"
@@ -52,35 +52,30 @@ check: deps rust-checks elixir-checks lint-repo docs-checks decisions-check dial
 #   precompiled-check             yes (+arm64) -    yes
 #   panic-check                   yes       -       yes
 #   host release, faults          yes       yes     yes
-#   host hot-upgrade              -         -       yes
-#   host rolling-upgrade (short)  yes       -       -
+#   host rolling-replace          -         -       yes
 #
 #   - bookworm is the floor: Elixir 1.14 / OTP 25, ../shared/vendor (Phoenix
-#     1.7, rustler 0.36) and rustup's stable Rust. It adds the three-node
-#     rolling upgrade's short form (ROLLING_UPGRADE=short; `make
-#     rolling-upgrade` is the full form) and the precompiled check's arm64
-#     load (PRECOMPILED_ARM64=1: the aarch64 library in an arm64 root under
-#     qemu-user, as root);
+#     1.7, rustler 0.36) and rustup's stable Rust. It adds the precompiled
+#     check's arm64 load (PRECOMPILED_ARM64=1: the aarch64 library in an
+#     arm64 root under qemu-user, as root);
 #   - trixie is Elixir 1.18 / OTP 27 and Rust 1.85, the declared
 #     rust-version: the Rust checks with that rustc, and the repository's
 #     checks (the source build among them) from ../shared/vendor-1.18
 #     (Phoenix 1.8, rustler 0.38);
 #   - testing is the app's own stack, Elixir 1.20 / OTP 29, whose Dockerfile
 #     has no Rust: what a host sees (the suites, both docs, Dialyzer, the
-#     precompiled and panic checks, the example host's release, hot upgrade
-#     and faults). Its Debian cargo builds the NIF the suites load.
+#     precompiled and panic checks, the example host's release, faults and
+#     the rolling replacement the app deploys by). Its Debian cargo builds
+#     the NIF the suites load.
 # The Rust checks, the repository's checks and the decision check prove the
 # same on every Elixir, and trixie's docs would come from the same ExDoc as
-# testing's; Dialyzer's PLT alone takes minutes on a fresh
-# machine, and the hot upgrade's work the rolling upgrade does on three
-# nodes (what only the hot upgrade watches, testing watches:
-# examples/host_app/Makefile). check-lane-single is CI's one lane where
-# there are no newer ones: all of make check, with bookworm's additions.
+# testing's; Dialyzer's PLT alone takes minutes on a fresh machine.
+# check-lane-single is CI's one lane where there are no newer ones: all of
+# make check, with bookworm's additions.
 .PHONY: check-lane-bookworm check-lane-trixie check-lane-testing check-lane-single
 check-lane-bookworm check-lane-single: export PRECOMPILED_ARM64 := 1
-check-lane-bookworm check-lane-single: export ROLLING_UPGRADE := short
 check-lane-bookworm: deps rust-checks elixir-checks lint-repo docs-checks decisions-check precompiled-check panic-check
-	@$(MAKE) --no-print-directory -C examples/host_app release faults rolling-upgrade-check
+	@$(MAKE) --no-print-directory -C examples/host_app release faults
 	@echo "make check-lane-bookworm: every check of the lane passed"
 check-lane-trixie: deps rust-checks elixir-checks lint-repo decisions-check
 	@$(MAKE) --no-print-directory -C examples/host_app release faults
@@ -174,12 +169,12 @@ precompiled-check:
 	  echo "precompiled check skipped: no dist/ (run make precompiled first)"; \
 	fi
 
-# Hot upgrades the way the app rolls them (guides/deploying.md): three nodes
-# of the example host, upgraded A -> B -> A one at a time under load by the
-# coordinator, and the drill of a B' its preflight refuses. make check runs
-# the short form when ROLLING_UPGRADE=short.
-rolling-upgrade: tools
-	@$(MAKE) --no-print-directory -C examples/host_app rolling-upgrade
+# The app's deploy lane for a new version of this library
+# (guides/deploying.md): three release nodes of the example host under load,
+# replaced one at a time by a candidate the gate let through, after it
+# refused a widening one.
+rolling-replace: tools
+	@$(MAKE) --no-print-directory -C examples/host_app rolling-replace
 
 # parity, bench and bench-host compare the library with the seeds, so they
 # need ../shared/reference (the seeds, runnable), which this repository's CI

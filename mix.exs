@@ -1,9 +1,3 @@
-# The appup writer (after the Elixir compiler): a script rather than a module
-# of lib/, since Mix needs the compiler before lib/ is compiled; small enough
-# to compile on every Mix start.
-unless Code.ensure_loaded?(Mix.Tasks.Compile.OpenagentsPolicyAppup),
-  do: Code.require_file("lib/mix/tasks/compile.openagents_policy_appup.exs", __DIR__)
-
 # The offline-mirror helper (HEX_VENDOR_DIR), shared with
 # examples/host_app/mix.exs: this repository's own CI and dev only, so it is
 # in dev/ and not in the package; a copy without it (a Hex install) builds
@@ -21,16 +15,9 @@ defmodule OpenAgentsPolicy.MixProject do
       app: :openagents_policy,
       version: @version,
       elixir: "~> 1.14",
-      # The appup, ebin/openagents_policy.appup, after Elixir (it lists the
-      # compiled modules). The NIF is fetched or built as OpenAgentsPolicy.Native
-      # compiles (rustler_precompiled, or rustler: guides/releases.md).
-      compilers: Mix.compilers() ++ [:openagents_policy_appup],
+      # The NIF is fetched or built as OpenAgentsPolicy.Native compiles
+      # (rustler_precompiled, or rustler: guides/releases.md).
       elixirc_paths: elixirc_paths(Mix.env()),
-      # src/: the load check VM's module. Its warnings fail the library's own
-      # builds (Elixir 1.14's `--warnings-as-errors` does not reach erlc),
-      # not a host's, which compiles it as :prod.
-      erlc_options:
-        [:debug_info] ++ if(Mix.env() in [:dev, :test], do: [:warnings_as_errors], else: []),
       deps: vendor(deps(Mix.env())),
       description: "OpenAgents delegation and disclosure policy, implemented in Rust as a NIF.",
       package: package(),
@@ -121,8 +108,12 @@ defmodule OpenAgentsPolicy.MixProject do
           OpenAgents.Transparency.Ladder
         ],
         "Host boundary": [OpenAgentsPolicy.Host, OpenAgentsPolicy.Scheduler],
-        "Hot upgrades": [OpenAgentsPolicy, OpenAgentsPolicy.Upgrade, OpenAgentsPolicy.LoadCheck],
-        "Decision changes": [OpenAgentsPolicy.Decisions, Mix.Tasks.OpenagentsPolicy.Diff],
+        "Decision changes": [
+          OpenAgentsPolicy,
+          OpenAgentsPolicy.Decisions,
+          Mix.Tasks.OpenagentsPolicy.Diff,
+          Mix.Tasks.OpenagentsPolicy.Gate
+        ],
         # dev/: the library's own docs tooling, not in the package.
         "Docs tooling (dev only)": [
           Mix.Tasks.OpenagentsPolicy.Show,
@@ -141,7 +132,7 @@ defmodule OpenAgentsPolicy.MixProject do
       # precompiled one (written when a version is cut: guides/releases.md),
       # the crates for a source build; and the decision document, for a diff
       # without loading the NIF (guides/changing-a-rule.md).
-      files: ~w(lib src native/*/src native/*/Cargo.toml Cargo.toml Cargo.lock mix.exs
+      files: ~w(lib native/*/src native/*/Cargo.toml Cargo.toml Cargo.lock mix.exs
            .formatter.exs checksum-Elixir.OpenAgentsPolicy.Native.exs README.md LICENSE
            CHANGELOG.md priv/decisions.json),
       links: %{}

@@ -2,35 +2,28 @@ defmodule OpenAgentsPolicy do
   @moduledoc """
   What this VM's copy of the library is: `fingerprint/0`.
 
-  A cluster upgraded one node at a time serves two versions of the library
-  at once. A coordinator that has just upgraded a node asks it for its
-  fingerprint and compares: the node must report the new version's, the
-  nodes not yet upgraded the old one's. The version string alone cannot
-  prove that (two builds of one version may differ, two versions may answer
-  alike); the fingerprint says three things, each computed here rather than
-  read from a manifest:
+  A cluster that replaces its nodes one at a time serves two versions of the
+  library at once, old nodes beside new ones. Which decisions a node serves
+  is what an operator watching that window needs, and a version string
+  cannot say it (two builds of one version may differ, two versions may
+  answer alike). The fingerprint says three things, each computed here
+  rather than read from a manifest:
 
-    * `:version`: the library's version, as this module was compiled with it
-      (a relup loads every module of the new version, this one included);
+    * `:version`: the library's version, as this module was compiled with it;
     * `:nif`: the NIF library this VM loaded: its path (under
-      `priv/native/`, named as rustler_precompiled names its artifacts,
-      `libopenagents_policy_nif-v<version>-nif-2.15-<target>.so`, or
-      `libopenagents_policy_nif.so` or, from rustler 0.37,
-      `openagents_policy_nif.so` when rustler built it from source), the
+      `priv/native/`, named as rustler_precompiled or rustler names it), the
       SHA-256 of that file's bytes as read now, and, on Linux, whether the
       file is mapped into this VM (`/proc/self/maps`; `:unknown` elsewhere);
-    * `:decision_digest`: the SHA-256 of one canonical JSON document of every
-      decision the library makes over a finite domain: every vocabulary's
-      words, the schedule (fields, rungs, source columns, never lists, the
-      fields admitted at each tier), the ladder over every viewer shape, the
-      lifecycle projections of every substrate word (and of an unrecognised
-      one), every seam and delegation seam, and the link an attempt gets for
-      every principal shape. The NIF computes it from the core's decision
-      functions (`openagents_policy::fingerprint`, see the Rust guide), so it
-      is the digest of the code actually answering. Two nodes have the same
-      decision digest exactly when they answer every finite-domain question
-      alike: a changed rule is another digest; a rebuild of the same rules is
-      the same one.
+    * `:decision_digest`: the SHA-256 of the decision document
+      (`decisions_json/0`): every decision the library makes over a finite
+      domain, written by the Rust core (`openagents_policy::fingerprint`, see
+      the Rust guide). Two nodes have the same decision digest exactly when
+      they answer every finite-domain question alike: a changed rule is
+      another digest; a rebuild of the same rules is the same one.
+
+  `decision_digest/0` alone is cheap, for a host that names it on every
+  response; `mix openagents_policy.gate` compares two documents before a
+  rollout.
   """
 
   @version Mix.Project.config()[:version]

@@ -1,15 +1,58 @@
-%% nif_answers.erl: loads a NIF library through the stub module the load
-%% check leaves (OpenAgentsPolicy.LoadCheck.library/3, keep_stub:) and
-%% prints what every NIF answers for a fixed set of arguments, one line each,
-%% so two VMs (x86_64 and arm64) can be compared line by line. Needs only
-%% erts, kernel and stdlib: no Elixir.
+%% nif_answers.erl: what every NIF of a library answers for a fixed set of
+%% arguments, one line each, so two VMs (x86_64 and arm64) can be compared
+%% line by line. Needs only erts, kernel and stdlib (and compiler, where the
+%% stub is made): no Elixir.
 %%
-%%   erl -noshell -pa DIR_WITH_STUB_BEAM -pa DIR_WITH_THIS_BEAM \
-%%       -eval 'nif_answers:main("/path/to/lib-without-.so")'
+%%   erl -noshell -pa DIR -eval 'nif_answers:stub("/path/to/lib-without-.so", "DIR")'
+%%   erl -noshell -pa DIR -eval 'nif_answers:main("/path/to/lib-without-.so")'
+%%
+%% stub/2 makes the module the library loads into, with a stub for every
+%% function the library itself names: the loader refuses a library that
+%% names a function its module lacks (`Function not found M:F/A`), so that
+%% stub is added and the load tried again, until it loads; the stub's .beam
+%% is written into DIR. main/1 loads the library into it and asks.
 -module(nif_answers).
--export([main/1]).
+-export([stub/2, main/1]).
 
 -define(M, 'Elixir.OpenAgentsPolicy.Native').
+
+stub(Library, Dir) ->
+    Bin = load_stub(Library, []),
+    ok = file:write_file(filename:join(Dir, atom_to_list(?M) ++ ".beam"), Bin),
+    halt(0).
+
+load_stub(Library, Fs) ->
+    {ok, ?M, Bin} = compile:forms(stub_module(Fs, erl_anno:new(1)), [binary, return_errors]),
+    _ = code:purge(?M),
+    _ = code:delete(?M),
+    _ = code:purge(?M),
+    {module, ?M} = code:load_binary(?M, "nif_answers", Bin),
+    case ?M:check(Library) of
+        ok ->
+            Bin;
+        {error, {bad_lib, "Function not found " ++ Missing}} = Error ->
+            {match, [N, A]} = re:run(Missing, ":([^:]+)/([0-9]+)$", [{capture, all_but_first, list}]),
+            F = {list_to_atom(N), list_to_integer(A)},
+            lists:member(F, Fs) andalso erlang:error(Error),
+            load_stub(Library, [F | Fs]);
+        Error ->
+            erlang:error(Error)
+    end.
+
+%% check/1, which loads a library into the module, and a stub that raises
+%% nif_not_loaded for each function of Fs.
+stub_module(Fs, L) ->
+    Call = fun(F, Args) -> {call, L, {remote, L, {atom, L, erlang}, {atom, L, F}}, Args} end,
+    Clause = fun(Args, Body) -> [{clause, L, Args, [], [Body]}] end,
+    Check = Clause([{var, L, 'P'}], Call(load_nif, [{var, L, 'P'}, {integer, L, 0}])),
+    NotLoaded = Call(nif_error, [{atom, L, nif_not_loaded}]),
+    Stub = fun(A) -> Clause([{var, L, '_'} || _ <- lists:seq(1, A)], NotLoaded) end,
+    [
+        {attribute, L, module, ?M},
+        {attribute, L, export, [{check, 1} | Fs]},
+        {function, L, check, 1, Check}
+        | [{function, L, N, A, Stub(A)} || {N, A} <- Fs]
+    ].
 
 main(Library) ->
     ok = ?M:check(Library),

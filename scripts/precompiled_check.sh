@@ -345,11 +345,9 @@ if [[ ${PRECOMPILED_ARM64:-0} == 1 ]]; then
   ARM="$(scripts/arm64_root.sh)"
   mkdir -p "$WORK/answers"
   x86="$WORK/lib/$(lib_of x86_64-unknown-linux-gnu)"
-  # The stub module the load check loaded the x86_64 artifact into.
-  MIX_ENV=test mix run --no-compile --no-start --no-deps-check -e "
-    :ok = OpenAgentsPolicy.LoadCheck.library(\"$x86\", OpenAgentsPolicy.Native,
-      keep_stub: \"$WORK/answers/Elixir.OpenAgentsPolicy.Native.beam\")"
+  # The stub module the x86_64 artifact loads into (nif_answers:stub/2).
   erlc -o "$WORK/answers" scripts/nif_answers.erl
+  erl -noshell -pa "$WORK/answers" -eval "nif_answers:stub(\"${x86%.so}\", \"$WORK/answers\")"
   erl -noshell -pa "$WORK/answers" -eval "nif_answers:main(\"${x86%.so}\")" >"$WORK/answers/x86_64.txt"
   inside="/tmp/nif_answers.$$"
   mkdir -p "$ARM$inside"

@@ -28,16 +28,6 @@ defmodule OpenAgentsPolicy.Native do
   {app, path} = Module.get_attribute(__MODULE__, :rustler_precompiled_load_from) || @load_from
   def library_file, do: Application.app_dir(unquote(app), unquote(path <> ".so"))
 
-  # `use OpenAgentsPolicy.Native`: a module with tables computed from the core
-  # as it compiles, which the appup loads right after this one (the persisted
-  # attribute: :openagents_policy_appup), and Mix recompiles with it.
-  defmacro __using__(_opts) do
-    quote do
-      Module.register_attribute(__MODULE__, :openagents_policy_tables, persist: true)
-      @openagents_policy_tables true
-    end
-  end
-
   # The NIFs, named as the public functions they serve (guides/rust.md).
   # Target (lib/openagents/delegations/target.ex)
   def lifecycles, do: err()

@@ -17,7 +17,7 @@ defmodule OpenAgentsPolicy.MachOCheckTest do
     dylibs: [@libsystem],
     version: {:build_version, 1, {11, 0}},
     undefined: [{"_malloc", 1}, {"_pthread_key_create", 1}],
-    exports: ["_nif_init", "_openagents_policy_nif_entry_nif_init"],
+    exports: ["_nif_init", "_openagents_policy_nif_nif_init"],
     signed: true,
     flags: 0x80 ||| 0x100_000
   ]
@@ -105,7 +105,7 @@ defmodule OpenAgentsPolicy.MachOCheckTest do
     end
 
     test "no _nif_init export" do
-      bare = Keyword.put(@good, :exports, ["_openagents_policy_nif_entry_nif_init"])
+      bare = Keyword.put(@good, :exports, ["_openagents_policy_nif_nif_init"])
       assert refused(dylib(bare)) =~ "_nif_init is not exported"
     end
 

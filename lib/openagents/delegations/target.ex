@@ -66,9 +66,8 @@ defmodule OpenAgents.Delegations.Target do
 
   alias OpenAgentsPolicy.Native
 
-  # Read from the Rust core as this module compiles; a rebuilt library
-  # recompiles it.
-  use OpenAgentsPolicy.Native
+  # Read from the Rust core as this module compiles (a compile-time
+  # dependency on Native, so a rebuilt library recompiles it).
   @lifecycles Native.lifecycles()
   @delegation_lifecycles Native.delegation_lifecycles()
   @job_terminal_statuses Native.job_terminal_statuses()

@@ -37,9 +37,8 @@ defmodule OpenAgents.Transparency.Ladder do
 
   alias OpenAgentsPolicy.{Host, Native}
 
-  # Read from the Rust core as this module compiles; a rebuilt library
-  # recompiles it.
-  use OpenAgentsPolicy.Native
+  # Read from the Rust core as this module compiles (a compile-time
+  # dependency on Native, so a rebuilt library recompiles it).
   @tiers Native.tiers()
 
   @typedoc "A tier: `:dark`, `:pulse`, `:ledger` or `:glass`."

@@ -66,9 +66,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
   alias OpenAgentsPolicy.{Host, Native}
 
-  # Read from the Rust core as this module compiles; a rebuilt library
-  # recompiles it.
-  use OpenAgentsPolicy.Native
+  # Read from the Rust core as this module compiles (a compile-time
+  # dependency on Native, so a rebuilt library recompiles it).
   @families Native.families()
   @not_loaded Host.not_loaded()
   @schedule Native.schedule()

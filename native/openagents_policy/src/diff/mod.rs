@@ -186,7 +186,7 @@ impl Diff {
         self.changes.is_empty()
     }
 
-    /// Whether any change widens: what a relup preflight refuses unless
+    /// Whether any change widens: what a rollout gate refuses unless
     /// accepted.
     #[must_use]
     pub fn widens(&self) -> bool {
