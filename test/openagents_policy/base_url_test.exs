@@ -1,10 +1,11 @@
 defmodule OpenAgentsPolicy.BaseURLTest do
   # OPENAGENTS_POLICY_NIF_BASE_URL as users write it: each form a mirror's
   # address takes, read into the artifacts' URLs rustler_precompiled asks
-  # for, and what is refused, in the library's words. The download itself,
-  # from a base URL served on 127.0.0.1, is scripts/precompiled_check.sh's.
+  # for, and what is refused, in the library's words. Downloads go to
+  # servers this test starts on 127.0.0.1, one of them redirecting to the
+  # other (another origin: `localhost` and another port).
   #
-  # async: false: the variable is this VM's, set by some tests.
+  # async: false: the variables are this VM's, set by some tests.
   use ExUnit.Case, async: false
 
   import ExUnit.CaptureLog
@@ -13,15 +14,40 @@ defmodule OpenAgentsPolicy.BaseURLTest do
 
   @variable "OPENAGENTS_POLICY_NIF_BASE_URL"
   @artifact "libopenagents_policy_nif-v0.1.0-nif-2.15-x86_64-unknown-linux-gnu.so.tar.gz"
-  @form "write it as http(s)://host[:port][/path], with user:password@ before the host " <>
-          "if the mirror needs them, and no query or fragment"
+  @form "write it as http(s)://host[:port][/path], with no credentials, query or fragment"
+  @hidden "#{@variable} (its value not shown: it holds @, ? or #)"
+  @credentials "has credentials, which rustler_precompiled would send on to any host " <>
+                 "the mirror redirects to"
+  @instead "for a mirror that needs credentials, fetch the artifacts with a tool that " <>
+             "keeps them to the mirror (such as `curl --fail --netrc`) into the directory " <>
+             "RUSTLER_PRECOMPILED_GLOBAL_CACHE_PATH names, and leave #{@variable} unset " <>
+             "(guides/releases.md, \"Variables\")"
+
+  # A refusal's words: the variable as shown, why, the form to write, and
+  # for credentials what to use instead.
+  defp message(shown, @credentials), do: "#{shown} #{@credentials}: #{@form}; #{@instead}"
+  defp message(shown, why), do: "#{shown} #{why}: #{@form}"
+
+  # Everything logged is captured, at every level.
+  setup do
+    Logger.configure(level: :debug)
+    on_exit(fn -> Logger.configure(level: Application.get_env(:logger, :level, :debug)) end)
+  end
 
   # The artifact's URL and headers, with the variable set to `value`, as
   # rustler_precompiled builds them from the base_url native.ex gives it.
   defp artifact(value) do
     System.put_env(@variable, value)
     on_exit(fn -> System.delete_env(@variable) end)
-    base_url = BaseURL.option(System.get_env(@variable), "unused: the variable is set")
+    artifact(value, BaseURL.option(System.get_env(@variable), "unused: the variable is set"))
+  end
+
+  # The same from `base_url` as given, such as the `{module, function}`
+  # rustler_precompiled keeps in its metadata file and calls again later
+  # (`mix rustler_precompiled.download`), with the variable set to `value`.
+  defp artifact(value, base_url) do
+    System.put_env(@variable, value)
+    on_exit(fn -> System.delete_env(@variable) end)
 
     {:ok, [{@artifact, url_and_headers}]} =
       RustlerPrecompiled.nifs_from_metadata(%{
@@ -35,6 +61,79 @@ defmodule OpenAgentsPolicy.BaseURLTest do
     url_and_headers
   end
 
+  # The artifact downloaded by rustler_precompiled, the variable set to
+  # `value`, into a cache of this test's own (outside the checkout): its
+  # checksum, and everything logged meanwhile.
+  defp download(value) do
+    cache = Path.join(System.tmp_dir!(), "base_url_test-#{System.unique_integer([:positive])}")
+    on_exit(fn -> File.rm_rf!(cache) end)
+    System.put_env("RUSTLER_PRECOMPILED_GLOBAL_CACHE_PATH", cache)
+    on_exit(fn -> System.delete_env("RUSTLER_PRECOMPILED_GLOBAL_CACHE_PATH") end)
+
+    with_log(fn ->
+      [%{lib_name: @artifact, checksum: checksum}] =
+        RustlerPrecompiled.download_nif_artifacts_with_checksums!([{@artifact, artifact(value)}],
+          max_retries: 0
+        )
+
+      checksum
+    end)
+  end
+
+  # A server on 127.0.0.1 that answers one request with `response` (a
+  # function of nothing, or the text itself), and sends this test
+  # `{ref, request}`: the request's line and headers, or `:nothing` when
+  # none came within a second. Its port and `ref`.
+  defp server(response) do
+    {:ok, listen} = :gen_tcp.listen(0, [:binary, ip: {127, 0, 0, 1}, active: false])
+    {:ok, port} = :inet.port(listen)
+    {test, ref} = {self(), make_ref()}
+    served = spawn_link(fn -> send(test, {ref, serve_once(listen, response)}) end)
+    on_exit(fn -> Process.exit(served, :kill) end)
+    {port, ref}
+  end
+
+  defp serve_once(listen, response) do
+    case :gen_tcp.accept(listen, 1_000) do
+      {:ok, socket} ->
+        request = read_head(socket, "")
+        :ok = :gen_tcp.send(socket, response)
+        :gen_tcp.close(socket)
+        request
+
+      {:error, :timeout} ->
+        :nothing
+    end
+  end
+
+  defp read_head(socket, read) do
+    if read =~ "\r\n\r\n" do
+      read
+    else
+      {:ok, more} = :gen_tcp.recv(socket, 0, 10_000)
+      read_head(socket, read <> more)
+    end
+  end
+
+  defp ok(body),
+    do:
+      "HTTP/1.1 200 OK\r\ncontent-length: #{byte_size(body)}\r\nconnection: close\r\n\r\n" <> body
+
+  defp found(location),
+    do:
+      "HTTP/1.1 302 Found\r\nlocation: #{location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+
+  # A mirror on 127.0.0.1 that redirects every artifact to another origin,
+  # `localhost` on another port, which serves `body`: the mirror's port and
+  # the two servers' refs.
+  defp redirecting_mirror(body) do
+    {elsewhere, elsewhere_ref} = server(ok(body))
+    {mirror, mirror_ref} = server(found("http://localhost:#{elsewhere}/elsewhere/#{@artifact}"))
+    {mirror, mirror_ref, elsewhere_ref}
+  end
+
+  defp sha256(body), do: Base.encode16(:crypto.hash(:sha256, body), case: :lower)
+
   test "a mirror's address with no path, or only a slash" do
     for value <- ["https://mirror.example:8443", "https://mirror.example:8443/"] do
       assert artifact(value) == {"https://mirror.example:8443/" <> @artifact, []}
@@ -47,82 +146,87 @@ defmodule OpenAgentsPolicy.BaseURLTest do
     end
   end
 
-  test "credentials go as Basic authentication, never in the URL" do
-    # Percent-encoded as a URL needs them: `ci@corp`, `p:ss`.
-    assert artifact("https://ci%40corp:p%3Ass@mirror.example/nif") ==
-             {"https://mirror.example/nif/" <> @artifact,
-              [{"authorization", "Basic " <> Base.encode64("ci@corp:p:ss")}]}
+  test "rustler_precompiled fetches the artifact from an address with no path, with no credentials" do
+    {port, ref} = server(ok("the artifact"))
 
-    # A token as the user, no password.
-    assert artifact("https://t0ken@mirror.example") ==
-             {"https://mirror.example/" <> @artifact,
-              [{"authorization", "Basic " <> Base.encode64("t0ken:")}]}
-  end
+    {checksum, log} = download("http://127.0.0.1:#{port}")
 
-  test "rustler_precompiled fetches the artifact from an address with no path, credentials sent as a header" do
-    # Its cache (where it writes what it fetched) of this test's own,
-    # outside the checkout.
-    cache = Path.join(System.tmp_dir!(), "base_url_test-#{System.unique_integer([:positive])}")
-    on_exit(fn -> File.rm_rf!(cache) end)
-    {:ok, listen} = :gen_tcp.listen(0, [:binary, ip: {127, 0, 0, 1}, active: false])
-    {:ok, port} = :inet.port(listen)
-    test = self()
-    served = spawn_link(fn -> send(test, {:request, serve_once(listen, "the artifact")}) end)
-    on_exit(fn -> Process.exit(served, :kill) end)
-    System.put_env("RUSTLER_PRECOMPILED_GLOBAL_CACHE_PATH", cache)
-    on_exit(fn -> System.delete_env("RUSTLER_PRECOMPILED_GLOBAL_CACHE_PATH") end)
-
-    url = artifact("http://ci:s3cret@127.0.0.1:#{port}")
-
-    # Its own log, at every level, says where it fetched from: never with
-    # the credentials.
-    Logger.configure(level: :debug)
-    on_exit(fn -> Logger.configure(level: Application.get_env(:logger, :level, :debug)) end)
-
-    log =
-      capture_log(fn ->
-        assert [%{lib_name: @artifact, checksum: checksum}] =
-                 RustlerPrecompiled.download_nif_artifacts_with_checksums!([{@artifact, url}],
-                   max_retries: 0
-                 )
-
-        send(test, {:checksum, checksum})
-      end)
-
-    assert log =~ "http://127.0.0.1:#{port}/#{@artifact}"
-    refute log =~ "s3cret"
-    assert_received {:checksum, checksum}
-
-    assert checksum == Base.encode16(:crypto.hash(:sha256, "the artifact"), case: :lower)
-    assert_receive {:request, request}, 5_000
+    assert checksum == sha256("the artifact")
+    assert log =~ "Downloading NIF from http://127.0.0.1:#{port}/#{@artifact}"
+    assert_receive {^ref, request}, 5_000
     assert request =~ ~r{\AGET /#{Regex.escape(@artifact)} HTTP/1.1\r\n}
-    assert request =~ ~r{\r\nauthorization: Basic #{Base.encode64("ci:s3cret")}\r\n}i
+    refute request =~ ~r{\r\nauthorization:}i
   end
 
-  # One HTTP/1.1 request read off `listen`, answered 200 with `body`; the
-  # request's line and headers returned.
-  defp serve_once(listen, body) do
-    {:ok, socket} = :gen_tcp.accept(listen, 10_000)
-    request = read_head(socket, "")
+  test "a redirect to another origin is followed, and no credentials go there" do
+    {mirror, mirror_ref, elsewhere_ref} = redirecting_mirror("the artifact, elsewhere")
 
-    :ok =
-      :gen_tcp.send(
-        socket,
-        "HTTP/1.1 200 OK\r\ncontent-length: #{byte_size(body)}\r\nconnection: close\r\n\r\n" <>
-          body
-      )
+    {checksum, _log} = download("http://127.0.0.1:#{mirror}/mirror")
 
-    :gen_tcp.close(socket)
-    request
+    assert checksum == sha256("the artifact, elsewhere")
+    assert_receive {^mirror_ref, asked}, 5_000
+    assert asked =~ ~r{\AGET /mirror/#{Regex.escape(@artifact)} HTTP/1.1\r\n}
+    assert_receive {^elsewhere_ref, redirected}, 5_000
+    assert redirected =~ ~r{\AGET /elsewhere/#{Regex.escape(@artifact)} HTTP/1.1\r\n}
+    refute redirected =~ ~r{\r\nauthorization:}i
   end
 
-  defp read_head(socket, read) do
-    if read =~ "\r\n\r\n" do
-      read
-    else
-      {:ok, more} = :gen_tcp.recv(socket, 0, 10_000)
-      read_head(socket, read <> more)
+  test "credentials are refused before any request, never shown" do
+    {mirror, mirror_ref, elsewhere_ref} = redirecting_mirror("the artifact, elsewhere")
+
+    # Plain, percent-encoded (`ci@corp`, `p:s3cret`), a token as the user.
+    for userinfo <- ["ci:s3cret", "ci%40corp:p%3As3cret", "s3cret"] do
+      value = "http://#{userinfo}@127.0.0.1:#{mirror}/mirror"
+      message = message(@hidden, @credentials)
+
+      {error, log} =
+        with_log(fn ->
+          assert_raise ArgumentError, message, fn -> BaseURL.option(value, "unused") end
+          assert_raise ArgumentError, message, fn -> artifact(value, {BaseURL, :artifact_url}) end
+          assert_raise ArgumentError, message, fn -> download(value) end
+        end)
+
+      refute Exception.message(error) =~ "s3"
+      refute log =~ "s3"
     end
+
+    # Neither the mirror nor the origin it redirects to was asked anything.
+    assert_receive {^mirror_ref, :nothing}, 5_000
+    assert_receive {^elsewhere_ref, :nothing}, 5_000
+  end
+
+  test "a secret in a query or a fragment is refused before any request, never shown" do
+    {mirror, mirror_ref, elsewhere_ref} = redirecting_mirror("the artifact, elsewhere")
+    base = "http://127.0.0.1:#{mirror}/mirror"
+
+    for {value, why} <- [
+          {base <> "?X-Amz-Signature=s3cret&token=s3cret", "has a query"},
+          {base <> "#s3cret", "has a fragment"},
+          {"http://ci:s3cret@127.0.0.1:#{mirror}/mirror?token=s3cret", @credentials},
+          # Not URLs: a space in the password, in the host.
+          {"http://ci:s3 cret@127.0.0.1:#{mirror}/mirror", "is not a URL"},
+          {"http://127.0.0.1 :#{mirror}/mirror?token=s3cret", "is not a URL"},
+          # Read as a host `s3cret` with a query, or as a host and port
+          # `ci:1234` with a fragment: the user's secret either way.
+          {"http://s3cret?x@127.0.0.1:#{mirror}/mirror", "has a query"},
+          {"http://ci:1234#s3cret@127.0.0.1:#{mirror}/mirror", "has a fragment"}
+        ] do
+      message = message(@hidden, why)
+
+      {error, log} =
+        with_log(fn ->
+          assert_raise ArgumentError, message, fn -> BaseURL.option(value, "unused") end
+          assert_raise ArgumentError, message, fn -> artifact(value, {BaseURL, :artifact_url}) end
+          assert_raise ArgumentError, message, fn -> download(value) end
+        end)
+
+      refute Exception.message(error) =~ "s3"
+      refute Exception.message(error) =~ "1234"
+      refute log =~ "s3"
+    end
+
+    assert_receive {^mirror_ref, :nothing}, 5_000
+    assert_receive {^elsewhere_ref, :nothing}, 5_000
   end
 
   test "unset: the default, the GitHub release" do
@@ -130,24 +234,24 @@ defmodule OpenAgentsPolicy.BaseURLTest do
              "https://github.com/o/r/releases/download/v1"
   end
 
-  test "anything else is refused, naming the variable and never its credentials" do
+  test "anything else is refused, naming the variable, its value shown only without @, ? or #" do
     for {value, shown, why} <- [
-          {"", "", "is empty (unset it for the GitHub release)"},
-          {"mirror.example:8443", "mirror.example:8443",
+          {"", "#{@variable}=", "is empty (unset it for the GitHub release)"},
+          {"mirror.example:8443", "#{@variable}=mirror.example:8443",
            "does not start with http:// or https://"},
-          {"ftp://mirror.example/nif", "ftp://mirror.example/nif",
+          {"ftp://mirror.example/nif", "#{@variable}=ftp://mirror.example/nif",
            "does not start with http:// or https://"},
-          {"https:///nif", "https:///nif", "names no host"},
-          {"https://mirror.example/nif?v=1", "https://mirror.example/nif?v=1", "has a query"},
-          {"https://mirror.example/nif?", "https://mirror.example/nif?", "has a query"},
-          {"https://mirror.example/nif#v1", "https://mirror.example/nif#v1", "has a fragment"},
-          {"https://mirror example/nif", "https://mirror example/nif", "is not a URL"},
-          {"https://ci:s3cret@mirror.example/nif?v=1",
-           "https://[credentials]@mirror.example/nif?v=1", "has a query"},
-          {"https://ci:s3 cret@mirror.example/nif", "https://[credentials]@mirror.example/nif",
-           "is not a URL"}
+          {"https:///nif", "#{@variable}=https:///nif", "names no host"},
+          {"https://mirror example/nif", "#{@variable}=https://mirror example/nif",
+           "is not a URL"},
+          {"https://mirror.example/nif?v=1", @hidden, "has a query"},
+          {"https://mirror.example/nif?", @hidden, "has a query"},
+          {"https://mirror.example/nif#v1", @hidden, "has a fragment"},
+          {"https://@mirror.example/nif", @hidden, @credentials},
+          {"ftp://ci:s3cret@mirror.example/nif", @hidden,
+           "does not start with http:// or https://"}
         ] do
-      message = "#{@variable}=#{shown} #{why}: #{@form}"
+      message = message(shown, why)
       assert BaseURL.parse(value) == {:error, message}
       assert_raise ArgumentError, message, fn -> BaseURL.option(value, "unused") end
       refute message =~ "s3"

@@ -3,23 +3,31 @@ defmodule OpenAgentsPolicy.Native.BaseURL do
   # OPENAGENTS_POLICY_NIF_BASE_URL, where rustler_precompiled downloads the
   # artifacts from (guides/releases.md), taken as users write a mirror's
   # address: http or https, a host and port, with or without a path prefix
-  # (with or without its trailing slash), with `user:password@` before the
-  # host when the mirror needs them. Refused, in words naming the variable:
-  # anything else (a query or a fragment, another scheme, no host, not a
-  # URL, empty). rustler_precompiled 0.8 joins a base URL's path with the
-  # artifact's name itself, and a URL without a path makes that join raise
-  # in its words; so the variable, when set, is handed to it as this
-  # module's `artifact_url/1`, which it calls with each artifact's name. Its
-  # credentials go as an `authorization` header, never in a URL it prints,
-  # nor in its metadata file (which keeps `{module, function}`), nor in a
-  # refusal.
+  # (with or without its trailing slash). Refused, in words naming the
+  # variable: anything else (credentials, a query or a fragment, another
+  # scheme, no host, not a URL, empty).
+  #
+  # Credentials are refused: rustler_precompiled (0.8 and 0.9) downloads
+  # with :httpc, which follows redirects with the same headers to any host,
+  # and none of its options changes that. The refusal names what to use
+  # instead: the artifacts fetched with the user's own tool into its cache.
+  #
+  # A refusal shows the value only when it holds no `@`, `?` or `#`, so no
+  # userinfo, query or fragment however the value parses; else none of it.
+  #
+  # rustler_precompiled 0.8 joins a base URL's path with the artifact's name
+  # itself, and a URL without a path makes that join raise in its words; so
+  # the variable, when set, is handed to it as this module's `artifact_url/1`,
+  # which it calls with each artifact's name.
 
   @variable "OPENAGENTS_POLICY_NIF_BASE_URL"
-  @form "http(s)://host[:port][/path], with user:password@ before the host " <>
-          "if the mirror needs them, and no query or fragment"
-
-  @typedoc "A base URL read: the artifacts' directory, without credentials, and the request headers."
-  @type t :: {String.t(), [{String.t(), String.t()}]}
+  @form "http(s)://host[:port][/path], with no credentials, query or fragment"
+  @credentials "has credentials, which rustler_precompiled would send on to any host " <>
+                 "the mirror redirects to"
+  @instead "for a mirror that needs credentials, fetch the artifacts with a tool that " <>
+             "keeps them to the mirror (such as `curl --fail --netrc`) into the directory " <>
+             "RUSTLER_PRECOMPILED_GLOBAL_CACHE_PATH names, and leave #{@variable} unset " <>
+             "(guides/releases.md, \"Variables\")"
 
   @doc """
   The `base_url:` of `use RustlerPrecompiled`: `default` when the variable
@@ -38,32 +46,33 @@ defmodule OpenAgentsPolicy.Native.BaseURL do
   end
 
   @doc """
-  The URL of the artifact `file_name` under the variable's base URL, and the
-  headers of its request (rustler_precompiled's `{URL, headers}`).
+  The URL of the artifact `file_name` under the variable's base URL, with
+  no request headers (rustler_precompiled's `{URL, headers}`).
   """
-  @spec artifact_url(String.t()) :: t()
+  @spec artifact_url(String.t()) :: {String.t(), []}
   def artifact_url(file_name) do
     case parse(System.get_env(@variable) || "") do
-      {:ok, {base, headers}} -> {base <> "/" <> file_name, headers}
+      {:ok, base} -> {base <> "/" <> file_name, []}
       {:error, why} -> raise ArgumentError, why
     end
   end
 
   @doc """
-  Reads a base URL as the variable holds it: `{:ok, {base, headers}}`, the
-  base without credentials nor trailing slash, or `{:error, why}`, a
-  sentence naming the variable (its value shown with any credentials
-  replaced).
+  Reads a base URL as the variable holds it: `{:ok, base}`, the base
+  without its trailing slash, or `{:error, why}`, a sentence naming the
+  variable (its value shown only when it holds no `@`, `?` or `#`).
   """
-  @spec parse(String.t()) :: {:ok, t()} | {:error, String.t()}
+  @spec parse(String.t()) :: {:ok, String.t()} | {:error, String.t()}
   def parse(value) when is_binary(value) do
     with {:ok, uri} <- read(value),
          :ok <- usable(uri) do
-      path = String.trim_trailing(uri.path || "", "/")
-      base = URI.to_string(%URI{uri | userinfo: nil, path: path})
-      {:ok, {base, authorization(uri.userinfo)}}
+      {:ok, URI.to_string(%URI{uri | path: String.trim_trailing(uri.path || "", "/")})}
     else
-      {:error, why} -> {:error, "#{@variable}=#{redact(value)} #{why}: write it as #{@form}"}
+      {:error, why} ->
+        {:error, "#{shown(value)} #{why}: write it as #{@form}"}
+
+      {:error, why, instead} ->
+        {:error, "#{shown(value)} #{why}: write it as #{@form}; #{instead}"}
     end
   end
 
@@ -80,26 +89,20 @@ defmodule OpenAgentsPolicy.Native.BaseURL do
     do: {:error, "does not start with http:// or https://"}
 
   defp usable(%URI{host: host}) when host in [nil, ""], do: {:error, "names no host"}
+
+  defp usable(%URI{userinfo: userinfo}) when userinfo != nil,
+    do: {:error, @credentials, @instead}
+
   defp usable(%URI{query: query}) when query != nil, do: {:error, "has a query"}
   defp usable(%URI{fragment: fragment}) when fragment != nil, do: {:error, "has a fragment"}
   defp usable(%URI{}), do: :ok
 
-  # `user:password`, percent-decoded, as HTTP Basic authentication; a user
-  # alone has an empty password.
-  defp authorization(nil), do: []
-
-  defp authorization(userinfo) do
-    credentials =
-      case String.split(userinfo, ":", parts: 2) do
-        [user, password] -> URI.decode(user) <> ":" <> URI.decode(password)
-        [user] -> URI.decode(user) <> ":"
-      end
-
-    [{"authorization", "Basic " <> Base.encode64(credentials)}]
+  # The variable with its value, when the value holds no `@`, `?` or `#`
+  # (no parse of it then has userinfo, a query or a fragment); else the
+  # variable alone.
+  defp shown(value) do
+    if String.contains?(value, ["@", "?", "#"]),
+      do: "#{@variable} (its value not shown: it holds @, ? or #)",
+      else: "#{@variable}=#{value}"
   end
-
-  # Everything between the scheme's `//` (or the start) and the last `@`
-  # replaced: the credentials of a value that may not even parse.
-  defp redact(value),
-    do: Regex.replace(~r/^([a-z][a-z0-9+.-]*:\/\/)?.*@/is, value, "\\1[credentials]@")
 end
