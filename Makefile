@@ -85,7 +85,7 @@ check-lane-testing: deps elixir-checks docs-checks dialyzer precompiled-check pa
 check-lane-single: check
 
 dialyzer: deps
-	scripts/dialyzer.sh
+	mix dialyzer
 
 panic-check:
 	scripts/panic_check.sh

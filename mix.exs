@@ -22,11 +22,19 @@ defmodule OpenAgentsPolicy.MixProject do
       description: "OpenAgents delegation and disclosure policy, implemented in Rust as a NIF.",
       package: package(),
       docs: docs(),
+      # The PLTs under _build (one per OTP and Elixir, dialyxir's naming), so
+      # each lane and each MIX_BUILD_ROOT builds its own.
+      dialyzer: [
+        plt_core_path: Path.join(Mix.Project.build_path(), ".."),
+        plt_add_apps: [:mix],
+        flags: [:unmatched_returns, :error_handling]
+      ],
       aliases: [docs: ["openagents_policy.pictures", "docs"]]
     ]
   end
 
-  def application, do: []
+  # :crypto for the NIF library's SHA-256 (OpenAgentsPolicy.fingerprint/0).
+  def application, do: [extra_applications: [:crypto]]
 
   # One runtime dependency, the one a host with NIFs already has:
   # rustler_precompiled fetches the NIF for the host's machine (0.8.4 runs on
@@ -52,6 +60,8 @@ defmodule OpenAgentsPolicy.MixProject do
       {:jason, "~> 1.4", optional: true},
       {:stream_data, "~> 1.1", only: [:dev, :test]},
       {:ex_doc, "~> 0.36", only: :dev, runtime: false},
+      # `make dialyzer` (`mix dialyzer`).
+      {:dialyxir, "~> 1.4", only: :dev, runtime: false},
       # `make bench` (MIX_ENV=bench: the library compiled as a host compiles it).
       {:benchee, "~> 1.3", only: :bench, runtime: false}
     ]

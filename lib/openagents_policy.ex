@@ -69,7 +69,7 @@ defmodule OpenAgentsPolicy do
   finite-domain decision, as the Rust core writes it.
 
       iex> json = OpenAgentsPolicy.decisions_json()
-      iex> OpenAgentsPolicy.Native.sha256(json) == OpenAgentsPolicy.fingerprint().decision_digest
+      iex> Base.encode16(:crypto.hash(:sha256, json), case: :lower) == OpenAgentsPolicy.decision_digest()
       true
   """
   @spec decisions_json() :: String.t()
@@ -85,7 +85,7 @@ defmodule OpenAgentsPolicy do
 
     %{
       file: file,
-      sha256: OpenAgentsPolicy.Native.sha256(File.read!(file)),
+      sha256: Base.encode16(:crypto.hash(:sha256, File.read!(file)), case: :lower),
       mapped: mapped?(file)
     }
   end

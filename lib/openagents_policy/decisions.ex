@@ -3,38 +3,26 @@ defmodule OpenAgentsPolicy.Decisions do
   What a change of the rules changes, and for whom: `diff/3` of two decision
   documents.
 
-  `OpenAgentsPolicy.fingerprint/0` tells two builds apart by one digest of
-  their decision document (`OpenAgentsPolicy.decisions_json/0`: every answer
-  over a finite domain, one row each: a table, the question in the host's
-  terms, the answer). It cannot say how they differ, and that is what a
-  reviewer, an operator starting a rolling upgrade and a CHANGELOG need:
-  moving a field from `ledger` to `pulse` is one line in the Rust core, and
-  shows it to every anonymous reader.
+  `OpenAgentsPolicy.decision_digest/0` tells two builds apart; it cannot say
+  how they differ, and a reviewer, a release builder and a CHANGELOG need
+  that: moving a field from `ledger` to `pulse` is one line in the Rust core,
+  and shows it to every anonymous reader. `diff/3` joins two documents (the
+  `priv/decisions.json` a package or release carries, the last release's)
+  on their questions and lists every answer that differs, classed:
 
-  `diff/3` joins two documents (a node's live one, the `priv/decisions.json`
-  a package carries, the last release's) on their questions and lists every
-  answer that differs, with a class:
-
-    * `:widens`: some reader or caller gains (a field exposed at a lower
-      tier, a column leaving a never list, a capability granted, a higher
-      effective tier), whatever anyone else loses;
+    * `:widens`: some reader or caller gains, whatever anyone else loses;
     * `:narrows`: someone loses, no one gains;
-    * `:changes`: neither, such as a Box state that reads another lifecycle
-      (what a caller may then do is classed in `capabilities.box_states`).
+    * `:changes`: neither (a Box state that reads another lifecycle).
 
-  A question one document lacks (a word of a newer vocabulary) is answered
-  on that side as the side answers any word it does not know. A document
-  that cannot be read, or past one of the core's limits (its bytes, rows,
-  the length of a word, the diff's changes), is refused, typed, and never
-  read as "no changes" (see `t:refusal/0`). The diff is the Rust core's
-  (`openagents_policy::diff`); the NIF runs it on a dirty CPU scheduler and
-  makes only the answer `format:` asks for. `mix openagents_policy.diff OLD
-  NEW` is this function on two files; the guide "Changing a rule" walks the
-  maintainer's loop, and `make bench-diff` measures it.
+  A question one document lacks is answered on that side as that side
+  answers any word it does not know. A document that cannot be read, or is
+  past one of the core's limits, is refused, typed (`t:refusal/0`), never
+  read as "no changes". The diff is the core's (`openagents_policy::diff`),
+  run on a dirty CPU scheduler. `mix openagents_policy.diff` prints it for
+  two files, and `mix openagents_policy.gate` decides a rollout by it.
 
-  Deliberately absent: any decision about a diff. Whether a widening may be
-  rolled out is the caller's (`widened/1` names what it would accept); this
-  module reads no configuration, reads no file and keeps nothing.
+  Deliberately absent: any decision about a diff (the gate's), reading files,
+  and keeping anything.
   """
 
   @typedoc "Who gains or loses by a change (see the module docs)."

@@ -42,9 +42,7 @@ defmodule OpenAgentsPolicy.Native do
   def job_lifecycle(_a), do: err()
   def computer_lifecycle(_a, _b, _c), do: err()
   def seam(_a, _b, _c), do: err()
-  def seam_json(_a, _b, _c), do: err()
   def delegation_seam(_a), do: err()
-  def delegation_seam_json(_a), do: err()
   def substrates, do: err()
   def machine_statuses, do: err()
   def unrecognized_lifecycles, do: err()
@@ -63,7 +61,6 @@ defmodule OpenAgentsPolicy.Native do
   # OpenAgentsPolicy.fingerprint/0
   def decision_digest, do: err()
   def decision_json, do: err()
-  def sha256(_a), do: err()
   # OpenAgentsPolicy.Decisions.diff/3 (always dirty: native/openagents_policy_nif/src/diff.rs)
   def decisions_diff(_a, _b, _format), do: err()
 

@@ -42,7 +42,7 @@ defmodule OpenAgentsPolicy.DecisionsTest do
       """)
     end
 
-    assert OpenAgentsPolicy.Native.sha256(packaged) ==
+    assert Base.encode16(:crypto.hash(:sha256, packaged), case: :lower) ==
              OpenAgentsPolicy.fingerprint().decision_digest
 
     assert "priv/decisions.json" in Mix.Project.config()[:package][:files]

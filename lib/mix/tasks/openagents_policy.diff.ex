@@ -30,6 +30,10 @@ defmodule Mix.Tasks.OpenagentsPolicy.Diff do
   """
   use Mix.Task
 
+  # The NIF is loaded with OpenAgentsPolicy.Native, which compiles with the
+  # project; nothing is started.
+  @requirements ["compile"]
+
   @switches [format: :string]
   @formats %{"markdown" => :markdown, "json" => :json}
 
@@ -46,10 +50,6 @@ defmodule Mix.Tasks.OpenagentsPolicy.Diff do
         [_old, _new] = both -> both
         _ -> Mix.raise("usage: mix openagents_policy.diff OLD NEW [--format markdown|json]")
       end
-
-    # The NIF is loaded with OpenAgentsPolicy.Native, which compiles with the
-    # project; nothing is started.
-    Mix.Task.run("compile")
 
     case OpenAgentsPolicy.Decisions.diff(read!(old), read!(new), format: format) do
       {:ok, rendered} -> Mix.shell().info(String.trim_trailing(rendered))

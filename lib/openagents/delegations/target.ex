@@ -1,67 +1,32 @@
 defmodule OpenAgents.Delegations.Target do
   @moduledoc """
-  One vocabulary for a delegation target: how it is addressed, what it is
+  One vocabulary for a delegation target (a `box` this application
+  provisions, or someone's own `computer`): how it is addressed, what it is
   doing, and what the asking caller may do to it now.
 
-  Work, chat, text, voice and the API all hand work to a target. They differ
-  in who asks and how the answer is drawn, and they share three questions.
-  This module is the only place that answers them, and the answers are
-  computed by the Rust crate `openagents_policy`, so a Rust service asking the
-  same question gets the same word.
+  Work, chat, text, voice and the API all hand work to a target; this module
+  is the one place that answers for them, and the Rust core computes every
+  answer, so a Rust service gets the same word. Surfaces render the
+  capabilities in `seam/3` and `delegation_seam/1`; none re-derives them,
+  since a surface that decides reach for itself can widen it.
 
-    1. **Addressed how?** By the kind-prefixed reference the host already
-       parses (`box:{uuid}`, `computer:{uuid}`). Nothing here mints another.
-    2. **Doing what?** One word of the target lifecycle, projected from
-       whichever substrate owns the target. The substrate's own state travels
-       beside it untouched: the substrate stays the authority.
-    3. **Who may do what?** An explicit capability list, from the lifecycle and
-       the per-kind reach the caller already proved. Surfaces render it; none
-       re-derives it, because a surface that decides reach for itself is a
-       surface that can widen it.
+    * **Custody** comes from the kind alone, never from the route or surface.
+    * **Lifecycle** is one word projected from whichever substrate owns the
+      target (Box states, run states, job statuses, machines); the
+      substrate's own word travels beside it, untouched. A word the core does
+      not know reads as the core's one answer for an unrecognized word.
+    * **Capabilities** come from the lifecycle and the reach the caller has
+      already proved; `unavailable_reason` says what stands in the way.
 
-  ## The words
+  Every answer over a finite domain is read from the core when this module
+  compiles and kept as a function clause, so a request makes no NIF call for
+  it, and an argument outside the domain raises `FunctionClauseError`, as
+  the app's own pattern-matched functions do.
 
-    * kind: `box` (a sandbox VM this application provisions, caps and
-      reclaims) or `computer` (someone's own machine, never provisioned).
-    * custody: `openagents_managed` or `customer_premises`, from the kind
-      alone. It cannot be reached from the route, the surface, or whether the
-      caller typed or spoke.
-    * lifecycle: `cold queued starting active stopping failed destroyed`, the
-      seven states of `openagents.cloud_computer.v1` verbatim.
-    * delegation lifecycle: `queued starting active succeeded failed
-      cancelled`. A delegation ends; a target persists.
-    * capabilities: `["start"]` on an active target for an authorized caller,
-      `["cancel"]` on a delegation still under way, otherwise `[]`.
-    * unavailable reason: the lifecycle itself when that is what stands in the
-      way, `not_authorized` when only reach is missing, `nil` otherwise.
-
-  A substrate word this vocabulary does not know (a job being cancelled is
-  `"stopping"`) reads `failed`. The Rust core can tell such a word from a known
-  one; this projection keeps the host's answer.
-
-  ## Deliberately absent
-
-    * No runtime class for a Box. Nothing establishes a rented Box's egress
-      posture, so calling it `standard` would publish a containment claim no
-      test backs. A Computer is `connected` by construction.
-    * No operations beyond `start` and `cancel`: attach, stop, checkpoint,
-      restore, fork and destroy are not served by the delegation facade, and
-      a capability no route serves is worse than none.
-    * No third target kind, no control-plane client, no lease or command
-      journal.
-
-  Every vocabulary below is read from the Rust core when this module is
-  compiled. So is every answer over a finite domain: `custody/1`,
-  `runtime_class/1`, `seam/3`, `delegation_seam/1`, the lifecycle of every
-  substrate word the core knows, and of every machine (its status, whether
-  it has a `revoked_at`, `online?`). Each is compiled into a function clause
-  holding the core's answer for that input, so a request pays no call into
-  the library for it, and an argument outside the domain raises
-  `FunctionClauseError`, as the app's pattern-matched functions do. A word
-  the core does not know, a substrate's or a machine's status, gets the
-  core's one answer for an unrecognized word, also read at compile time. The test suite
-  walks every input of every domain (and words outside them) and holds each
-  clause to the core's live answer.
+  Deliberately absent: a runtime class for a Box (nothing establishes a
+  rented Box's egress posture), operations beyond `start` and `cancel` (no
+  route serves them), a third target kind, and any control-plane client,
+  lease or command journal.
   """
 
   alias OpenAgentsPolicy.Native

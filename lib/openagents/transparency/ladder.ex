@@ -1,13 +1,8 @@
 defmodule OpenAgents.Transparency.Ladder do
   @moduledoc """
-  The tier ladder: the pure half of `OpenAgents.Transparency`, computed by the
-  Rust core so the host and this library share one ladder.
-
-  Tiers rank `dark < pulse < ledger < glass`. The host's `Transparency` can
-  delegate its pure functions here; `OpenAgents.Transparency.WorkDisclosure`
-  decides every field through it.
-
-  ## The rules
+  The tier ladder `dark < pulse < ledger < glass`: the pure half of the
+  host's `OpenAgents.Transparency`, computed by the Rust core, so the host
+  (which can delegate here) and `WorkDisclosure` share one ladder.
 
     * **Naming a tier.** An atom by its name, a binary directly. Anything
       unknown (`nil`, `:bogus`, `"GLASS"`, a number, a map) names `dark`.

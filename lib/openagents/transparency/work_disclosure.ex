@@ -1,67 +1,33 @@
 defmodule OpenAgents.Transparency.WorkDisclosure do
   @moduledoc """
-  The field-by-field disclosure schedule for work in progress.
+  The field-by-field disclosure schedule for work in progress: attempts,
+  work jobs, evidence edges and traces.
 
-  Changelog entries and releases are records of finished work, and a tier
-  answers "may this reader see the record". An attempt, a work job, an
-  evidence edge and a trace describe work someone is doing now, and for them
-  the question is "which of its fields, and why". So the unit here is the
-  field: each family names the tier that first exposes each of its fields,
-  and a never list names the columns no tier exposes. A column on neither
-  list, or on both, is a defect `classify/2` finds, which is what keeps this a
-  schedule rather than an intention.
+  A tier elsewhere answers "may this reader see the record". For work
+  someone is doing now the question is "which of its fields": each family
+  names the rung that first exposes each field, and a never list names the
+  columns no rung exposes. A column on neither list, or on both, is a defect
+  `classify/2` finds, which keeps this a schedule rather than an intention.
 
-  The schedule, the ladder it is read through, and every decision below live
-  in the Rust crate `openagents_policy`; this module guards arguments, asks
-  the host what only the host knows (whether a user is an operator or a
-  member), and hands persistence to the host's repo.
-
-  ## What each rung means
-
-    * `pulse`: the work exists, what shape it is, how it came out. Nothing at
-      `pulse` names a ref, a revision, a receipt, or a place.
-    * `ledger`: the content of the result. Branches, revisions, receipt
-      handles, environments, counts, budgets: things that identify or address
+    * `pulse`: the work exists, its shape, how it came out; no ref, revision,
+      receipt or place.
+    * `ledger`: the content of the result: what identifies or addresses
       repository content.
-    * `glass`: the work job's own output (its report, usage and model), for
-      the account the work belongs to and an operator. An `ArtifactLink`
-      raises its owner to `glass`; an attempt with no link has no owner.
-    * `dark`: nothing. A projection at `dark` is `nil`, never an empty map,
-      since an empty shell would still say the record exists.
+    * `glass`: the work job's own output, for the account the work belongs to
+      (an `ArtifactLink` raises its owner to `glass`) and an operator.
+    * `dark`: nothing; a projection at `dark` is `nil`, never an empty map.
 
-  ## What no tier exposes
+  The never lists are not a fifth rung: the prompt and goal, the authority
+  snapshot, internal node names, credential delivery, the conversation the
+  work came from. Repository authority is stronger than every rung: the
+  host's `Repositories.readable_by/2` runs first.
 
-  The never lists are not a fifth rung waiting for a viewer. They hold the
-  prompt and the goal (a repository's contents, retyped), the authority
-  snapshot (a machine's roots and name), internal node names, credential
-  delivery, and the conversation the work came from. A trace's document is
-  read for two bounded facts (its schema version and step count) and never
-  published, not even to its uploader.
-
-  Repository authority is stronger than every rung: the host's
-  `Repositories.readable_by/2` runs first, and a tier only narrows what a
-  reader who passed it sees.
-
-  ## Answers compiled in
-
-  Where the arguments range over finite vocabularies, the core's answers are
-  asked for every input while this module compiles and held as function
-  clauses: `never/1`, `source_columns/1`, `tier_for/2` for every scheduled
-  field, `fields_at/2` and `project/3` at every tier named by a word (each
-  tier as an atom or a string, and `nil`), and `viewer/2`'s descriptor for
-  every relationship. `effective_tier/2` holds the core's answer for every
-  tier word (a loaded link's, or the tier column's), revoked or not, read by
-  every viewer that is not a struct and names its tier by a word, owner or
-  not. Anything else (a field off the schedule, a viewer or a user as the
-  tier, a struct viewer, a tier that is not a word) is asked of the core on
-  the call. The test suite walks every domain and holds each clause to the
-  core's live answer; a rebuilt library recompiles this module.
-
-  ## Host modules
-
-  `viewer/2` calls `Accounts.admin?/1` and `Repositories.member?/2`;
-  `link_for_attempt/3` calls `ArtifactLink.changeset/2` and `Repo.insert/1`.
-  Which modules those are is configurable; see `OpenAgentsPolicy.Host`.
+  Every rule lives in the Rust core. This module guards arguments, asks the
+  host what only it knows (`Accounts.admin?/1`, `Repositories.member?/2`;
+  `link_for_attempt/3` inserts through `ArtifactLink.changeset/2` and
+  `Repo.insert/1`, see `OpenAgentsPolicy.Host`), and keeps the core's answers
+  over finite domains as function clauses compiled in, asking the core on
+  the call for anything else.
   """
 
   alias OpenAgentsPolicy.{Host, Native}

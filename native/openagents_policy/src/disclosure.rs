@@ -127,109 +127,266 @@ impl Field {
 
 use Rung::{Glass, Ledger, Pulse};
 
-// Each table is in field-name order, which is the order `fields_at` returns
-// (a test holds the tables to it). The reasons for each rung are in the
-// Elixir module's docs and in the README's schedule.
-const ATTEMPT: &[Field] = &[
-    Field::new("admitted_at", Pulse),
-    Field::new("branch", Ledger),
-    Field::new("failure_reason", Ledger),
-    Field::new("finished_at", Pulse),
+// The schedule, rung by rung, each placement with the app's reason beside it
+// (or "no reason stated" where the app's schedule gives none). `dark` admits
+// no field, so nothing is written at it: a record read at `dark` leaves the
+// projection. The never lists are no rung: a column on one would restate,
+// where the repository's gate does not reach, what that gate withholds.
+//
+// A table is written in the app's order and compiled into field-name order by
+// `by_name`; that sorted order is the one `fields`, `fields_at` and the
+// schedule document answer in. A never list answers in the order written.
+
+// attempt (`forge_assignments`): an attempt of a named shape ran and ended
+// so; `ledger` adds the refs and the revision it produced.
+const ATTEMPT: &[Field] = &by_name([
+    // ── dark: nothing; the record leaves the projection.
+    // ── pulse: that it ran, its shape, how it ended; no ref, revision or place.
+    // An opaque handle: correlates its own events, names nothing outside the
+    // repository the reader already reached.
     Field::new("id", Pulse),
-    Field::from("requester_kind", Pulse, "requesting_principal"),
-    Field::new("started_at", Pulse),
-    Field::new("state", Pulse),
+    // `box` or `computer`: which shape ran, never which box or computer.
     Field::new("target_kind", Pulse),
+    // Its own lifecycle word: "it ran and ended so" is all `pulse` is for.
+    Field::new("state", Pulse),
+    // TRANSPARENCY-001 publishes a principal's kind, never its id.
+    Field::from("requester_kind", Pulse, "requesting_principal"),
+    // No reason stated in the seeds.
+    Field::new("admitted_at", Pulse),
+    // No reason stated in the seeds.
+    Field::new("started_at", Pulse),
+    // No reason stated in the seeds.
+    Field::new("finished_at", Pulse),
+    // ── ledger: the refs and the revision it produced, repository content.
+    // A ref in the repository's namespace, perhaps named after the work.
+    Field::new("branch", Ledger),
+    // A ref too, the one the run ended on: repository content.
     Field::new("terminal_branch", Ledger),
+    // A revision: TRANSPARENCY-001 puts shas at l2; `pulse` would contradict it.
     Field::new("terminal_commit", Ledger),
-];
+    // The executor's word on how it ended: a detail of the result, not the fact.
+    Field::new("failure_reason", Ledger),
+    // ── glass: nothing more; only the work job stores output.
+]);
 
 const ATTEMPT_NEVER: &[&str] = &[
+    // The prompt's home: a conversation is the requester's, not the readers'.
     "conversation_id",
+    // The conversation's Box: the prompt's home too.
     "conversation_box_id",
+    // A box or computer id is an internal node name TRANSPARENCY-001 bans.
     "machine_id",
+    // Names a run on that machine; the same reason.
     "run_id",
+    // The job is its own family, gated per field, not an id fetching them all.
     "work_job_id",
+    // A bound on the run: published once, as the job's `budget`, not twice.
     "deadline_at",
+    // Credential metadata: TRANSPARENCY-001 admits no credential at any level.
     "credential_delivery_status",
+    // Credential metadata, as above.
     "credential_delivery_reason",
+    // In the reader's own URL: republishing makes it public for no gain.
     "repository_id",
+    // In the reader's own URL, as above.
     "issue_id",
+    // The tier is the gate, not a field the gate discloses.
     "transparency_tier",
+    // The link that carries the gate; listed with the tier.
     "artifact_link_id",
+    // No reason stated in the seeds.
     "inserted_at",
+    // No reason stated in the seeds.
     "updated_at",
 ];
 
-const WORK_JOB: &[Field] = &[
-    Field::from("budget", Ledger, "budget_snapshot"),
-    Field::new("completed_at", Pulse),
-    Field::new("continuation_count", Ledger),
-    Field::new("error_code", Ledger),
+// work_job (`work_jobs`): the execution behind an attempt, and the one family
+// whose `glass` carries anything, because it is the one that stores output.
+const WORK_JOB: &[Field] = &by_name([
+    // ── dark: nothing; the record leaves the projection.
+    // ── pulse: that the job ran, its shape, how it ended.
+    // An opaque handle; the seeds give that reason for the attempt's `id`.
     Field::new("id", Pulse),
+    // Which of five delegation shapes ran: a shape, not a place.
     Field::new("kind", Pulse),
-    Field::new("model_id", Glass),
-    Field::new("report", Glass),
-    Field::new("started_at", Pulse),
+    // Its lifecycle word; no reason stated (the attempt's `state` gives one).
     Field::new("status", Pulse),
+    // No reason stated in the seeds.
+    Field::new("started_at", Pulse),
+    // No reason stated in the seeds.
+    Field::new("completed_at", Pulse),
+    // ── ledger: how much work, and within what bounds.
+    // A count of work: TRANSPARENCY-001 admits module and node counts at l2.
     Field::new("tool_call_count", Ledger),
+    // A count of work, as `tool_call_count`.
+    Field::new("continuation_count", Ledger),
+    // A bounded typed word on how it ended: a detail, as `failure_reason` is.
+    Field::new("error_code", Ledger),
+    // Wall clock, report and prompt ceilings: a bound on the run is a fact
+    // about the run. The prompt they bound is never published.
+    Field::from("budget", Ledger, "budget_snapshot"),
+    // ── glass: the job's own output, for its account and an operator only.
+    // Model-authored prose, up to 8 KB, may restate private content verbatim.
+    Field::new("report", Glass),
+    // Token and cost accounting: billing about that account.
     Field::new("usage", Glass),
-];
+    // Which model did that account's work.
+    Field::new("model_id", Glass),
+]);
 
 const WORK_JOB_NEVER: &[&str] = &[
+    // The issue's own sentence: private repository content, retyped.
     "goal",
+    // Restates repository content, like `goal`.
     "context_hint",
+    // Restates repository content, like `goal`.
     "delegation",
+    // Roots, cwd, machine name, agent id: a machine's filesystem, a node name.
     "authority_snapshot",
+    // An internal node name, as on the attempt.
     "machine_id",
+    // The prompt's home, as on the attempt.
     "conversation_id",
+    // No reason stated in the seeds.
     "owner_visitor_id",
+    // No reason stated in the seeds.
     "requesting_tool_step_ref",
+    // A handle into the operator's own substrate.
     "instruction_digest",
+    // A handle into the operator's own substrate.
     "tool_catalog_digest",
+    // A handle into the operator's own substrate.
     "memory_snapshot_ref",
+    // A handle into the operator's own substrate.
     "report_message_id",
+    // An internal node name, which TRANSPARENCY-001 bans by name.
     "owner_node",
+    // No reason stated in the seeds (it is listed beside `owner_node`).
     "generation",
+    // `text` or `voice`: conversation metadata about that account.
     "surface",
+    // No reason stated in the seeds.
     "inserted_at",
+    // No reason stated in the seeds.
     "updated_at",
 ];
 
-const EVIDENCE: &[Field] = &[
-    Field::from("commit", Ledger, "commit_sha"),
-    Field::new("environment", Ledger),
-    Field::new("family", Pulse),
+// evidence (`issue_evidence`): `pulse` is exactly "a public issue can say that
+// restricted evidence exists": the family and the verdict, without the
+// artifact, the revision or the place.
+const EVIDENCE: &[Field] = &by_name([
+    // ── dark: nothing; the record leaves the projection.
+    // ── pulse: that evidence exists and its verdict.
+    // An opaque handle; the seeds give that reason for the attempt's `id`.
     Field::new("id", Pulse),
-    Field::new("plane", Pulse),
-    Field::new("receipt_id", Ledger),
-    Field::from("recorded_at", Pulse, "inserted_at"),
+    // Which of four receipt families evaluated the commit: the existence.
+    Field::new("family", Pulse),
+    // The receipt's terminal word: the outcome, without the artifact.
     Field::new("result", Pulse),
+    // `forge` or `tenant`: two structural values.
+    Field::new("plane", Pulse),
+    // `closing_reference` or `assignment`: how the commit resolved to the issue.
     Field::new("source", Pulse),
-];
+    // No reason stated in the seeds.
+    Field::from("recorded_at", Pulse, "inserted_at"),
+    // ── ledger: the artifact, the revision and the place.
+    // A revision identifies repository content, as on the attempt.
+    Field::from("commit", Ledger, "commit_sha"),
+    // The handle that fetches the receipt: at `pulse`, a pointer past the gate.
+    Field::new("receipt_id", Ledger),
+    // Where bytes reached (a customer-named place on tenant): `ledger` says where.
+    Field::new("environment", Ledger),
+    // ── glass: nothing more; an edge stores no output.
+]);
 
 const EVIDENCE_NEVER: &[&str] = &[
+    // Carries a principal's id: TRANSPARENCY-001 publishes kinds, not ids.
     "actor",
+    // The edge and the attempt join on the revision, at `ledger`, without it.
     "assignment_id",
+    // In the reader's own URL, as on the attempt.
     "repository_id",
+    // In the reader's own URL, as on the attempt.
     "issue_id",
+    // The gate, not a field it discloses, as on the attempt.
     "transparency_tier",
+    // The link that carries the gate, as on the attempt.
     "artifact_link_id",
 ];
 
-// No rung publishes a trace's document, not even to its uploader: it restates
-// more of a repository than any never-listed column. `document` is read only
-// for two bounded facts about it.
-const TRACE: &[Field] = &[
-    Field::new("byte_size", Ledger),
-    Field::new("digest", Ledger),
+// trace (`traces`): no rung publishes the ATIF document, not even to its
+// uploader: it is the whole run (every prompt, message, tool argument and
+// result) and restates more of a repository than `goal`, `context_hint` and
+// `delegation`, which are never-listed for less. Each rung takes a bounded
+// fact about the trajectory and none a step out of it; `document` is read for
+// two such facts and published for none.
+const TRACE: &[Field] = &by_name([
+    // ── dark: nothing; the record leaves the projection.
+    // ── pulse: that the work was recorded, and its shape.
+    // An opaque handle; the seeds give that reason for the attempt's `id`.
     Field::new("id", Pulse),
-    Field::from("recorded_at", Pulse, "inserted_at"),
+    // A format name (`ATIF-v1.7`): the existence disclosure.
     Field::from("schema_version", Pulse, "document"),
+    // A count of work, a rung below `tool_call_count`: it names no repository.
     Field::from("step_count", Pulse, "document"),
+    // No reason stated in the seeds.
+    Field::from("recorded_at", Pulse, "inserted_at"),
+    // ── ledger: what addresses the content.
+    // A sha of a document, and TRANSPARENCY-001 puts shas at l2. It lets a
+    // holder of the bytes prove they are the ones this attempt recorded.
+    Field::new("digest", Ledger),
+    // No reason stated in the seeds (it is listed beside `digest`).
+    Field::new("byte_size", Ledger),
+    // ── glass: nothing more, not the steps: the owner reads the document
+    // through their own account, not through an issue.
+]);
+
+const TRACE_NEVER: &[&str] = &[
+    // The uploader: TRANSPARENCY-001 publishes a kind, never an id.
+    "user_id",
+    // The consent that gates this projection: the gate is not a field.
+    "visibility",
+    // The attempt is its own family, gated on its own fields.
+    "assignment_id",
 ];
 
-const TRACE_NEVER: &[&str] = &["user_id", "visibility", "assignment_id"];
+/// `fields` in field-name order, which is the order the schedule answers in.
+/// A name written twice does not compile.
+const fn by_name<const N: usize>(mut fields: [Field; N]) -> [Field; N] {
+    let mut sorted = 1;
+    while sorted < N {
+        let mut at = sorted;
+        while at > 0 && precedes(fields[at].name, fields[at - 1].name) {
+            let earlier = fields[at - 1];
+            fields[at - 1] = fields[at];
+            fields[at] = earlier;
+            at -= 1;
+        }
+        sorted += 1;
+    }
+    let mut at = 1;
+    while at < N {
+        assert!(
+            precedes(fields[at - 1].name, fields[at].name),
+            "a field is scheduled twice"
+        );
+        at += 1;
+    }
+    fields
+}
+
+/// Whether `a` sorts strictly before `b`, byte by byte, as `str`'s `<` does.
+const fn precedes(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut at = 0;
+    while at < a.len() && at < b.len() {
+        if a[at] != b[at] {
+            return a[at] < b[at];
+        }
+        at += 1;
+    }
+    a.len() < b.len()
+}
 
 impl Family {
     /// The family's scheduled fields, in field-name order.

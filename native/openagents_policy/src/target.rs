@@ -232,7 +232,9 @@ impl Kind {
     #[must_use]
     pub const fn custody(self) -> Custody {
         match self {
+            // Provisioned, capped and reclaimed by the host itself.
             Self::Box => Custody::OpenagentsManaged,
+            // Somebody's own machine: a property of the thing, not the asking.
             Self::Computer => Custody::CustomerPremises,
         }
     }
@@ -248,7 +250,10 @@ impl Kind {
     #[must_use]
     pub const fn runtime_class(self) -> Option<RuntimeClass> {
         match self {
+            // Rented from a third party, egress posture unestablished: naming
+            // `standard` would publish a containment claim no test backs.
             Self::Box => None,
+            // Connected by construction; Capacity already counts machines as one.
             Self::Computer => Some(RuntimeClass::Connected),
         }
     }
@@ -261,13 +266,21 @@ impl BoxState {
     #[must_use]
     pub const fn lifecycle(self) -> Lifecycle {
         match self {
+            // A fan-out item not yet admitted: a logical Box that has cost and
+            // called nothing, the only producer of the contract's `queued`.
             Self::Queued => Lifecycle::Queued,
+            // Not bootstrapped: refusing work on a half-ready Box costs a poll,
+            // advertising it costs a failed command.
             Self::Init | Self::Provisioning | Self::Provisioned | Self::Cloning => {
                 Lifecycle::Starting
             }
+            // Bootstrapped, unlike the four above; no other reason stated.
             Self::Ready | Self::Idle | Self::Running => Lifecycle::Active,
+            // On its way to archived; no reason stated beyond the word.
             Self::Archiving => Lifecycle::Stopping,
+            // Reclaimed: gone for good, and one provisions another Box instead.
             Self::Archived => Lifecycle::Destroyed,
+            // Broken: the one known Box state that reads `failed`.
             Self::Error => Lifecycle::Failed,
         }
     }
@@ -278,11 +291,18 @@ impl RunState {
     #[must_use]
     pub const fn lifecycle(self) -> DelegationLifecycle {
         match self {
+            // Admitted, not yet dispatched: the same meaning; no more stated.
             Self::Admitted => DelegationLifecycle::Queued,
+            // Dispatched, not yet running: the same meaning; no more stated.
             Self::Dispatched => DelegationLifecycle::Starting,
+            // The same meaning; no more stated.
             Self::Running => DelegationLifecycle::Active,
+            // The same meaning; no more stated.
             Self::Completed => DelegationLifecycle::Succeeded,
+            // The same word.
             Self::Cancelled => DelegationLifecycle::Cancelled,
+            // Ended without success. The run's own state travels beside the
+            // word and keeps which way (the seeds say so of the job's words).
             Self::Failed | Self::TimedOut | Self::Lost => DelegationLifecycle::Failed,
         }
     }
@@ -316,10 +336,16 @@ impl JobStatus {
     #[must_use]
     pub const fn lifecycle(self) -> DelegationLifecycle {
         match self {
+            // The same word.
             Self::Queued => DelegationLifecycle::Queued,
+            // The same meaning; no more stated.
             Self::Running => DelegationLifecycle::Active,
+            // The same meaning; no more stated.
             Self::Completed => DelegationLifecycle::Succeeded,
+            // The same word.
             Self::Cancelled => DelegationLifecycle::Cancelled,
+            // Ended without success. The job's own status keeps which way, so
+            // one cross-kind vocabulary grows no branch per substrate.
             Self::Failed | Self::Interrupted | Self::BudgetExhausted => DelegationLifecycle::Failed,
         }
     }
@@ -331,6 +357,8 @@ impl Reading<BoxState> {
     pub const fn lifecycle(self) -> Lifecycle {
         match self {
             Self::Known(state) => state.lifecycle(),
+            // The seeds' catch-all (no reason stated). Their tests map every
+            // known word, so a new one fails them instead of reading `failed`.
             Self::Unrecognized => Lifecycle::Failed,
         }
     }
@@ -342,6 +370,7 @@ impl Reading<RunState> {
     pub const fn lifecycle(self) -> DelegationLifecycle {
         match self {
             Self::Known(state) => state.lifecycle(),
+            // The seeds' catch-all, as for a Box state.
             Self::Unrecognized => DelegationLifecycle::Failed,
         }
     }
@@ -354,6 +383,8 @@ impl Reading<JobStatus> {
     pub const fn lifecycle(self) -> DelegationLifecycle {
         match self {
             Self::Known(status) => status.lifecycle(),
+            // The seeds' catch-all, as for a Box state; a job whose cancel is
+            // in flight (`stopping`) is a real input that lands here.
             Self::Unrecognized => DelegationLifecycle::Failed,
         }
     }
@@ -440,8 +471,12 @@ impl MachineObservation {
     #[must_use]
     pub const fn lifecycle(self) -> Lifecycle {
         match (self.status, self.revoked, self.online) {
+            // Revoked: the credential is gone and no pairing brings it back.
             (Reading::Known(MachineStatus::Revoked), _, _) | (_, true, _) => Lifecycle::Destroyed,
+            // Paired and reachable now, by the live read passed in.
             (Reading::Known(MachineStatus::Active), false, true) => Lifecycle::Active,
+            // The laptop is shut and nothing the host does opens it (an
+            // unreadable status lands here too, by the seeds' last arm).
             _ => Lifecycle::Cold,
         }
     }
@@ -474,8 +509,14 @@ impl UnavailableReason {
     #[must_use]
     pub const fn of(lifecycle: Lifecycle, reach: Reach) -> Option<Self> {
         match (lifecycle, reach) {
+            // Ready for work, and the caller proved reach: `start` is offered.
             (Lifecycle::Active, Reach::Authorized) => None,
+            // Reach is per kind (IDENTITY-009): the lifecycle allows what the
+            // caller does not, and a surface cannot widen reach past it.
             (Lifecycle::Active, Reach::NotAuthorized) => Some(Self::NotAuthorized),
+            // Not active: the lifecycle itself is the reason. Kind and
+            // lifecycle already tell a shut laptop from a reclaimed Box, so
+            // there is no third vocabulary.
             (Lifecycle::Cold, _) => Some(Self::Cold),
             (Lifecycle::Queued, _) => Some(Self::Queued),
             (Lifecycle::Starting, _) => Some(Self::Starting),
@@ -521,6 +562,8 @@ impl Seam {
             custody: kind.custody(),
             runtime_class: kind.runtime_class(),
             lifecycle,
+            // Computed here once, so a surface renders it and never widens
+            // it; `start` is the only target operation the facade serves.
             capabilities: if unavailable_reason.is_none() {
                 &[Capability::Start]
             } else {
@@ -589,6 +632,8 @@ impl DelegationSeam {
         );
         Self {
             lifecycle,
+            // Resolving it already passed the per-kind reach check, so cancel
+            // turns only on whether it is under way; an ended one has none.
             capabilities: if running { &[Capability::Cancel] } else { &[] },
         }
     }

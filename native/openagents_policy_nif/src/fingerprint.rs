@@ -41,10 +41,3 @@ fn decision_json(env: Env<'_>) -> Term<'_> {
         Err(why) => (atom::error(), Text(why)).encode(env),
     }
 }
-
-/// The SHA-256 of `bytes` as 64 hex digits: the library reads its own
-/// installed file and digests it here, so the library needs no `:crypto`.
-#[rustler::nif(schedule = "DirtyCpu")]
-fn sha256(bytes: rustler::Binary<'_>) -> String {
-    openagents_policy::fingerprint::sha256_hex(bytes.as_slice())
-}

@@ -119,7 +119,7 @@ fn capabilities(capabilities: &[Capability]) -> Vec<Text<'static>> {
 
 /// The seam as the Elixir map: string keys, `nil` for nothing. The keys are
 /// the core's serde field names; `OpenAgents.Delegations.TargetTest` holds
-/// the two to each other through `seam_json/3`.
+/// the two to each other through the decision document's seam rows.
 #[rustler::nif]
 fn seam<'a>(
     env: Env<'a>,
@@ -153,24 +153,6 @@ fn seam<'a>(
     Term::map_from_term_arrays(env, &keys, &values)
 }
 
-/// The seam's JSON, as the core serializes it, or the refusal.
-#[rustler::nif]
-fn seam_json<'a>(env: Env<'a>, kind: Binary, lifecycle: Binary, authorized: bool) -> Term<'a> {
-    match parse_seam(&kind, &lifecycle, authorized) {
-        Ok(seam) => json(env, &seam),
-        Err(refusal) => refused(env, refusal),
-    }
-}
-
-/// `value`'s JSON (what `serde_json::to_string` returns), or `{:error, why}`
-/// should serde fail.
-fn json<'a>(env: Env<'a>, value: &impl serde::Serialize) -> Term<'a> {
-    match serde_json::to_string(value) {
-        Ok(json) => Text(&json).encode(env),
-        Err(why) => (atom::error(), Text(&why.to_string())).encode(env),
-    }
-}
-
 #[rustler::nif]
 fn delegation_seam<'a>(env: Env<'a>, lifecycle: Binary) -> NifResult<Term<'a>> {
     let seam = match DelegationLifecycle::parse(lifecycle.as_slice()) {
@@ -183,14 +165,6 @@ fn delegation_seam<'a>(env: Env<'a>, lifecycle: Binary) -> NifResult<Term<'a>> {
         Text(seam.lifecycle().as_str()).encode(env),
     ];
     Term::map_from_term_arrays(env, &keys, &values)
-}
-
-#[rustler::nif]
-fn delegation_seam_json<'a>(env: Env<'a>, lifecycle: Binary) -> Term<'a> {
-    match DelegationLifecycle::parse(lifecycle.as_slice()) {
-        Ok(lifecycle) => json(env, &DelegationSeam::new(lifecycle)),
-        Err(refusal) => refused(env, refusal),
-    }
 }
 
 /// The substrate vocabularies the lifecycle projections read, for the

@@ -41,7 +41,6 @@ defmodule OpenAgents.Delegations.TargetTest do
   @kinds Target.kinds()
   # The seam document's keys, in the order the Rust core serializes them.
   @seam_keys ~w(custody runtime_class lifecycle capabilities unavailable_reason)
-  @delegation_seam_keys ~w(lifecycle capabilities)
 
   # Terms that are not binaries, for the guards.
   @non_binaries [nil, :running, :box, true, 1, 1.5, ~c"running", ["running"], {"running"}, %{}]
@@ -222,38 +221,33 @@ defmodule OpenAgents.Delegations.TargetTest do
     end
   end
 
-  describe "the seam's JSON, as the Rust core's serde_json writes it" do
-    test "decodes to the Elixir seam for every kind, lifecycle and authority, keys in the core's order" do
-      for {kind, lifecycle, authorized?} <- all_targets() do
-        json = Native.seam_json(kind, lifecycle, authorized?)
-        seam = Target.seam(kind, lifecycle, authorized?)
-
-        assert Jason.decode!(json) == seam,
-               "seam_json(#{kind}, #{lifecycle}, #{authorized?}): #{json}"
-
-        assert keys_in_document_order(json) == @seam_keys
-        assert json == compact_json(@seam_keys, seam)
-      end
+  describe "the seam as the Rust core's serde writes it (the decision document)" do
+    # A Rust service serializes the core's Seam and DelegationSeam with
+    # serde; the document's rows are that JSON, so the Elixir map must be the
+    # same object for every question the document asks.
+    setup do
+      rows = Jason.decode!(OpenAgentsPolicy.decisions_json())["rows"]
+      %{rows: rows}
     end
 
-    test "delegation_seam_json decodes to the Elixir delegation seam for all six lifecycles" do
-      for lifecycle <- @delegation_lifecycles do
-        json = Native.delegation_seam_json(lifecycle)
-        seam = Target.delegation_seam(lifecycle)
+    test "every seam row decodes to the Elixir seam", %{rows: rows} do
+      seams =
+        for ["seams.seams", %{"kind" => kind, "lifecycle" => lifecycle, "reach" => reach}, seam] <-
+              rows do
+          assert Target.seam(kind, lifecycle, reach == "authorized") == seam,
+                 "seam(#{kind}, #{lifecycle}, #{reach})"
+        end
 
-        assert Jason.decode!(json) == seam, "delegation_seam_json(#{lifecycle}): #{json}"
-        assert keys_in_document_order(json) == @delegation_seam_keys
-        assert json == compact_json(@delegation_seam_keys, seam)
-      end
+      assert length(seams) == length(all_targets())
     end
 
-    test "the JSON entries refuse what the map entries refuse, naming the word" do
-      assert {:error, why} = Native.seam_json("cloud_computer", "active", true)
-      assert why =~ "cloud_computer"
-      assert {:error, why} = Native.seam_json("box", "succeeded", true)
-      assert why =~ "succeeded"
-      assert {:error, why} = Native.delegation_seam_json("cold")
-      assert why =~ "cold"
+    test "every delegation seam row decodes to the Elixir delegation seam", %{rows: rows} do
+      seams =
+        for ["seams.delegation_seams", %{"lifecycle" => lifecycle}, seam] <- rows do
+          assert Target.delegation_seam(lifecycle) == seam, "delegation_seam(#{lifecycle})"
+        end
+
+      assert length(seams) == length(@delegation_lifecycles)
     end
   end
 
@@ -382,18 +376,6 @@ defmodule OpenAgents.Delegations.TargetTest do
       end
     end
   end
-
-  # The keys of the JSON object `json`, in the order the document writes them
-  # (a map would forget it).
-  defp keys_in_document_order(json) do
-    %Jason.OrderedObject{values: pairs} = Jason.decode!(json, objects: :ordered_objects)
-    Enum.map(pairs, &elem(&1, 0))
-  end
-
-  # `map` written as compact JSON with its keys in `keys` order, as serde_json
-  # writes a struct.
-  defp compact_json(keys, map),
-    do: keys |> Enum.map(&{&1, map[&1]}) |> Jason.OrderedObject.new() |> Jason.encode!()
 
   # The words of `words` that are not in `vocabulary`, each once.
   defp not_in(words, vocabulary), do: words |> Enum.reject(&(&1 in vocabulary)) |> Enum.uniq()
