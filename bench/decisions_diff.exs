@@ -1,15 +1,16 @@
 # The decision diff as a caller meets it: `OpenAgentsPolicy.Decisions.diff/3`
 # through the NIF (a dirty CPU scheduler, term encoding included), on two
-# whole documents. The same three pairs as the core's own bench
-# (native/openagents_policy/examples/diff_bench.rs), built from this build's live
-# document or from the diff's limits, nothing written by hand:
+# whole documents. The same four pairs as the Rust bench
+# (native/openagents_policy_decisions/examples/diff_bench.rs), built from this
+# build's live document or from the diff's limits, nothing written by hand:
 #
 #   * the document against itself (no change);
-#   * against a copy with every `ladder.allows` answer flipped;
-#   * two documents at the limits (4 MiB, long words, every answer different).
+#   * against a copy with every `ladder.effective` answer another tier;
+#   * two documents at the read limits (1 MiB, long words), alike;
+#   * the same, every answer different: refused by the output limit.
 #
-# Then what a caller that gives up costs the node: two diffs at the limits
-# started and their callers killed after 300 ms (a NIF cannot be stopped, so
+# Then what a caller that gives up costs the node: two diffs at the read
+# limits started and their callers killed after 300 ms (a NIF cannot be stopped, so
 # each runs to its end on a dirty CPU scheduler), and how long
 # `Native.decision_digest()`, another dirty NIF (its answer cached), waits meanwhile.
 #
@@ -28,12 +29,17 @@ defmodule Bench.DecisionsDiff do
   def main do
     live = OpenAgentsPolicy.decisions_json()
 
-    flipped =
+    moved =
       live
       |> Jason.decode!()
       |> Map.update!("rows", fn rows ->
-        for [table, input, answer] <- rows,
-            do: [table, input, if(table == "ladder.allows", do: not answer, else: answer)]
+        for [table, input, answer] <- rows do
+          cond do
+            table != "ladder.effective" -> [table, input, answer]
+            answer == "dark" -> [table, input, "glass"]
+            true -> [table, input, "dark"]
+          end
+        end
       end)
       |> Jason.encode!()
 
@@ -49,10 +55,15 @@ defmodule Bench.DecisionsDiff do
     rows =
       for {label, old, new} <- [
             {"the same document", live, live},
-            {"every ladder.allows flipped", live, flipped},
-            {"at the limits", low, high}
+            {"every ladder.effective moved", live, moved},
+            {"at the read limits, alike", low, low},
+            {"at the read limits, all moved", low, high}
           ],
-          {:ok, changes} = Decisions.diff(old, new),
+          said =
+            (case Decisions.diff(old, new) do
+               {:ok, changes} -> Integer.to_string(length(changes))
+               {:error, {:too_large, nil, _}} -> "refused"
+             end),
           format <- [:changes, :markdown, :json] do
         %{"diff" => stats} =
           Harness.benchee(%{"diff" => fn -> Decisions.diff(old, new, format: format) end})
@@ -60,7 +71,7 @@ defmodule Bench.DecisionsDiff do
         [
           label,
           inspect(format),
-          Integer.to_string(length(changes)),
+          said,
           Harness.ns(stats.minimum / 1000),
           Harness.ns(stats.median / 1000),
           Harness.ns((stats.percentiles[99] || stats.maximum) / 1000)
@@ -79,8 +90,8 @@ defmodule Bench.DecisionsDiff do
     IO.puts("\nload average at end: #{Harness.loadavg()}")
   end
 
-  # Two diffs at the limits whose callers are killed after 300 ms, then a
-  # short dirty NIF timed while they finish.
+  # Two diffs at the read limits whose callers are killed after 300 ms, then
+  # a short dirty NIF timed while they finish.
   defp given_up(low, high) do
     callers = for _ <- 1..2, do: spawn(fn -> Decisions.diff(low, high, format: :markdown) end)
     Process.sleep(300)
@@ -88,18 +99,18 @@ defmodule Bench.DecisionsDiff do
     {us, _} = :timer.tc(fn -> OpenAgentsPolicy.Native.decision_digest() end)
 
     IO.puts(
-      "\ntwo diffs at the limits, their callers killed after 300 ms: Native.decision_digest() took #{Harness.ns(us)} µs"
+      "\ntwo diffs at the read limits, their callers killed after 300 ms: Native.decision_digest() took #{Harness.ns(us)} µs"
     )
   end
 
-  # As many `ladder.effective` rows of 100-byte words as the limits allow,
-  # each answered `tier`: the most one diff may read and make.
+  # As many `ladder.effective` rows of 100-byte words as the read limits
+  # allow (1 MiB, 8,192 rows), each answered `tier`.
   defp at_the_limits(tier) do
     word = String.duplicate("w", 100)
     row = fn n -> ["ladder.effective", %{"subject" => "#{word}#{n}", "viewer" => word}, tier] end
-    size = byte_size(Jason.encode!(row.(24_576))) + 1
-    rows = min(div(4 * 1024 * 1024 - 64, size), 24_576)
-    Jason.encode!(%{"format" => 2, "rows" => Enum.map(0..(rows - 1), row)})
+    size = byte_size(Jason.encode!(row.(8_192))) + 1
+    rows = min(div(1024 * 1024 - 64, size), 8_192)
+    Jason.encode!(%{"format" => 3, "rows" => Enum.map(0..(rows - 1), row)})
   end
 end
 

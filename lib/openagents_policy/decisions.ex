@@ -16,8 +16,10 @@ defmodule OpenAgentsPolicy.Decisions do
 
   A question one document lacks is answered on that side as that side
   answers any word it does not know. A document that cannot be read, or is
-  past one of the core's limits, is refused, typed (`t:refusal/0`), never
-  read as "no changes". The diff is the core's (`openagents_policy::diff`),
+  past one of the diff's limits, is refused, typed (`t:refusal/0`), never
+  read as "no changes": the diff is bounded by what it reads (1 MiB a
+  document) and by what it writes (1 MiB of changes, its Markdown and JSON
+  within it). The diff is Rust's (`openagents_policy_decisions::diff`),
   run on a dirty CPU scheduler. `mix openagents_policy.diff` prints it for
   two files, and `mix openagents_policy.gate` decides a rollout by it.
 
@@ -30,7 +32,7 @@ defmodule OpenAgentsPolicy.Decisions do
 
   @typedoc """
   One answer that differs: `:table` is its path in the document
-  (`"schedule.fields_at"`, `"ladder.effective"`, ...); `:input` the
+  (`"schedule.fields"`, `"ladder.effective"`, ...); `:input` the
   question in the caller's words (`%{"family" => "attempt", "field" =>
   "terminal_commit"}`); `:old` and `:new` the answers as JSON terms (`nil`
   when that side has no answer: a word it lacks); `:says` the change in one
@@ -49,9 +51,10 @@ defmodule OpenAgentsPolicy.Decisions do
   Why two documents were not compared: `:not_a_document` (not JSON, not an
   object, or not rows as its format writes them), `:unknown_format` (a
   decision document of a format this library does not read, or of none) or
-  `:too_large` (past a limit, which the sentence names); which of the two
-  (`:old` or `:new`, or `nil` for a diff past its limit of changes); and a
-  sentence saying so.
+  `:too_large` (past a limit, which the sentence names: a document's bytes,
+  rows, words in a row's input, items in a list, bytes in a word, or the
+  diff's own output); which of the two (`:old` or `:new`, or `nil` for a
+  diff whose output would pass its limit); and a sentence saying so.
   """
   @type refusal ::
           {:not_a_document | :unknown_format | :too_large, :old | :new | nil, String.t()}
@@ -75,21 +78,21 @@ defmodule OpenAgentsPolicy.Decisions do
       iex> OpenAgentsPolicy.Decisions.diff(live, live, format: :json)
       {:ok, ~s({"changes":[]})}
 
-  Moving an attempt's `terminal_commit` from `ledger` down to `pulse` (here by
-  editing the document; the core's tests change the rule itself) widens:
+  A field moved down a rung widens. Here the document is edited (the first
+  field it schedules at `ledger`, whichever that is, moved to `pulse`); the
+  core's tests change the rules themselves:
 
       iex> live = OpenAgentsPolicy.decisions_json()
-      iex> moved = String.replace(live, ~s("field":"terminal_commit","tier":"ledger"), ~s("field":"terminal_commit","tier":"pulse"))
+      iex> moved = String.replace(live, ~s("tier":"ledger"}]), ~s("tier":"pulse"}]), global: false)
       iex> {:ok, [change]} = OpenAgentsPolicy.Decisions.diff(live, moved)
-      iex> change.class
-      :widens
-      iex> change.input
-      %{"family" => "attempt", "field" => "terminal_commit"}
-      iex> {change.old, change.new}
-      {%{"column" => "terminal_commit", "field" => "terminal_commit", "tier" => "ledger"},
-       %{"column" => "terminal_commit", "field" => "terminal_commit", "tier" => "pulse"}}
-      iex> change.says
-      "`attempt.terminal_commit` is now disclosed from `pulse` (was `ledger`)"
+      iex> {change.table, change.class}
+      {"schedule.fields", :widens}
+      iex> Map.keys(change.input)
+      ["family", "field"]
+      iex> {change.old["tier"], change.new["tier"]}
+      {"ledger", "pulse"}
+      iex> change.says =~ "is now disclosed from `pulse` (was `ledger`)"
+      true
 
   What is not a decision document is refused, never read as "no changes":
 
@@ -97,7 +100,7 @@ defmodule OpenAgentsPolicy.Decisions do
       iex> OpenAgentsPolicy.Decisions.diff(live, "[]")
       {:error, {:not_a_document, :new, "the new document is not a decision document: a JSON array, not an object"}}
       iex> {:error, {:unknown_format, :old, _why}} =
-      ...>   OpenAgentsPolicy.Decisions.diff(String.replace(live, ~s({"format":2,), ~s({"format":3,)), live)
+      ...>   OpenAgentsPolicy.Decisions.diff(String.replace(live, ~s({"format":3,), ~s({"format":4,)), live)
   """
   @spec diff(binary(), binary(), format: format()) ::
           {:ok, [change()] | String.t()} | {:error, refusal()}
@@ -114,17 +117,16 @@ defmodule OpenAgentsPolicy.Decisions do
   The changes that widen: what a rollout should refuse unless someone
   accepts each one by name (its `:says`).
 
-  The same `terminal_commit` moved up to `glass` narrows, and down to
-  `pulse` widens:
+  The same field moved up to `glass` narrows, and down to `pulse` widens:
 
       iex> live = OpenAgentsPolicy.decisions_json()
-      iex> ledger = ~s("field":"terminal_commit","tier":"ledger")
-      iex> {:ok, narrowed} = OpenAgentsPolicy.Decisions.diff(live, String.replace(live, ledger, ~s("field":"terminal_commit","tier":"glass")))
-      iex> {:ok, widened} = OpenAgentsPolicy.Decisions.diff(live, String.replace(live, ledger, ~s("field":"terminal_commit","tier":"pulse")))
+      iex> move = &String.replace(live, ~s("tier":"ledger"}]), ~s("tier":") <> &1 <> ~s("}]), global: false)
+      iex> {:ok, narrowed} = OpenAgentsPolicy.Decisions.diff(live, move.("glass"))
+      iex> {:ok, widened} = OpenAgentsPolicy.Decisions.diff(live, move.("pulse"))
       iex> Enum.map(narrowed ++ widened, & &1.class)
       [:narrows, :widens]
-      iex> for change <- OpenAgentsPolicy.Decisions.widened(narrowed ++ widened), do: change.says
-      ["`attempt.terminal_commit` is now disclosed from `pulse` (was `ledger`)"]
+      iex> OpenAgentsPolicy.Decisions.widened(narrowed ++ widened) == widened
+      true
   """
   @spec widened([change()]) :: [change()]
   def widened(changes) when is_list(changes), do: Enum.filter(changes, &(&1.class == :widens))

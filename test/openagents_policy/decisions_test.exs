@@ -5,7 +5,7 @@ defmodule OpenAgentsPolicy.DecisionsTest do
   alias OpenAgentsPolicy.Decisions
 
   # The classes and sentences of the rule changes a maintainer makes most
-  # are the core's tests' (native/openagents_policy/tests/diff_probes.rs,
+  # are the Rust tests' (native/openagents_policy_decisions/tests/diff_probes.rs,
   # against golden files); here, the diff as the NIF serves it, the files
   # the repository keeps, and the Mix task.
 
@@ -54,37 +54,40 @@ defmodule OpenAgentsPolicy.DecisionsTest do
   end
 
   test "a change names its table, its input, both answers, its class and who gains" do
+    # Of the live document, whatever its rules: the first field at `ledger`
+    # moved down to `pulse`.
+    [input | _] =
+      for ["schedule.fields", input, %{"tier" => "ledger"}] <- Jason.decode!(live())["rows"],
+          do: input
+
     moved =
       answers(fn
-        "schedule.fields_at", %{"family" => "attempt", "viewer_tier" => "pulse"}, fields ->
-          Enum.sort(["terminal_commit" | fields])
-
-        _table, _input, answer ->
-          answer
+        "schedule.fields", ^input, answer -> %{answer | "tier" => "pulse"}
+        _table, _input, answer -> answer
       end)
 
     assert {:ok, [change]} = Decisions.diff(live(), moved)
+    name = "`#{input["family"]}.#{input["field"]}`"
 
-    assert change == %{
-             table: "schedule.fields_at",
-             input: %{
-               "family" => "attempt",
-               "viewer_tier" => "pulse",
-               "field" => "terminal_commit"
-             },
-             old: false,
-             new: true,
+    assert %{
+             table: "schedule.fields",
+             input: ^input,
+             old: %{"tier" => "ledger"} = old,
+             new: %{"tier" => "pulse"} = new,
              class: :widens,
-             says: "strangers and anonymous readers (`pulse`) now see `attempt.terminal_commit`"
-           }
+             says: says
+           } = change
+
+    assert Map.delete(old, "tier") == Map.delete(new, "tier")
+    # Who gains, named from the document's relationships.
+    assert says =~
+             ~r/^#{Regex.escape(name)} is now disclosed from `pulse` \(was `ledger`\): .+ now see it$/
 
     assert Decisions.widened([change]) == [change]
     assert Decisions.widens?([change])
 
     {:ok, markdown} = Decisions.diff(live(), moved, format: :markdown)
-
-    assert markdown =~
-             "#### Widens: someone gains (1)\n\n- strangers and anonymous readers (`pulse`) now see `attempt.terminal_commit` (`schedule.fields_at`)"
+    assert markdown =~ "#### Widens: someone gains (1)\n\n- #{change.says} (`schedule.fields`)"
 
     {:ok, json} = Decisions.diff(live(), moved, format: :json)
     assert %{"changes" => [entry]} = Jason.decode!(json)
@@ -101,10 +104,14 @@ defmodule OpenAgentsPolicy.DecisionsTest do
       {<<0xFF, 0xFE>>, :not_a_document, "not JSON"},
       {"{}", :not_a_document, "no \"format\" field"},
       {edited(&Map.delete(&1, "rows")), :not_a_document, "missing field `rows`"},
-      {edited(&Map.put(&1, "format", 3)), :unknown_format, "of format 3,"},
+      {edited(&Map.put(&1, "format", 4)), :unknown_format, "of format 4,"},
       {edited(&Map.delete(&1, "format")), :unknown_format, "of format none"},
-      {live <> String.duplicate(" ", 4 * 1024 * 1024), :too_large,
-       "over the limit of 4194304 bytes"}
+      {live <> String.duplicate(" ", 1024 * 1024), :too_large, "over the limit of 1048576 bytes"},
+      {String.replace(
+         live,
+         ~s({"vocabulary":"kind"}),
+         ~s({"vocabulary":"kind","vocabulary":"x"})
+       ), :not_a_document, ~s(names "vocabulary" twice)}
     ]
 
     for {bad, kind, why} <- cases do
@@ -114,8 +121,8 @@ defmodule OpenAgentsPolicy.DecisionsTest do
       assert message =~ "the new document"
     end
 
-    # Within every limit of a document, more changes than a diff may hold.
-    words = for n <- 0..24_576, do: "w#{n}"
+    # A list answer of tens of thousands of items, refused as it is read.
+    words = for n <- 0..20_000, do: "w#{n}"
 
     grown =
       answers(fn
@@ -123,7 +130,7 @@ defmodule OpenAgentsPolicy.DecisionsTest do
         _table, _input, answer -> answer
       end)
 
-    assert {:error, {:too_large, nil, "the diff is over the limit of 24576 changes" <> _}} =
+    assert {:error, {:too_large, :new, "the new document is over the limit of 256 items" <> _}} =
              Decisions.diff(live, grown)
 
     # Through apply/3: a literal nil is refused by Elixir 1.20's type
@@ -153,48 +160,45 @@ defmodule OpenAgentsPolicy.DecisionsTest do
     live = live()
     assert {:ok, []} = Decisions.diff(live, live)
 
-    # Every family's every field admitted at every viewer tier: one widening
-    # per (family, field, tier) that did not admit it.
-    rows = Jason.decode!(live)["rows"]
-
-    all = fn family ->
-      for ["schedule.fields", %{"family" => ^family, "field" => f}, _] <- rows, do: f
-    end
-
+    # Every field of every family scheduled from `pulse`: one widening per
+    # field that was scheduled higher.
     everything =
       answers(fn
-        "schedule.fields_at", %{"family" => family}, _fields -> Enum.sort(all.(family))
+        "schedule.fields", _input, field -> %{field | "tier" => "pulse"}
         _table, _input, answer -> answer
       end)
 
-    gained =
-      for ["schedule.fields_at", %{"family" => family}, fields] <- rows,
-          field <- all.(family),
-          field not in fields,
-          do: field
+    moved =
+      for ["schedule.fields", input, %{"tier" => tier}] <- Jason.decode!(live)["rows"],
+          tier != "pulse",
+          do: input
 
     assert {:ok, changes} = Decisions.diff(live, everything)
-    assert length(changes) == length(gained) and gained != []
-    assert Enum.all?(changes, &(&1.class == :widens and &1.table == "schedule.fields_at"))
+    assert Enum.map(changes, & &1.input) == moved and moved != []
+    assert Enum.all?(changes, &(&1.class == :widens and &1.table == "schedule.fields"))
   end
 
-  test "two documents at the limits are read and compared whole, every answer a change" do
-    # As many rows of long words as 4 MiB holds: the most one diff reads
-    # and makes (`make bench-diff` times it, and a short dirty NIF beside it).
+  test "two documents at the read limits are read whole, and a diff past its output refused" do
+    # As many rows of long words as 1 MiB holds (`make bench-diff` times
+    # it, and a short dirty NIF beside it).
     word = String.duplicate("w", 100)
 
     rows = fn tier ->
-      for n <- 1..16_000,
+      for n <- 1..4_000,
           do: ["ladder.effective", %{"subject" => "#{word}#{n}", "viewer" => word}, tier]
     end
 
     [low, high] =
-      for tier <- ~w(dark glass), do: Jason.encode!(%{"format" => 2, "rows" => rows.(tier)})
+      for tier <- ~w(dark glass), do: Jason.encode!(%{"format" => 3, "rows" => rows.(tier)})
 
-    assert byte_size(high) < 4 * 1024 * 1024
-    assert {:ok, changes} = Decisions.diff(low, high)
-    # Neither document ranks its tiers, so none of it is classed a gain.
-    assert length(changes) == 16_000 and Enum.all?(changes, &(&1.class == :changes))
+    assert byte_size(high) < 1024 * 1024
+    assert {:ok, []} = Decisions.diff(low, low)
+
+    # Every answer different: more than the diff may write, refused as soon
+    # as it would be, naming its limit; never "no changes".
+    assert {:error,
+            {:too_large, nil, "the diff is over the limit of 1048576 bytes of output" <> _}} =
+             Decisions.diff(low, high)
   end
 
   describe "mix openagents_policy.diff" do

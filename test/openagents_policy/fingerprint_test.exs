@@ -4,8 +4,8 @@ defmodule OpenAgentsPolicy.FingerprintTest do
 
   alias OpenAgentsPolicy.Native
 
-  # The Rust core's tests hold the document to the package's and watch any
-  # changed answer move the digest (native/openagents_policy/tests/fingerprint.rs);
+  # The Rust tests hold the document to the package's and watch any changed
+  # answer move the digest (native/openagents_policy_decisions/tests/document.rs);
   # here, that the NIF serves the core's document and that the file named is
   # the one this VM loaded.
   test "the digest is the SHA-256 of the core's document, the same on every call" do
@@ -13,7 +13,7 @@ defmodule OpenAgentsPolicy.FingerprintTest do
     json = OpenAgentsPolicy.decisions_json()
     assert Base.encode16(:crypto.hash(:sha256, json), case: :lower) == digest
 
-    %{"format" => 2, "rows" => rows} = Jason.decode!(json)
+    %{"format" => 3, "rows" => rows} = Jason.decode!(json)
 
     assert for(["schedule.never", %{"family" => family}, _] <- rows, do: family) ==
              Enum.map(OpenAgents.Transparency.WorkDisclosure.families(), &to_string/1)

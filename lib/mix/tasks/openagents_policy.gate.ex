@@ -15,7 +15,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
   `priv/decisions.json` (the package, a checkout); or a tarball (`.tar`,
   `.tar.gz`, `.tgz`): a release's, with that `lib/` member, or a Hex
   package's, whose `contents.tar.gz` carries `priv/decisions.json`. A document
-  over 4 MiB (the core's own limit) is refused unread. Its version comes from
+  over 1 MiB (the diff's own limit) is refused unread. Its version comes from
   `openagents_policy-<vsn>` or Hex metadata, else it is `null`.
 
   Exits 0 when nothing widens, or the widening is accepted by `--accept`
@@ -35,7 +35,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
   use Mix.Task
 
   @requirements ["compile"]
-  @limit 4 * 1024 * 1024
+  @limit 1024 * 1024
   @app "openagents_policy"
   @doc_path "priv/decisions.json"
   @vsn "(\\d+\\.\\d+\\.\\d+[0-9A-Za-z.+-]{0,48})"
@@ -152,7 +152,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
     end
   end
 
-  defp too_large(size), do: {:error, "#{size} bytes, over the limit of #{@limit} bytes (4 MiB)"}
+  defp too_large(size), do: {:error, "#{size} bytes, over the limit of #{@limit} bytes (1 MiB)"}
 
   # A release's member; or a Hex package's contents.tar.gz (at most 8 MiB, as
   # Hex has it, inflated in memory up to 64 MiB) and its metadata.config.

@@ -7,17 +7,15 @@
 //! * [`disclosure`] and [`ladder`]: the field-by-field disclosure schedule for
 //!   work in progress, and the tier ladder (`dark < pulse < ledger < glass`)
 //!   it decides through.
-//! * [`fingerprint`]: every finite-domain decision of the two as one
-//!   document and one digest, to compare the nodes of a cluster by.
-//! * [`diff`]: what changes between two such documents, and for whom
-//!   (widens, narrows, changes), to review, announce and roll out a rule
-//!   change by.
 //!
-//! This crate is the one home of those decisions. The Elixir library
-//! `openagents_policy` serves them to a Phoenix app through a NIF crate that
-//! only converts terms; a Rust service can depend on this crate alone and get
-//! the same answers and the same JSON. Nothing here knows of Erlang, persists
-//! anything, or reads a clock.
+//! This crate is the one home of those decisions, and holds only them. The
+//! decision document (every finite-domain answer as rows, and its digest)
+//! and the diff of two such documents are the crate
+//! `openagents_policy_decisions` beside it, which depends on this one. The
+//! Elixir library `openagents_policy` serves both to a Phoenix app through a
+//! NIF crate that only converts terms; a Rust service can depend on this
+//! crate alone and get the same answers and the same JSON. Nothing here
+//! knows of Erlang, persists anything, or reads a clock.
 //!
 //! Every vocabulary is a closed enum with its words in declaration order
 //! (`ALL`), `as_str`, and `parse`, which refuses a stranger with a typed
@@ -51,21 +49,15 @@
 //! ```
 //!
 //! The guides of the Elixir library (`mix docs`) include one for this crate,
-//! "The Rust API", whose examples run as doctests here too.
+//! "The Rust API", whose examples run as doctests of
+//! `openagents_policy_decisions` (which depends on this crate and can run
+//! them all).
 
 #![forbid(unsafe_code)]
 
-pub mod diff;
 pub mod disclosure;
-pub mod fingerprint;
 pub mod ladder;
 pub mod target;
 mod vocabulary;
 
 pub use vocabulary::{Reading, Refusal, Vocabulary};
-
-// The Rust guide's examples (guides/rust.md), run as doctests so the guide
-// cannot drift from the crate. Only rustdoc's doctest pass sees this.
-#[cfg(doctest)]
-#[doc = include_str!("../../../guides/rust.md")]
-mod rust_guide {}

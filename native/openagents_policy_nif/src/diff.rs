@@ -1,12 +1,12 @@
-//! `OpenAgentsPolicy.Decisions.diff/3`: the core's diff of two decision
-//! documents (`openagents_policy::diff`), as terms.
+//! `OpenAgentsPolicy.Decisions.diff/3`: the diff of two decision
+//! documents (`openagents_policy_decisions::diff`), as terms.
 //!
 //! One NIF, always on a dirty CPU scheduler: reading two whole documents
 //! and comparing every answer takes milliseconds, past the millisecond a NIF
-//! may hold a normal scheduler, and the core's `Limit`s bound the rest. So it
-//! is not an `on_either_scheduler!` pair.
+//! may hold a normal scheduler, and the diff's `Limit`s bound the rest
+//! (what it reads, and what it writes).
 
-use openagents_policy::diff::{diff, Change, Class, DocumentRefusal, Side};
+use openagents_policy_decisions::diff::{diff, Change, Class, DocumentRefusal, Side};
 use rustler::types::atom;
 use rustler::{Atom, Binary, Encoder, Env, Term};
 use serde_json::Value;
@@ -99,7 +99,7 @@ fn change<'a>(env: Env<'a>, change: &Change) -> Term<'a> {
 }
 
 /// What `OpenAgentsPolicy.Decisions.diff/3` answers with (its `format:`):
-/// the changes as terms, or one of the core's two renderings. Only the one
+/// the changes as terms, or one of the diff's two renderings. Only the one
 /// asked for is made: for a large diff, building the changes as terms costs
 /// more than comparing the documents.
 #[derive(rustler::NifUnitEnum, Clone, Copy)]
@@ -110,7 +110,7 @@ enum Format {
 }
 
 /// `{:ok, changes | markdown | json}`, or `{:error, {:not_a_document |
-/// :unknown_format, :old | :new, message}}`.
+/// :unknown_format | :too_large, :old | :new | nil, message}}`.
 #[rustler::nif(schedule = "DirtyCpu")]
 fn decisions_diff<'a>(env: Env<'a>, old: Binary<'a>, new: Binary<'a>, format: Format) -> Term<'a> {
     match diff(old.as_slice(), new.as_slice()) {

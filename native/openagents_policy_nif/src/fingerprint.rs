@@ -1,4 +1,5 @@
-//! The core's decision fingerprint, for `OpenAgentsPolicy.fingerprint/0`.
+//! The decision fingerprint, for `OpenAgentsPolicy.fingerprint/0`
+//! (`openagents_policy_decisions::document`).
 //!
 //! The document and its digest are computed once, on first use, from the
 //! decisions of the core this library was built with: a node asked for its
@@ -6,7 +7,7 @@
 
 use std::sync::OnceLock;
 
-use openagents_policy::fingerprint::Document;
+use openagents_policy_decisions::document::{sha256_hex, Document};
 use rustler::types::atom;
 use rustler::{Encoder, Env, Term};
 
@@ -18,7 +19,7 @@ fn computed() -> &'static Result<(String, String), String> {
     COMPUTED.get_or_init(|| {
         let document = Document::compute().map_err(|error| error.to_string())?;
         let json = document.to_json().map_err(|error| error.to_string())?;
-        let digest = openagents_policy::fingerprint::sha256_hex(json.as_bytes());
+        let digest = sha256_hex(json.as_bytes());
         Ok((digest, json))
     })
 }

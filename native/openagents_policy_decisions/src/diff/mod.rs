@@ -1,6 +1,6 @@
 //! What changes between two decision documents, and for whom.
 //!
-//! [`diff`] joins two documents ([`crate::fingerprint::Document`]: a node's
+//! [`diff`] joins two documents ([`crate::document::Document`]: a node's
 //! live one, a package's, the last release's) on each row's table and
 //! input, and lists every answer that differs as a [`Change`] with a
 //! [`Class`]. A question one side lacks is answered, for a table whose input
@@ -8,18 +8,25 @@
 //! a caller passing the word would get. A document this module cannot read,
 //! or past a [`Limit`], is refused, typed, and never read as "no changes".
 //!
+//! Its cost is bounded by what it reads and what it writes: a document is
+//! read within [`Limit::Bytes`], [`Limit::Rows`], [`Limit::Words`],
+//! [`Limit::Items`] and [`Limit::Word`], refused at the first row past one;
+//! and every change is counted, as it is made, against one budget of
+//! [`Limit::Output`] bytes that the Markdown and the JSON are written
+//! within, so a diff that would say more is refused as soon as it would.
+//!
 //! ```
-//! use openagents_policy::diff::{diff, Class};
-//! use openagents_policy::fingerprint::decision_json;
+//! use openagents_policy_decisions::diff::{diff, Class};
+//! use openagents_policy_decisions::document::decision_json;
 //!
 //! let live = decision_json()?;
 //! assert!(diff(&live, &live)?.is_empty());
-//! let ledger = r#"{"column":"terminal_commit","field":"terminal_commit","tier":"ledger"}"#;
-//! let moved = live.replace(ledger, &ledger.replace("ledger", "pulse"));
+//! // The first field scheduled at `ledger`, moved down to `pulse`.
+//! let moved = live.replacen(r#""tier":"ledger"}]"#, r#""tier":"pulse"}]"#, 1);
 //! let changes = diff(&live, &moved)?;
 //! let change = &changes.changes()[0];
 //! assert_eq!((change.table.as_str(), change.class), ("schedule.fields", Class::Widens));
-//! assert_eq!(change.says, "`attempt.terminal_commit` is now disclosed from `pulse` (was `ledger`)");
+//! assert!(change.says.contains(" is now disclosed from `pulse` (was `ledger`)"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -28,9 +35,12 @@ use std::fmt::{self, Write as _};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::fingerprint::{self, Input, Row, Table, FORMAT};
+use crate::document::{Input, Row, Table, FORMAT};
 
-mod changes;
+mod read;
+mod says;
+
+pub use read::read;
 
 /// Which of the two documents given to [`diff`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -47,27 +57,35 @@ impl fmt::Display for Side {
     }
 }
 
-/// A bound on what [`diff`] reads and makes, each about four times what the
-/// real document needs, so that no diff takes a second.
+/// A bound on what [`diff`] reads and writes, each several times what the
+/// real documents need, so that any two documents are refused or compared
+/// in well under a second and a few tens of MB.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Limit {
     /// Bytes in one document.
     Bytes,
     /// Rows in one document.
     Rows,
+    /// Words in one row's input.
+    Words,
+    /// Items in one list (or entries in one object) of an answer.
+    Items,
     /// Bytes in one word (any string) of a document.
     Word,
-    /// Changes in one diff.
-    Changes,
+    /// Bytes the diff writes: its changes' words, counted as each change is
+    /// made, within which its Markdown and its JSON are each written.
+    Output,
 }
 
 impl Limit {
     const fn bound(self) -> (usize, &'static str) {
         match self {
-            Self::Bytes => (4 << 20, "bytes"),
-            Self::Rows => (24_576, "rows"),
+            Self::Bytes => (1 << 20, "bytes"),
+            Self::Rows => (8_192, "rows"),
+            Self::Words => (8, "words in a row's input"),
+            Self::Items => (256, "items in a list of an answer"),
             Self::Word => (256, "bytes in a word"),
-            Self::Changes => (24_576, "changes"),
+            Self::Output => (1 << 20, "bytes of output"),
         }
     }
 
@@ -85,8 +103,8 @@ impl Limit {
 /// Why two documents were not compared. Never "no changes".
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum DocumentRefusal {
-    /// Not a decision document: not JSON, not an object, or not rows as
-    /// this format writes them.
+    /// Not a decision document: not JSON, not an object, not rows as this
+    /// format writes them, or a question asked twice.
     #[error("the {side} document is not a decision document: {why}")]
     NotADocument {
         /// Which document.
@@ -106,12 +124,12 @@ pub enum DocumentRefusal {
         /// Its `format` field as written (JSON), or `None` when it has none.
         found: Option<String>,
     },
-    /// Past a [`Limit`]: a document (`side`), or the diff itself (`None`).
+    /// Past a [`Limit`]: a document (`side`), or the diff's output (`None`).
     #[error("{} is over the limit of {} {} (`{limit:?}`)",
         .side.map_or_else(|| "the diff".to_owned(), |side| format!("the {side} document")),
         .limit.max(), .limit.bound().1)]
     TooLarge {
-        /// Which document, or `None` for the diff's changes.
+        /// Which document, or `None` for the diff's output.
         side: Option<Side>,
         /// Which limit.
         limit: Limit,
@@ -119,7 +137,7 @@ pub enum DocumentRefusal {
 }
 
 impl DocumentRefusal {
-    /// The document refused, or `None` for a diff over [`Limit::Changes`].
+    /// The document refused, or `None` for a diff over [`Limit::Output`].
     #[must_use]
     pub const fn side(&self) -> Option<Side> {
         match self {
@@ -144,6 +162,17 @@ pub enum Class {
 impl Class {
     /// Every class, in the order [`Diff::to_markdown`] writes them.
     pub const ALL: &'static [Self] = &[Self::Widens, Self::Narrows, Self::Changes];
+
+    /// Widens when anyone gains, else narrows when anyone loses, else
+    /// changes: a gain is never hidden behind a loss.
+    #[must_use]
+    pub const fn of(gains: bool, loses: bool) -> Self {
+        match (gains, loses) {
+            (true, _) => Self::Widens,
+            (false, true) => Self::Narrows,
+            (false, false) => Self::Changes,
+        }
+    }
 }
 
 /// One answer that differs between the two documents.
@@ -160,8 +189,8 @@ pub struct Change {
     /// Who gains or loses by it.
     pub class: Class,
     /// The change in one sentence, every document word in a Markdown code
-    /// span: "strangers and anonymous readers (`pulse`) now see
-    /// `attempt.terminal_commit`".
+    /// span: "`attempt.terminal_commit` is now disclosed from `pulse` (was
+    /// `ledger`): strangers and anonymous readers now see it".
     #[serde(skip)]
     pub says: String,
 }
@@ -200,7 +229,8 @@ impl Diff {
             .filter(move |change| change.class == class)
     }
 
-    /// `{"changes":[{"table","input","old","new","class"}...]}`, compact.
+    /// `{"changes":[{"table","input","old","new","class"}...]}`, compact:
+    /// within [`Limit::Output`], which counted each entry as it was made.
     ///
     /// # Errors
     ///
@@ -210,7 +240,8 @@ impl Diff {
     }
 
     /// Markdown for a pull request or a CHANGELOG entry: a `### Decision
-    /// changes` section, the changes grouped by class, widening first.
+    /// changes` section, the changes grouped by class, widening first;
+    /// within [`Limit::Output`] and a few lines of headings.
     #[must_use]
     pub fn to_markdown(&self) -> String {
         let mut out = String::from("### Decision changes\n\n");
@@ -235,32 +266,100 @@ impl Diff {
                 let _ = writeln!(out, "\n#### {title} ({})\n", count(class));
             }
             for change in self.of_class(class) {
-                let _ = writeln!(out, "- {} (`{}`)", change.says, change.table.as_str());
+                let _ = writeln!(out, "{}", markdown_line(change));
             }
         }
         out
     }
 }
 
+/// A change's line of [`Diff::to_markdown`].
+fn markdown_line(change: &Change) -> String {
+    format!("- {} (`{}`)", change.says, change.table.as_str())
+}
+
+/// The changes as they are made, and the bytes they will be written as.
+struct Output {
+    changes: Vec<Change>,
+    bytes: usize,
+}
+
+/// Counts what serde_json writes, keeping none of it.
+struct Counter(usize);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Output {
+    /// Takes `change`, counting its Markdown line and its JSON entry, or
+    /// refuses the diff as soon as they are past [`Limit::Output`].
+    fn push(&mut self, change: Change) -> Result<(), DocumentRefusal> {
+        let mut json = Counter(1);
+        serde_json::to_writer(&mut json, &change).map_err(|_| Limit::Output.refuse(None))?;
+        self.bytes += json.0 + markdown_line(&change).len() + 1;
+        if self.bytes > Limit::Output.max() {
+            return Err(Limit::Output.refuse(None));
+        }
+        self.changes.push(change);
+        Ok(())
+    }
+}
+
+/// Whether `c` is written escaped in a code span: a control character, or
+/// one that is invisible or reorders the text around it (bidirectional
+/// marks, embeddings, overrides and isolates; zero-width spaces and joiners;
+/// line and paragraph separators; the byte order mark; tag characters).
+#[must_use]
+pub fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
+            | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}'
+            | '\u{FFA0}' | '\u{FFF0}'..='\u{FFFB}' | '\u{E0000}'..='\u{E0FFF}')
+}
+
 /// `text` as one Markdown code span, whatever it holds: a fence longer than
-/// any run of backticks in it, and control characters written escaped, so
-/// no document word can end the span, start a block or pass HTML through.
+/// any run of backticks in it; a backslash, a control character and any
+/// [`hidden`] one written escaped (`\\`, `\n`, `\u{202e}`), so no document
+/// word can end the span, start a block, pass HTML through or hide or
+/// reorder what a reader sees. The empty word is written `(empty)`, outside
+/// any span: two backticks alone are no code span.
 #[must_use]
 pub fn code(text: &str) -> String {
+    if text.is_empty() {
+        return "(empty)".to_owned();
+    }
     let mut escaped = String::with_capacity(text.len());
     for c in text.chars() {
-        if c.is_control() {
+        if c == '\\' {
+            escaped.push_str("\\\\");
+        } else if hidden(c) {
             escaped.extend(c.escape_default());
         } else {
             escaped.push(c);
         }
     }
     let fence = "`".repeat(escaped.split(|c| c != '`').map(str::len).max().unwrap_or(0) + 1);
-    // A space between a fence and a backtick the text starts or ends with.
-    let pad = " ".repeat(usize::from(
-        escaped.starts_with('`') || escaped.ends_with('`'),
-    ));
+    // A space inside each fence when the text starts or ends with a
+    // backtick, or is all spaces (which a span would otherwise strip).
+    let pad = escaped.starts_with('`') || escaped.ends_with('`') || escaped.trim().is_empty();
+    let pad = if pad { " " } else { "" };
     format!("{fence}{pad}{escaped}{pad}{fence}")
+}
+
+/// A question's key: its words by name, whatever order a document wrote
+/// them in.
+pub(crate) fn key_of(input: &Input) -> String {
+    let words: std::collections::BTreeMap<&str, &Value> = input.iter().collect();
+    serde_json::to_string(&words).unwrap_or_default()
 }
 
 /// One row as read, with its key: its question's words by name.
@@ -269,81 +368,12 @@ struct Asked {
     key: String,
 }
 
-impl Asked {
-    fn new(row: Row) -> Self {
-        let key = key_of(&row.input);
-        Self { row, key }
-    }
-}
-
-fn too_long(value: &Value) -> bool {
-    let long = |word: &str| word.len() > Limit::Word.max();
-    match value {
-        Value::String(word) => long(word),
-        Value::Array(items) => items.iter().any(too_long),
-        Value::Object(map) => map.iter().any(|(key, value)| long(key) || too_long(value)),
-        _ => false,
-    }
-}
-
-/// A parser's complaint, at most 200 characters of it: it may quote the
-/// document.
-fn bounded(error: &serde_json::Error) -> String {
-    error.to_string().chars().take(200).collect()
-}
-
-/// Why `bytes`, which do not read as a document of this format, are not one.
-fn refusal(bytes: &[u8], side: Side, error: &serde_json::Error) -> DocumentRefusal {
-    let refuse = |why: &str| DocumentRefusal::NotADocument {
-        side,
-        why: why.to_owned(),
+fn asked(rows: Vec<Row>) -> Vec<Asked> {
+    let with_key = |row: Row| Asked {
+        key: key_of(&row.input),
+        row,
     };
-    let head = match serde_json::from_slice(bytes) {
-        Err(error) => return refuse(&format!("not JSON ({})", bounded(&error))),
-        Ok(Value::Object(head)) => head,
-        Ok(Value::Array(_)) => return refuse("a JSON array, not an object"),
-        Ok(Value::Null) => return refuse("a JSON null, not an object"),
-        Ok(_) => return refuse("a JSON scalar, not an object"),
-    };
-    match head.get("format") {
-        Some(format) if format.as_u64() == Some(u64::from(FORMAT)) => refuse(&format!(
-            "not as format {FORMAT} writes it ({})",
-            bounded(error)
-        )),
-        found if found.is_some() || head.contains_key("rows") => {
-            let found = found.map(Value::to_string);
-            DocumentRefusal::UnknownFormat { side, found }
-        }
-        _ => refuse("an object with no \"format\" field and no rows"),
-    }
-}
-
-/// The document in `bytes`, or why it is not one this build reads.
-fn read(bytes: &[u8], side: Side) -> Result<Vec<Asked>, DocumentRefusal> {
-    let large = |limit: Limit| Err(limit.refuse(Some(side)));
-    if bytes.len() > Limit::Bytes.max() {
-        return large(Limit::Bytes);
-    }
-    let document: fingerprint::Document =
-        serde_json::from_slice(bytes).map_err(|error| refusal(bytes, side, &error))?;
-    if document.format != FORMAT {
-        let found = Some(document.format.to_string());
-        return Err(DocumentRefusal::UnknownFormat { side, found });
-    }
-    let long = |(key, word): (&str, &Value)| key.len() > Limit::Word.max() || too_long(word);
-    let long = |row: &Row| row.input.iter().any(long) || too_long(&row.answer);
-    match document.rows {
-        rows if rows.len() > Limit::Rows.max() => large(Limit::Rows),
-        rows if rows.iter().any(long) => large(Limit::Word),
-        rows => Ok(rows.into_iter().map(Asked::new).collect()),
-    }
-}
-
-/// A question's key: its words by name, whatever order a document wrote
-/// them in.
-pub(super) fn key_of(input: &Input) -> String {
-    let words: std::collections::BTreeMap<&str, &Value> = input.iter().collect();
-    serde_json::to_string(&words).unwrap_or_default()
+    rows.into_iter().map(with_key).collect()
 }
 
 /// Compares two decision documents: every answer that differs, classed.
@@ -351,25 +381,28 @@ pub(super) fn key_of(input: &Input) -> String {
 /// # Errors
 ///
 /// [`DocumentRefusal`] for a document that is not one of this format, or
-/// past a [`Limit`]. The old one is read first.
+/// past a [`Limit`] (the old one is read first), or for a diff whose words
+/// would pass [`Limit::Output`], refused as soon as they would.
 pub fn diff(old: impl AsRef<[u8]>, new: impl AsRef<[u8]>) -> Result<Diff, DocumentRefusal> {
-    let old = read(old.as_ref(), Side::Old)?;
-    let new = read(new.as_ref(), Side::New)?;
-    let context = changes::Context::new([&old, &new])?;
+    let old = asked(read(old.as_ref(), Side::Old)?.rows);
+    let new = asked(read(new.as_ref(), Side::New)?.rows);
+    let context = says::Context::new([&old, &new])?;
+    let mut out = Output {
+        changes: Vec::new(),
+        bytes: 0,
+    };
     let only_old = old.iter().filter(|asked| !context.asks(Side::New, asked));
     let questions = new.iter().map(|asked| (asked, Side::Old));
-    let mut changes = Vec::new();
     for (asked, other) in questions.chain(only_old.map(|asked| (asked, Side::New))) {
         let mut answers = [context.lookup(other, asked), Some(&asked.row.answer)];
         if other == Side::New {
             answers.reverse();
         }
         if answers[0] != answers[1] {
-            context.changes(&asked.row, answers, &mut changes);
-        }
-        if changes.len() > Limit::Changes.max() {
-            return Err(Limit::Changes.refuse(None));
+            context.changes(&asked.row, answers, &mut out)?;
         }
     }
-    Ok(Diff { changes })
+    Ok(Diff {
+        changes: out.changes,
+    })
 }

@@ -1,12 +1,16 @@
 //! The decision document: every table there, every question asked once, a
-//! pure function of the answers, moved by any one of them, read back as
-//! written, and the package's own.
+//! pure function of the answers, moved by any one of them, one row a line,
+//! read back as written, and the package's own (and, until a version is
+//! cut, the last release's).
 
 use std::collections::HashSet;
 
-use openagents_policy::fingerprint::{decision_digest, decision_json, sha256_hex, Document, Table};
 use openagents_policy::target::BoxState;
 use openagents_policy::Vocabulary;
+use openagents_policy_decisions::diff::{self, Side};
+use openagents_policy_decisions::document::{
+    decision_digest, decision_json, sha256_hex, Table, FORMAT,
+};
 use serde_json::{json, Value};
 
 mod common;
@@ -102,24 +106,85 @@ fn shapes_are_written_in_the_hosts_terms() {
             "{term} is not among {viewers:?}"
         );
     }
-    let record =
-        r#"%{artifact_link: %ArtifactLink{account_id: 1, tier: "ledger", revoked_at: <set>}}"#;
+    let record = r#"%{artifact_link: nil, transparency_tier: %ArtifactLink{account_id: 1, tier: "ledger", revoked_at: <set>}}"#;
     let words = [
         ("record", json!(record)),
         ("viewer", json!("%{admin: true}")),
     ];
-    assert_eq!(
-        common::answer(&document, "ladder.records", &words),
-        json!("dark")
-    );
+    assert!(document
+        .rows
+        .iter()
+        .any(|row| common::asks(row, "ladder.records", &words)));
 }
 
 #[test]
 fn the_document_reads_back_as_written() {
     let text = decision_json().unwrap();
-    let read: Document = serde_json::from_str(&text).unwrap();
+    let read = diff::read(text.as_bytes(), Side::New).unwrap();
     assert_eq!(read, live());
     assert_eq!(read.to_json().unwrap(), text);
+}
+
+/// One row a line, so that the `git diff` of a rule change is the rows it
+/// moves; and small enough to read whole (and well within the diff's
+/// limits).
+#[test]
+fn the_document_is_one_row_a_line_and_small() {
+    let text = decision_json().unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], format!(r#"{{"format":{FORMAT},"rows":["#));
+    assert_eq!(lines[lines.len() - 1], "]}");
+    assert!(text.ends_with("]}\n"));
+    let rows = &lines[1..lines.len() - 1];
+    assert_eq!(rows.len(), live().rows.len());
+    for (n, line) in rows.iter().enumerate() {
+        let line = line.strip_suffix(',').unwrap_or(line);
+        assert!(line.ends_with(']'), "row {n}: {line}");
+        assert_eq!(
+            serde_json::from_str::<Value>(line)
+                .unwrap()
+                .as_array()
+                .unwrap()
+                .len(),
+            3
+        );
+    }
+    assert!(text.len() <= 300 * 1024, "{} bytes", text.len());
+    assert!(text.len() * 4 <= diff::Limit::Bytes.max());
+    assert!(rows.len() * 4 <= diff::Limit::Rows.max());
+}
+
+/// The version `last-release/README.md` names (its line "Version: x.y.z").
+fn last_release_version() -> String {
+    let readme = common::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../last-release/README.md"
+    ));
+    let line = readme
+        .lines()
+        .find_map(|line| line.strip_prefix("Version: "));
+    line.expect("last-release/README.md has a line \"Version: x.y.z\"")
+        .trim()
+        .to_owned()
+}
+
+/// Until the version last-release/ records is cut, its document is the
+/// rules that version will ship: the package's, byte for byte. Once the
+/// workspace's version moves past it, the last release's document is the
+/// diff's fixed baseline, and `make decisions-check` holds any change to
+/// the CHANGELOG instead.
+#[test]
+fn the_last_release_is_the_packaged_document_until_it_is_cut() {
+    let released = last_release_version();
+    if released != env!("CARGO_PKG_VERSION") {
+        return;
+    }
+    assert!(
+        common::read(common::LAST_RELEASE) == common::read(common::PACKAGED),
+        "last-release/decisions.json is not priv/decisions.json, and version {released} \
+         (last-release/README.md) is not cut yet: it is the document of the rules {released} \
+         will ship. Write it anew: cp priv/decisions.json last-release/decisions.json"
+    );
 }
 
 /// One changed answer in any table is another digest: no table is left out

@@ -3,12 +3,12 @@
 //!
 //! ```sh
 //! # The document this build's rules give (what the package carries as priv/decisions.json):
-//! cargo run -q --locked -p openagents_policy --example decisions -- document > priv/decisions.json
+//! cargo run -q --locked -p openagents_policy_decisions --example decisions -- document > priv/decisions.json
 //! # What changed since OLD (default: Markdown; --format json):
-//! cargo run -q --locked -p openagents_policy --example decisions -- diff last-release/decisions.json
+//! cargo run -q --locked -p openagents_policy_decisions --example decisions -- diff last-release/decisions.json
 //! # The release gate (make check): fails when this build's decisions differ
 //! # from OLD and CHANGELOG's Unreleased section lacks the diff's Markdown.
-//! cargo run -q --locked -p openagents_policy --example decisions -- check last-release/decisions.json CHANGELOG.md
+//! cargo run -q --locked -p openagents_policy_decisions --example decisions -- check last-release/decisions.json CHANGELOG.md
 //! ```
 //!
 //! `make decisions-diff` and `make decisions-check` run the last two. The
@@ -18,8 +18,8 @@
 
 use std::process::ExitCode;
 
-use openagents_policy::diff::{diff, Class};
-use openagents_policy::fingerprint::decision_json;
+use openagents_policy_decisions::diff::{diff, Class};
+use openagents_policy_decisions::document::decision_json;
 
 const USAGE: &str = "usage: decisions document
        decisions diff OLD [--format markdown|json]
@@ -97,7 +97,7 @@ fn check(old_path: &str, changelog_path: &str) -> Result<(), String> {
         return Err(format!(
             "decisions: {old_path} is not byte for byte the document these rules give, yet no \
              answer differs: write it as the tool writes documents (`cargo run -q --locked -p \
-             openagents_policy --example decisions -- document > {old_path}` at the release it \
+             openagents_policy_decisions --example decisions -- document > {old_path}` at the release it \
              records)"
         ));
     }

@@ -5,8 +5,8 @@
 // Each test file uses some of it.
 #![allow(dead_code)]
 
-use openagents_policy::diff::{Change, Class};
-use openagents_policy::fingerprint::{Document, Input, Row, Table};
+use openagents_policy_decisions::diff::{self, Change, Class, Side};
+use openagents_policy_decisions::document::{Document, Input, Row, Table};
 use serde_json::Value;
 
 /// The decision document the package carries, at the repository's root.
@@ -33,7 +33,7 @@ pub fn live() -> Document {
 /// The last release's document, read back.
 #[must_use]
 pub fn last_release() -> Document {
-    serde_json::from_str(&read(LAST_RELEASE)).expect("last-release/decisions.json reads")
+    diff::read(read(LAST_RELEASE).as_bytes(), Side::Old).expect("last-release/decisions.json reads")
 }
 
 /// Whether `row` is of `table` and asks (at least) `words`.

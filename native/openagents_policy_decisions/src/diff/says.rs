@@ -1,0 +1,742 @@
+//! Both documents, indexed ([`Context`]), and what each change is: one
+//! `match` on its table says who gains or loses by it ([`Class`]) and in
+//! which words.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{json, Value};
+
+use super::{code, Asked, Change, Class, DocumentRefusal, Output, Side};
+use crate::diff::key_of;
+use crate::document::{Input, Row, Table, ANY_OTHER_WORD};
+
+/// Each question's answer, by table and key.
+type Index<'d> = HashMap<(Table, &'d str), &'d Value>;
+
+/// Both documents, indexed: what the join and the classes read, and who
+/// reads at each tier by the new document.
+pub(super) struct Context<'d> {
+    index: [Index<'d>; 2],
+    /// The new document's relationships: (the rank of the tier each reads
+    /// at, how a sentence names its readers), by rank.
+    readers: Vec<(u64, String)>,
+}
+
+/// A word of a document, as the sentences write it: a code span, or "no
+/// answer" for none.
+fn word(value: Option<&Value>) -> String {
+    match value {
+        Some(Value::String(text)) => code(text),
+        Some(other) => code(&other.to_string()),
+        None => "no answer".to_owned(),
+    }
+}
+
+/// "`new` (was `old`)".
+fn was(old: Option<&Value>, new: Option<&Value>) -> String {
+    format!("{} (was {})", word(new), word(old))
+}
+
+fn get<'v>(value: Option<&'v Value>, key: &str) -> Option<&'v Value> {
+    value?.get(key)
+}
+
+/// An answer's `tier`, as text.
+fn tier_of(value: &Value) -> Option<&str> {
+    value.get("tier")?.as_str()
+}
+
+/// An input word's text ("-" when it has none).
+fn text<'i>(input: &'i Input, key: &str) -> &'i str {
+    input.get(key).and_then(Value::as_str).unwrap_or("-")
+}
+
+/// Whether an input flag is `true`.
+fn flag(input: &Input, key: &str) -> bool {
+    input.get(key) == Some(&Value::Bool(true))
+}
+
+/// The words of a list answer, by their text.
+fn items(value: Option<&Value>) -> Vec<String> {
+    let text = |item: &Value| {
+        item.as_str()
+            .map_or_else(|| item.to_string(), str::to_owned)
+    };
+    let all = value.and_then(Value::as_array).into_iter().flatten();
+    all.map(text).collect()
+}
+
+/// The words of `from` that `other` has (`has`) or lacks, in `from`'s order.
+fn among<'w>(from: &'w [String], other: &[String], has: bool) -> Vec<&'w String> {
+    let other: HashSet<&String> = other.iter().collect();
+    from.iter().filter(|w| other.contains(w) == has).collect()
+}
+
+/// The words a list gained, then those it lost.
+fn gained<'w>(before: &'w [String], after: &'w [String]) -> [Vec<&'w String>; 2] {
+    [among(after, before, false), among(before, after, false)]
+}
+
+/// The capabilities a seam gained, then those it lost, as code spans.
+fn granted(old: &Value, new: &Value) -> [Vec<String>; 2] {
+    let [before, after] = [old, new].map(|v| items(v.get("capabilities")));
+    gained(&before, &after).map(|words| words.into_iter().map(|w| code(w)).collect())
+}
+
+/// Who gains by a seam's move: a capability granted widens, one taken
+/// narrows.
+fn offer_class(old: Option<&Value>, new: Option<&Value>) -> Class {
+    match (old, new) {
+        (Some(old), Some(new)) => {
+            let [gains, loses] = granted(old, new).map(|words| !words.is_empty());
+            Class::of(gains, loses)
+        }
+        _ => Class::Changes,
+    }
+}
+
+/// What a caller of a seam gains or loses, in words.
+fn offer(old: Option<&Value>, new: Option<&Value>) -> String {
+    let (Some(old), Some(new)) = (old, new) else {
+        return if new.is_some() {
+            format!("is now answered: {}", word(new))
+        } else {
+            format!("is no longer answered (was {})", word(old))
+        };
+    };
+    let [more, fewer] = granted(old, new);
+    let mut said = Vec::new();
+    if !more.is_empty() {
+        said.push(format!("may now {}", more.join(", ")));
+    }
+    if !fewer.is_empty() {
+        said.push(format!("may no longer {}", fewer.join(", ")));
+    }
+    let said = said.join(" and ");
+    let [old, new] = [old, new].map(|v| v.get("unavailable_reason").filter(|r| !r.is_null()));
+    match (old, new) {
+        (Some(_), None) => format!("{said} (it was refused as {})", word(old)),
+        (None, Some(_)) => format!("{said} (it is now refused as {})", word(new)),
+        (Some(_), Some(_)) if old != new && said.is_empty() => {
+            format!("is now refused as {}", was(old, new))
+        }
+        (Some(_), Some(_)) if old != new => {
+            format!("{said} (now refused as {}, was {})", word(new), word(old))
+        }
+        _ if said.is_empty() => "is answered otherwise".to_owned(),
+        _ => said,
+    }
+}
+
+/// "with reach", "without reach".
+fn reach(input: &Input) -> String {
+    match text(input, "reach") {
+        "authorized" => "with reach".to_owned(),
+        "not_authorized" => "without reach".to_owned(),
+        _ => format!("with reach {}", word(input.get("reach"))),
+    }
+}
+
+/// A Computer as a machine row's input describes it.
+fn computer(input: &Input) -> String {
+    let revoked = if flag(input, "revoked") {
+        "revoked"
+    } else {
+        "not revoked"
+    };
+    let online = if flag(input, "online") {
+        "online"
+    } else {
+        "offline"
+    };
+    let status = word(input.get("status"));
+    format!("a Computer with status {status}, {revoked}, {online}")
+}
+
+/// The link an attempt gets, or why none.
+fn link(outcome: Option<&Value>) -> String {
+    match outcome.map(|v| (v.get("Ok"), v.get("Err"))) {
+        None => "no answer".to_owned(),
+        Some((Some(link), _)) => format!("a link at {}", word(link.get("tier"))),
+        Some((None, Some(why))) => format!("no link ({})", word(Some(why))),
+        Some((None, None)) => word(outcome),
+    }
+}
+
+/// Names joined as prose: "a", "a and b", "a, b and c".
+fn joined(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// Which list a list answer is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum List {
+    Vocabulary,
+    Never,
+}
+
+impl<'d> Context<'d> {
+    /// Both documents indexed, or the refusal of one that asks a question
+    /// twice.
+    pub(super) fn new(documents: [&'d [Asked]; 2]) -> Result<Self, DocumentRefusal> {
+        let mut index = [Index::new(), Index::new()];
+        for (side, document) in [Side::Old, Side::New].into_iter().zip(documents) {
+            for Asked { row, key } in document {
+                if index[side as usize]
+                    .insert((row.table, key), &row.answer)
+                    .is_some()
+                {
+                    let why = format!("two rows of {} ask {key}", row.table.as_str());
+                    return Err(DocumentRefusal::NotADocument { side, why });
+                }
+            }
+        }
+        let mut context = Self {
+            index,
+            readers: Vec::new(),
+        };
+        let reader = |Asked { row, .. }: &Asked| {
+            let relationship = match row.table {
+                Table::Relationships => row.input.get("relationship")?.as_str()?,
+                _ => return None,
+            };
+            let rank = context.rank(Side::New, row.answer.get("tier")?.as_str())?;
+            let name = match relationship {
+                "operator" | "member" | "stranger" => format!("{relationship}s"),
+                "anonymous" => "anonymous readers".to_owned(),
+                other => format!("{} readers", code(other)),
+            };
+            Some((rank, name))
+        };
+        let mut readers: Vec<_> = documents[1].iter().filter_map(reader).collect();
+        readers.sort_by_key(|(rank, _)| *rank);
+        context.readers = readers;
+        Ok(context)
+    }
+
+    fn find(&self, side: Side, table: Table, key: &str) -> Option<&'d Value> {
+        self.index[side as usize].get(&(table, key)).copied()
+    }
+
+    /// Whether a side asks this question.
+    pub(super) fn asks(&self, side: Side, asked: &Asked) -> bool {
+        self.find(side, asked.row.table, &asked.key).is_some()
+    }
+
+    /// A side's answer to a question: its own row's, or, for a table whose
+    /// input word may be one the side does not know, its `<any other word>`
+    /// row's.
+    pub(super) fn lookup(&self, side: Side, Asked { row, key }: &Asked) -> Option<&'d Value> {
+        self.find(side, row.table, key).or_else(|| {
+            let reading = match row.table {
+                Table::LadderNamed => "tier_word",
+                Table::LadderMinimums => "access",
+                Table::LifecyclesBoxStates | Table::CapabilitiesBoxStates => "box_state",
+                Table::LifecyclesRunStates | Table::CapabilitiesRunStates => "run_state",
+                Table::LifecyclesJobStatuses | Table::CapabilitiesJobStatuses => "job_status",
+                Table::LifecyclesMachines | Table::CapabilitiesMachines => "status",
+                _ => return None,
+            };
+            let mut other = row.input.clone();
+            let words = other.0.iter_mut().filter(|(name, _)| name == reading);
+            words.for_each(|(_, word)| *word = json!(ANY_OTHER_WORD));
+            self.find(side, row.table, &key_of(&other))
+        })
+    }
+
+    /// A side's answer in `table` to the one-word question `name: word`.
+    fn answer(
+        &self,
+        side: Side,
+        table: Table,
+        name: &str,
+        word: Option<&str>,
+    ) -> Option<&'d Value> {
+        self.find(side, table, &json!({ name: word? }).to_string())
+    }
+
+    /// A tier's rank, by a side's `ladder.ranks`.
+    fn rank(&self, side: Side, tier: Option<&str>) -> Option<u64> {
+        self.answer(side, Table::LadderRanks, "tier", tier)?
+            .as_u64()
+    }
+
+    /// The tier a rung word stands at, by a side's `rungs`.
+    fn rung(&self, side: Side, rung: Option<&Value>) -> Option<&'d str> {
+        let rung = rung.and_then(Value::as_str);
+        self.answer(side, Table::Rungs, "rung", rung)?
+            .get("tier")?
+            .as_str()
+    }
+
+    /// Whether a tier rose (`[true, false]`) or fell from `before` to
+    /// `after`, by the ranks of each document that ranks both words, when
+    /// they agree; `[false, false]` when no document can tell.
+    fn rise(&self, before: Option<&str>, after: Option<&str>) -> [bool; 2] {
+        let by = |side| Some(self.rank(side, after)?.cmp(&self.rank(side, before)?));
+        match (by(Side::Old), by(Side::New)) {
+            (Some(order), None) | (None, Some(order)) => [order.is_gt(), order.is_lt()],
+            (Some(old), Some(new)) if old == new => [old.is_gt(), old.is_lt()],
+            _ => [false, false],
+        }
+    }
+
+    /// The new document's readers at a tier ranked in `from..to`, named.
+    fn readers(&self, from: Option<u64>, to: Option<u64>) -> String {
+        let Some(from) = from else {
+            return String::new();
+        };
+        let start = self.readers.partition_point(|(rank, _)| *rank < from);
+        let end = to.map_or(self.readers.len(), |to| {
+            self.readers.partition_point(|(rank, _)| *rank < to)
+        });
+        let names: Vec<&str> = self.readers[start..end.max(start)]
+            .iter()
+            .map(|(_, name)| name.as_str())
+            .collect();
+        joined(&names)
+    }
+
+    /// The changes one question makes, onto `out`: a list answer makes one
+    /// per item gained or lost and one for a new order.
+    pub(super) fn changes(
+        &self,
+        row: &Row,
+        [old, new]: [Option<&Value>; 2],
+        out: &mut Output,
+    ) -> Result<(), DocumentRefusal> {
+        let (table, input) = (row.table, &row.input);
+        let (class, says) = match table {
+            Table::Vocabularies => return Self::list(row, [old, new], List::Vocabulary, out),
+            Table::ScheduleNever => return Self::list(row, [old, new], List::Never, out),
+            Table::ScheduleFields => self.field(input, old, new),
+            Table::Relationships
+            | Table::Rungs
+            | Table::LadderRanks
+            | Table::LadderNamed
+            | Table::LadderMinimums
+            | Table::LadderViewers
+            | Table::LadderEffective
+            | Table::LadderRecords => self.ladder(table, input, old, new),
+            Table::LifecyclesBoxStates
+            | Table::LifecyclesRunStates
+            | Table::LifecyclesJobStatuses
+            | Table::LifecyclesMachines
+            | Table::LifecyclesEnded => lifecycle(table, input, old, new),
+            Table::CapabilitiesBoxStates
+            | Table::CapabilitiesRunStates
+            | Table::CapabilitiesJobStatuses
+            | Table::CapabilitiesMachines
+            | Table::SeamsSeams
+            | Table::SeamsDelegationSeams
+            | Table::Links => match self.seam(table, input, old, new) {
+                Some(said) => said,
+                None => return Ok(()),
+            },
+        };
+        out.push(change(table, input.clone(), [old, new], class, says))
+    }
+
+    /// The ladder's tables, and the relationships and rungs it reads.
+    fn ladder(
+        &self,
+        table: Table,
+        input: &Input,
+        old: Option<&Value>,
+        new: Option<&Value>,
+    ) -> (Class, String) {
+        let rise = |old: Option<&Value>, new: Option<&Value>| {
+            self.rise(old.and_then(Value::as_str), new.and_then(Value::as_str))
+        };
+        let tier_class = |old, new| {
+            let [gains, loses] = rise(old, new);
+            Class::of(gains, loses)
+        };
+        match table {
+            Table::Relationships => {
+                let (class, how) = self.viewer(old, new);
+                (
+                    class,
+                    format!("a {} reader {how}", word(input.get("relationship"))),
+                )
+            }
+            Table::Rungs => {
+                let at = |v| get(v, "tier").and_then(Value::as_str);
+                let needs = |side, v| {
+                    let access = get(v, "access").and_then(Value::as_str);
+                    self.answer(side, Table::LadderMinimums, "access", access)?
+                        .as_str()
+                };
+                // A lower tier, or an access with a lower minimum, widens.
+                let [lower, higher] = self.rise(at(new), at(old));
+                let [easier, harder] = self.rise(needs(Side::New, new), needs(Side::Old, old));
+                let rung = word(input.get("rung"));
+                let stands = |v| {
+                    let access = word(get(v, "access"));
+                    format!("{}, asked through {access} access", word(get(v, "tier")))
+                };
+                let says = format!(
+                    "the {rung} rung is now at {} (was {})",
+                    stands(new),
+                    stands(old)
+                );
+                (Class::of(lower || easier, higher || harder), says)
+            }
+            Table::LadderRanks => {
+                let says = format!("{} now ranks {}", word(input.get("tier")), was(old, new));
+                (Class::Changes, says)
+            }
+            Table::LadderNamed => {
+                let tier_word = word(input.get("tier_word"));
+                let says = format!("the tier word {tier_word} now names {}", was(old, new));
+                (tier_class(old, new), says)
+            }
+            Table::LadderMinimums => {
+                let access = word(input.get("access"));
+                (
+                    tier_class(new, old),
+                    format!("{access} access now needs {}", was(old, new)),
+                )
+            }
+            Table::LadderViewers => {
+                let (class, how) = self.viewer(old, new);
+                (
+                    class,
+                    format!("the viewer {} {how}", word(input.get("viewer"))),
+                )
+            }
+            Table::LadderEffective => {
+                let (viewer, subject) = (word(input.get("viewer")), word(input.get("subject")));
+                let says = format!("{viewer} now reads {subject} at {}", was(old, new));
+                (tier_class(old, new), says)
+            }
+            Table::LadderRecords => {
+                let (viewer, record) = (word(input.get("viewer")), word(input.get("record")));
+                let says = format!(
+                    "{viewer} now reads the record {record} at {}",
+                    was(old, new)
+                );
+                (tier_class(old, new), says)
+            }
+            _ => otherwise(table, input, old, new),
+        }
+    }
+
+    /// A seam: what a caller may do, and the link an attempt gets. What
+    /// follows from a substrate word (`capabilities.*`) is said only where
+    /// its lifecycle moved, else `None`: the seams tables say the rest.
+    fn seam(
+        &self,
+        table: Table,
+        input: &Input,
+        old: Option<&Value>,
+        new: Option<&Value>,
+    ) -> Option<(Class, String)> {
+        Some(match table {
+            // What follows from a substrate word, said only where its
+            // lifecycle moved: the seams tables say the rest.
+            Table::CapabilitiesBoxStates
+            | Table::CapabilitiesRunStates
+            | Table::CapabilitiesJobStatuses
+            | Table::CapabilitiesMachines => {
+                let lifecycle_moved = get(old, "lifecycle") != get(new, "lifecycle");
+                let offered = |v| (get(v, "capabilities"), get(v, "unavailable_reason"));
+                if !lifecycle_moved || offered(old) == offered(new) {
+                    return None;
+                }
+                let caller = match table {
+                    Table::CapabilitiesBoxStates => {
+                        let state = word(input.get("box_state"));
+                        format!("a caller {} on a Box in {state}", reach(input))
+                    }
+                    Table::CapabilitiesRunStates => {
+                        format!("a caller on a Box run in {}", word(input.get("run_state")))
+                    }
+                    Table::CapabilitiesJobStatuses => {
+                        format!(
+                            "a caller on a work job in {}",
+                            word(input.get("job_status"))
+                        )
+                    }
+                    _ => format!("a caller {} on {}", reach(input), computer(input)),
+                };
+                (
+                    offer_class(old, new),
+                    format!("{caller} {}", offer(old, new)),
+                )
+            }
+            Table::SeamsSeams => {
+                let (kind, lifecycle) = (word(input.get("kind")), word(input.get("lifecycle")));
+                let seam = |v| ["custody", "runtime_class", "lifecycle"].map(|key| get(v, key));
+                let note = if old.is_some() && new.is_some() && seam(old) != seam(new) {
+                    format!(" (the seam now reads {})", word(new))
+                } else {
+                    String::new()
+                };
+                let caller = format!("a caller {} on a {kind} that is {lifecycle}", reach(input));
+                (
+                    offer_class(old, new),
+                    format!("{caller} {}{note}", offer(old, new)),
+                )
+            }
+            Table::SeamsDelegationSeams => {
+                let lifecycle = word(input.get("lifecycle"));
+                let says = format!("a caller on a {lifecycle} delegation {}", offer(old, new));
+                (offer_class(old, new), says)
+            }
+            Table::Links => {
+                let with = |key| {
+                    if flag(input, key) {
+                        "with an id"
+                    } else {
+                        "with no id"
+                    }
+                };
+                let principal = match input.get("principal_type") {
+                    Some(Value::Null) | None => "no principal type".to_owned(),
+                    kind => format!("principal type {}", word(kind)),
+                };
+                let (repository, id) = (with("repository_id"), with("principal_id"));
+                let says = format!(
+                    "an attempt in a repository {repository} by {principal}, {id}, now gets {} (was {})",
+                    link(new),
+                    link(old)
+                );
+                let [gains, loses] = match (get(old, "Ok"), get(new, "Ok")) {
+                    (Some(before), Some(after)) => self.rise(tier_of(before), tier_of(after)),
+                    (before, after) => [
+                        after.is_some() && before.is_none(),
+                        before.is_some() && after.is_none(),
+                    ],
+                };
+                (Class::of(gains, loses), says)
+            }
+            _ => otherwise(table, input, old, new),
+        })
+    }
+
+    /// A scheduled field: newly, no longer, from another rung or column.
+    /// Who gains is by the rungs' tiers, each side's own; who is named as
+    /// gaining is the new document's readers between the two.
+    fn field(&self, input: &Input, old: Option<&Value>, new: Option<&Value>) -> (Class, String) {
+        let name = code(&format!(
+            "{}.{}",
+            text(input, "family"),
+            text(input, "field")
+        ));
+        let [before, after] =
+            [(Side::Old, old), (Side::New, new)].map(|(side, v)| self.rung(side, get(v, "tier")));
+        let [from, to] = [before, after].map(|tier| self.rank(Side::New, tier));
+        let see = |from, to, verb: &str| match self.readers(from, to) {
+            names if names.is_empty() => String::new(),
+            names => format!(": {names} {verb} see it"),
+        };
+        match (old, new) {
+            (None, _) => {
+                let (tier, column) = (word(get(new, "tier")), word(get(new, "column")));
+                let readers = see(to, None, "now");
+                let says =
+                    format!("{name} is newly scheduled, from {tier} (column {column}){readers}");
+                (Class::Widens, says)
+            }
+            (_, None) => {
+                let readers = see(from, None, "no longer");
+                let says = format!(
+                    "{name} is no longer scheduled (was from {}){readers}",
+                    word(get(old, "tier"))
+                );
+                (Class::Narrows, says)
+            }
+            (Some(_), Some(_)) => {
+                let moved = |key| get(old, key) != get(new, key);
+                let mut said = Vec::new();
+                if moved("tier") {
+                    let [old, new] = [old, new].map(|v| word(get(v, "tier")));
+                    said.push(format!("is now disclosed from {new} (was {old})"));
+                }
+                if moved("column") {
+                    let [old, new] = [old, new].map(|v| word(get(v, "column")));
+                    said.push(format!("is now read from column {new} (was {old})"));
+                }
+                if said.is_empty() {
+                    said.push(format!("is now {}", was(old, new)));
+                }
+                let [gains, loses] = self.rise(after, before);
+                let readers = match (gains, loses) {
+                    (true, _) => see(to, from, "now"),
+                    (false, true) => see(from, to, "no longer"),
+                    (false, false) => String::new(),
+                };
+                (
+                    Class::of(gains, loses),
+                    format!("{name} {}{readers}", said.join(" and ")),
+                )
+            }
+        }
+    }
+
+    /// A viewer as read (`{tier, admin, account_id}`): its own tier risen or
+    /// gone (no tier clamps nothing), the operator mark or an account
+    /// gained, widens.
+    fn viewer(&self, old: Option<&Value>, new: Option<&Value>) -> (Class, String) {
+        let (Some(before), Some(after)) = (old, new) else {
+            return (Class::Changes, format!("is now read as {}", was(old, new)));
+        };
+        let [more, less] = match (tier_of(before), tier_of(after)) {
+            (Some(_), None) => [true, false],
+            (None, Some(_)) => [false, true],
+            (before, after) => self.rise(before, after),
+        };
+        let set = |v: &Value, key| {
+            v.get(key)
+                .is_some_and(|v| !v.is_null() && *v != json!(false))
+        };
+        let marks = ["admin", "account_id"].map(|key| (set(before, key), set(after, key)));
+        let gains = more || marks.iter().any(|&(was, is)| is && !was);
+        let loses = less || marks.iter().any(|&(was, is)| was && !is);
+        let rest = |v: &Value| [v.get("admin").cloned(), v.get("account_id").cloned()];
+        let says = if rest(before) == rest(after) {
+            let at = |v| tier_of(v).map_or_else(|| "no tier of its own".to_owned(), code);
+            format!("now reads at {} (was {})", at(after), at(before))
+        } else {
+            format!("is now read as {}", was(old, new))
+        };
+        (Class::of(gains, loses), says)
+    }
+
+    /// The changes of a list answer: one per item gained or lost, and one
+    /// when the items both lists hold are in another order.
+    fn list(
+        row: &Row,
+        [old, new]: [Option<&Value>; 2],
+        list: List,
+        out: &mut Output,
+    ) -> Result<(), DocumentRefusal> {
+        let ([before, after], both) = ([old, new].map(items), old.is_some() && new.is_some());
+        let [listed, unlisted] = gained(&before, &after);
+        let (item, owner) = match list {
+            List::Vocabulary => ("word", text(&row.input, "vocabulary")),
+            List::Never => ("column", text(&row.input, "family")),
+        };
+        let listed = listed.into_iter().map(|word| (word, true));
+        for (word, listed) in listed.chain(unlisted.into_iter().map(|word| (word, false))) {
+            let mut input = row.input.clone();
+            input.0.push((item.to_owned(), json!(word)));
+            let (class, says) = match (list, listed) {
+                (List::Vocabulary, true) => (Class::Changes, "gained the word"),
+                (List::Vocabulary, false) => (Class::Changes, "lost the word"),
+                // Onto the never list: a column promised never published.
+                (List::Never, true) => (Class::of(false, both), "is now on the never list"),
+                (List::Never, false) => (Class::of(both, false), "left the never list"),
+            };
+            let says = match list {
+                List::Vocabulary => format!("the {} vocabulary {says} {}", code(owner), code(word)),
+                List::Never => format!("{} {says}", code(&format!("{owner}.{word}"))),
+            };
+            let answers = [!listed, listed].map(Value::Bool);
+            out.push(change(
+                row.table,
+                input,
+                [Some(&answers[0]), Some(&answers[1])],
+                class,
+                says,
+            ))?;
+        }
+        if both && among(&before, &after, true) != among(&after, &before, true) {
+            let mut input = row.input.clone();
+            input.0.push(("order".to_owned(), json!(true)));
+            let says = match list {
+                List::Vocabulary => format!(
+                    "the words of the {} vocabulary are in another order",
+                    code(owner)
+                ),
+                List::Never => format!("the never list of {} is in another order", code(owner)),
+            };
+            out.push(change(row.table, input, [old, new], Class::Changes, says))?;
+        }
+        Ok(())
+    }
+}
+
+/// A substrate word's lifecycle, and whether a delegation has ended: no
+/// one gains or loses by these alone.
+fn lifecycle(
+    table: Table,
+    input: &Input,
+    old: Option<&Value>,
+    new: Option<&Value>,
+) -> (Class, String) {
+    match table {
+        Table::LifecyclesBoxStates => {
+            let state = word(input.get("box_state"));
+            (
+                Class::Changes,
+                format!("a Box in {state} now reads {}", was(old, new)),
+            )
+        }
+        Table::LifecyclesRunStates => {
+            let state = word(input.get("run_state"));
+            (
+                Class::Changes,
+                format!("a Box run in {state} now reads {}", was(old, new)),
+            )
+        }
+        Table::LifecyclesJobStatuses => {
+            let status = word(input.get("job_status"));
+            (
+                Class::Changes,
+                format!("a work job in {status} now reads {}", was(old, new)),
+            )
+        }
+        Table::LifecyclesMachines => {
+            let says = format!("{} now reads {}", computer(input), was(old, new));
+            (Class::Changes, says)
+        }
+        Table::LifecyclesEnded => {
+            let lifecycle = word(input.get("lifecycle"));
+            let now = match new {
+                Some(Value::Bool(true)) => "now counts as ended".to_owned(),
+                Some(Value::Bool(false)) => "now counts as under way".to_owned(),
+                _ => format!("is now answered {}", was(old, new)),
+            };
+            (Class::Changes, format!("a {lifecycle} delegation {now}"))
+        }
+        _ => otherwise(table, input, old, new),
+    }
+}
+
+/// Any other table's change, said as its answers.
+fn otherwise(
+    table: Table,
+    input: &Input,
+    old: Option<&Value>,
+    new: Option<&Value>,
+) -> (Class, String) {
+    let input = serde_json::to_string(input).unwrap_or_default();
+    (
+        Class::Changes,
+        format!("{table} {} now answers {}", code(&input), was(old, new)),
+    )
+}
+
+fn change(
+    table: Table,
+    input: Input,
+    answers: [Option<&Value>; 2],
+    class: Class,
+    says: String,
+) -> Change {
+    let [old, new] = answers.map(|answer| answer.cloned().unwrap_or(Value::Null));
+    Change {
+        table,
+        input,
+        old,
+        new,
+        class,
+        says,
+    }
+}

@@ -1,0 +1,574 @@
+//! Every decision of the rules over a finite domain, as one document and one
+//! digest.
+//!
+//! A cluster that upgrades one node at a time runs two versions of the rules
+//! at once, and a coordinator needs to know whether a node answers every
+//! question as the others do, not which version string it reports. The
+//! [`Document`] here asks the rules' functions every question of their
+//! finite domain (each vocabulary's `ALL`, every viewer and subject shape),
+//! never a second, hand-kept copy of the rules, so a changed rule changes the
+//! document and with it the digest.
+//!
+//! The document is uniform: a list of [`Row`]s, each a [`Table`], an input
+//! written in the host's own terms (`%{tier: "ledger", account_id: 1}`,
+//! `"provisioned"`) and the answer. It holds one row per independent
+//! decision: a question whose answer other rows determine is not asked (the
+//! tables' docs say which, and `tests/derived.rs` holds each such answer to
+//! the rows it follows from). [`crate::diff`] joins two documents on (table,
+//! input). Account ids only ever compare equal or not, so one owner, one
+//! other account and none cover every case; they are written `1`, `2` and
+//! `nil`.
+//!
+//! ```
+//! use openagents_policy_decisions::document::{decision_digest, Document};
+//! let document = Document::compute()?;
+//! assert_eq!(document.digest()?, decision_digest()?);
+//! assert_eq!(decision_digest()?.len(), 64);
+//! # Ok::<(), openagents_policy_decisions::document::DocumentError>(())
+//! ```
+
+use std::fmt::{self, Write as _};
+
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+use serde_json::{json, Value};
+use sha2::{Digest as _, Sha256};
+
+use openagents_policy::disclosure::{self, link_for_attempt, PrincipalReading, Record};
+use openagents_policy::disclosure::{Relationship, Rung};
+use openagents_policy::ladder::{self, Access, Link, Subject, Tier, Viewer};
+use openagents_policy::target::{BoxState, DelegationLifecycle, DelegationSeam, JobStatus};
+use openagents_policy::target::{Kind, Lifecycle, MachineObservation, MachineStatus, Reach};
+use openagents_policy::target::{RunState, Seam};
+use openagents_policy::{Reading, Vocabulary};
+
+/// The version of the document's layout, its first field. A changed rule is
+/// the same format and another document; a table added, removed or written
+/// another way is a new format. Format 1 (0.1.0's development) wrote one
+/// record per table, format 2 rows on one line; format 3 writes one row per
+/// line and asks no question other rows answer.
+pub const FORMAT: u32 = 3;
+
+/// How an input names any word its vocabulary does not have.
+pub const ANY_OTHER_WORD: &str = "<any other word>";
+
+/// Why the document or its digest could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum DocumentError {
+    /// serde_json refused to write an answer or the document (it cannot for
+    /// these types: kept typed rather than assumed).
+    #[error("the decision document could not be written as JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+macro_rules! tables {
+    ($($(#[$doc:meta])* $variant:ident => $name:literal,)+) => {
+        /// The tables of the document, in its order.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        pub enum Table { $($(#[$doc])* #[serde(rename = $name)] $variant,)+ }
+
+        impl Table {
+            /// Every table, in document order.
+            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
+
+            /// The table's name in the document.
+            #[must_use]
+            pub const fn as_str(self) -> &'static str {
+                match self { $(Self::$variant => $name,)+ }
+            }
+
+            /// The table named `name`, if the document has one.
+            #[must_use]
+            pub fn parse(name: &str) -> Option<Self> {
+                match name { $($name => Some(Self::$variant),)+ _ => None }
+            }
+        }
+    };
+}
+
+tables! {
+    /// A vocabulary's words, in order.
+    Vocabularies => "vocabularies",
+    /// A family's scheduled field: its rung and column. The columns a
+    /// family's schedule reads, and the fields admitted at each viewer tier
+    /// (`Family::fields_at`: a field whose rung's tier, read by that viewer
+    /// through `ladder.effective`, reaches its access's minimum), follow.
+    ScheduleFields => "schedule.fields",
+    /// A family's never list.
+    ScheduleNever => "schedule.never",
+    /// The viewer descriptor of a relationship.
+    Relationships => "relationships",
+    /// A rung's tier and access.
+    Rungs => "rungs",
+    /// A tier's rank.
+    LadderRanks => "ladder.ranks",
+    /// The tier a tier word names.
+    LadderNamed => "ladder.named",
+    /// The minimum tier of an access.
+    LadderMinimums => "ladder.minimums",
+    /// A viewer's own tier, operator mark and account. What a viewer clamps
+    /// a tier to (the lower of the two by rank, or the tier when the viewer
+    /// has none) follows.
+    LadderViewers => "ladder.viewers",
+    /// The tier a viewer reads a subject at. Whether a viewer may exercise
+    /// an access on a subject (`ladder::allows`: the tier reaches the
+    /// access's minimum, by rank) follows.
+    LadderEffective => "ladder.effective",
+    /// The tier an operator (`%{admin: true}`) reads a record without a link
+    /// at. Every other record and viewer reads as `ladder.effective`
+    /// answers for the record's link, or for its tier column.
+    LadderRecords => "ladder.records",
+    /// A Box state's lifecycle.
+    LifecyclesBoxStates => "lifecycles.box_states",
+    /// A run state's lifecycle.
+    LifecyclesRunStates => "lifecycles.run_states",
+    /// A job status's lifecycle.
+    LifecyclesJobStatuses => "lifecycles.job_statuses",
+    /// A Computer's lifecycle from its status, revocation and presence.
+    LifecyclesMachines => "lifecycles.machines",
+    /// Whether a delegation in a lifecycle has ended.
+    LifecyclesEnded => "lifecycles.ended",
+    /// The seam of a Box in a state, for a reach: what a caller may do,
+    /// kept beside the state's lifecycle so that a state mapped to another
+    /// lifecycle is classed by what it grants.
+    CapabilitiesBoxStates => "capabilities.box_states",
+    /// The delegation seam of a run in a state.
+    CapabilitiesRunStates => "capabilities.run_states",
+    /// The delegation seam of a job in a status.
+    CapabilitiesJobStatuses => "capabilities.job_statuses",
+    /// The seam of a Computer so observed, for a reach.
+    CapabilitiesMachines => "capabilities.machines",
+    /// The seam of a kind, lifecycle and reach. A kind's custody and runtime
+    /// class, why a lifecycle offers nothing to a reach, and whether any
+    /// seam offers a capability follow.
+    SeamsSeams => "seams.seams",
+    /// The seam of a delegation lifecycle.
+    SeamsDelegationSeams => "seams.delegation_seams",
+    /// The link an attempt gets, by which of its parts are present.
+    Links => "links",
+}
+
+/// A question: the host's words, named, in the order a caller passes them.
+/// Written as a JSON object in that order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Input(pub Vec<(String, Value)>);
+
+impl Input {
+    /// The word given as `name`, if any.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.0.iter().find(|(key, _)| key == name).map(|(_, v)| v)
+    }
+
+    /// Every (name, word), in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.0.iter().map(|(key, value)| (key.as_str(), value))
+    }
+}
+
+impl Serialize for Input {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in &self.0 {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+/// One answer: `[table, input, answer]` in the document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// Which table.
+    pub table: Table,
+    /// The question.
+    pub input: Input,
+    /// The answer.
+    pub answer: Value,
+}
+
+impl Serialize for Row {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        (self.table, &self.input, &self.answer).serialize(serializer)
+    }
+}
+
+/// Every independent finite-domain decision of the rules; its JSON
+/// ([`Document::to_json`]) is the canonical document the digest is taken
+/// of. [`crate::diff::read`] reads one back, within its limits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Document {
+    /// [`FORMAT`].
+    pub format: u32,
+    /// Every answer, table by table.
+    pub rows: Vec<Row>,
+}
+
+struct Rows(Vec<Row>);
+
+impl Rows {
+    fn push<T: Serialize>(&mut self, table: Table, input: &[(&str, Value)], answer: T) -> Res {
+        let input = input.iter().map(|(k, v)| ((*k).to_owned(), v.clone()));
+        let answer = serde_json::to_value(answer)?;
+        self.0.push(Row {
+            table,
+            input: Input(input.collect()),
+            answer,
+        });
+        Ok(())
+    }
+}
+
+/// One row: `ask!(rows, Table { "word": value, ... } => answer)`, the words
+/// in the order a caller passes them.
+macro_rules! ask {
+    ($rows:ident, $table:ident { $($key:literal: $word:expr),+ $(,)? } => $answer:expr) => {
+        $rows.push(Table::$table, &[$(($key, json!($word))),+], $answer)?
+    };
+}
+
+type Res = Result<(), DocumentError>;
+
+const OWNER: u8 = 1;
+const OTHER: u8 = 2;
+const ACCOUNTS: [Option<u8>; 3] = [Some(OWNER), Some(OTHER), None];
+const REACHES: [Reach; 2] = [Reach::Authorized, Reach::NotAuthorized];
+
+/// Every value of a vocabulary as a reading, then an unrecognized one.
+#[must_use]
+pub fn readings<S: Copy>(all: &[S]) -> Vec<Reading<S>> {
+    let known = all.iter().copied().map(Reading::Known);
+    known.chain([Reading::Unrecognized]).collect()
+}
+
+/// A reading as an input word.
+#[must_use]
+pub fn word<S: Serialize>(reading: Reading<S>) -> Value {
+    match reading {
+        Reading::Known(word) => serde_json::to_value(word).unwrap_or(Value::Null),
+        Reading::Unrecognized => json!(ANY_OTHER_WORD),
+    }
+}
+
+// The shapes the ladder reads, as the host passes them.
+fn quoted(tier: Reading<Tier>) -> String {
+    match tier {
+        Reading::Known(tier) => format!("\"{}\"", tier.as_str()),
+        Reading::Unrecognized => ANY_OTHER_WORD.to_owned(),
+    }
+}
+
+fn id(account: Option<u8>) -> String {
+    account.map_or_else(|| "nil".to_owned(), |id| id.to_string())
+}
+
+/// A viewer as the host passes it: the `viewer` word of the ladder's tables.
+#[must_use]
+pub fn viewer_term(viewer: &Viewer<u8>) -> String {
+    match viewer {
+        Viewer::Operator => "%{admin: true}".to_owned(),
+        Viewer::User { id: user, admin } => {
+            format!("%User{{id: {}}} with admin? {admin}", id(*user))
+        }
+        Viewer::Tiered { tier, account_id } => {
+            let (tier, account_id) = (quoted(*tier), id(*account_id));
+            format!("%{{tier: {tier}, account_id: {account_id}}}")
+        }
+        Viewer::Account { account_id } => format!("%{{account_id: {}}}", id(*account_id)),
+        Viewer::Word(tier) => quoted(*tier),
+        Viewer::Nobody => "nil".to_owned(),
+    }
+}
+
+fn link_term(link: &Link<u8>) -> String {
+    let revoked = if link.revoked { "<set>" } else { "nil" };
+    let (owner, tier) = (id(link.account_id), quoted(link.tier));
+    format!("%ArtifactLink{{account_id: {owner}, tier: {tier}, revoked_at: {revoked}}}")
+}
+
+/// A subject as the host passes it: the `subject` word of `ladder.effective`.
+#[must_use]
+pub fn subject_term(subject: &Subject<u8>) -> String {
+    match subject {
+        Subject::Link(link) => link_term(link),
+        Subject::Tier(tier) => quoted(*tier),
+    }
+}
+
+/// A record as the host passes it: the `record` word of `ladder.records`.
+#[must_use]
+pub fn record_term(record: &Record<u8>) -> String {
+    match record {
+        Record::Linked(link) => format!("%{{artifact_link: {}}}", link_term(link)),
+        Record::Unlinked(subject) => format!(
+            "%{{artifact_link: nil, transparency_tier: {}}}",
+            subject_term(subject)
+        ),
+    }
+}
+
+/// Every viewer shape the ladder reads, in document order.
+#[must_use]
+pub fn viewers() -> Vec<Viewer<u8>> {
+    let tiers = readings(Tier::ALL);
+    let mut all = vec![Viewer::Operator];
+    for id in ACCOUNTS {
+        all.extend([false, true].map(|admin| Viewer::User { id, admin }));
+    }
+    for &tier in &tiers {
+        all.extend(ACCOUNTS.map(|account_id| Viewer::Tiered { tier, account_id }));
+    }
+    all.extend(ACCOUNTS.map(|account_id| Viewer::Account { account_id }));
+    all.extend(tiers.iter().copied().map(Viewer::Word));
+    all.push(Viewer::Nobody);
+    all
+}
+
+/// Every subject shape the ladder reads, in document order.
+#[must_use]
+pub fn subjects() -> Vec<Subject<u8>> {
+    let mut all = Vec::new();
+    for account_id in [Some(OWNER), None] {
+        for tier in readings(Tier::ALL) {
+            for revoked in [false, true] {
+                all.push(Subject::Link(Link {
+                    account_id,
+                    tier,
+                    revoked,
+                }));
+            }
+        }
+    }
+    all.extend(readings(Tier::ALL).into_iter().map(Subject::Tier));
+    all
+}
+
+fn schedule(rows: &mut Rows) -> Res {
+    let families = disclosure::schedule();
+    for entry in &families {
+        for field in entry.fields {
+            ask!(rows, ScheduleFields { "family": entry.family, "field": field.name() } => field);
+        }
+    }
+    for entry in &families {
+        ask!(rows, ScheduleNever { "family": entry.family } => entry.never);
+    }
+    for &relationship in Relationship::ALL {
+        ask!(rows, Relationships { "relationship": relationship } => relationship.viewer(Some(OWNER)));
+    }
+    for &rung in Rung::ALL {
+        ask!(rows, Rungs { "rung": rung } => json!({"tier": rung.tier(), "access": rung.access()}));
+    }
+    Ok(())
+}
+
+fn ladder(rows: &mut Rows) -> Res {
+    let (viewers, subjects) = (viewers(), subjects());
+    let viewers: Vec<_> = viewers
+        .iter()
+        .map(|viewer| (viewer, viewer_term(viewer)))
+        .collect();
+    for &tier in Tier::ALL {
+        ask!(rows, LadderRanks { "tier": tier } => tier.rank());
+    }
+    for tier in readings(Tier::ALL) {
+        ask!(rows, LadderNamed { "tier_word": word(tier) } => tier.named());
+    }
+    for access in readings(Access::ALL) {
+        ask!(rows, LadderMinimums { "access": word(access) } => access.minimum());
+    }
+    for (viewer, name) in &viewers {
+        let answer = json!({"tier": viewer.tier(), "admin": viewer.is_admin(), "account_id": viewer.account()});
+        ask!(rows, LadderViewers { "viewer": name } => answer);
+    }
+    for subject in &subjects {
+        for (viewer, name) in &viewers {
+            let tier = ladder::effective_tier(subject, viewer);
+            ask!(rows, LadderEffective { "subject": subject_term(subject), "viewer": name } => tier);
+        }
+    }
+    // A record without a link carries its tier column, which may hold a
+    // link-shaped value too; an operator reads it by a rule of its own.
+    let operator = Viewer::Operator;
+    for record in subjects.iter().cloned().map(Record::Unlinked) {
+        let tier = disclosure::effective_tier(&record, &operator);
+        ask!(rows, LadderRecords { "record": record_term(&record), "viewer": viewer_term(&operator) } => tier);
+    }
+    Ok(())
+}
+
+/// Every Computer observation, in document order.
+#[must_use]
+pub fn machines() -> Vec<MachineObservation> {
+    let mut machines = Vec::new();
+    for status in readings(MachineStatus::ALL) {
+        for revoked in [false, true] {
+            machines.extend([false, true].map(|online| MachineObservation {
+                status,
+                revoked,
+                online,
+            }));
+        }
+    }
+    machines
+}
+
+fn lifecycles(rows: &mut Rows) -> Res {
+    let boxes = readings(BoxState::ALL);
+    let runs = readings(RunState::ALL);
+    let jobs = readings(JobStatus::ALL);
+    let machines = machines();
+    for &state in &boxes {
+        ask!(rows, LifecyclesBoxStates { "box_state": word(state) } => state.lifecycle());
+    }
+    for &state in &runs {
+        ask!(rows, LifecyclesRunStates { "run_state": word(state) } => state.lifecycle());
+    }
+    for &status in &jobs {
+        ask!(rows, LifecyclesJobStatuses { "job_status": word(status) } => status.lifecycle());
+    }
+    for seen in &machines {
+        let (status, revoked, online) = (word(seen.status), seen.revoked, seen.online);
+        ask!(rows, LifecyclesMachines { "status": status, "revoked": revoked, "online": online } => seen.lifecycle());
+    }
+    for &lifecycle in DelegationLifecycle::ALL {
+        ask!(rows, LifecyclesEnded { "lifecycle": lifecycle } => lifecycle.has_ended());
+    }
+    // What a caller may do for each substrate word: the seam of its lifecycle.
+    for &state in &boxes {
+        for reach in REACHES {
+            let seam = Seam::new(Kind::Box, state.lifecycle(), reach);
+            ask!(rows, CapabilitiesBoxStates { "box_state": word(state), "reach": reach } => seam);
+        }
+    }
+    for &state in &runs {
+        ask!(rows, CapabilitiesRunStates { "run_state": word(state) } => DelegationSeam::new(state.lifecycle()));
+    }
+    for &status in &jobs {
+        ask!(rows, CapabilitiesJobStatuses { "job_status": word(status) } => DelegationSeam::new(status.lifecycle()));
+    }
+    for seen in &machines {
+        for reach in REACHES {
+            let (status, revoked, online) = (word(seen.status), seen.revoked, seen.online);
+            let seam = Seam::new(Kind::Computer, seen.lifecycle(), reach);
+            ask!(rows, CapabilitiesMachines { "status": status, "revoked": revoked, "online": online, "reach": reach } => seam);
+        }
+    }
+    Ok(())
+}
+
+fn seams(rows: &mut Rows) -> Res {
+    for &kind in Kind::ALL {
+        for &lifecycle in Lifecycle::ALL {
+            for reach in REACHES {
+                let seam = Seam::new(kind, lifecycle, reach);
+                ask!(rows, SeamsSeams { "kind": kind, "lifecycle": lifecycle, "reach": reach } => seam);
+            }
+        }
+    }
+    for &lifecycle in DelegationLifecycle::ALL {
+        ask!(rows, SeamsDelegationSeams { "lifecycle": lifecycle } => DelegationSeam::new(lifecycle));
+    }
+    // The two principal kinds the rule names, one it does not, and none.
+    let kinds = [Some("user"), Some("agent"), Some("machine"), None];
+    for (repository, kind) in [true, false]
+        .into_iter()
+        .flat_map(|r| kinds.map(|k| (r, k)))
+    {
+        for id in [true, false] {
+            let principal = PrincipalReading {
+                kind: kind.map(str::as_bytes),
+                id: id.then_some(OWNER),
+            };
+            let outcome = link_for_attempt(repository.then_some(OTHER), principal, ());
+            ask!(rows, Links { "repository_id": repository, "principal_type": kind, "principal_id": id } => outcome);
+        }
+    }
+    Ok(())
+}
+
+impl Document {
+    /// Asks every decision function every question of its finite domain
+    /// that no other row answers.
+    ///
+    /// # Errors
+    ///
+    /// [`DocumentError::Json`] if serde_json refuses an answer.
+    pub fn compute() -> Result<Self, DocumentError> {
+        let mut rows = Rows(Vec::with_capacity(2048));
+        for &vocabulary in Vocabulary::ALL {
+            ask!(rows, Vocabularies { "vocabulary": vocabulary } => vocabulary.words());
+        }
+        schedule(&mut rows)?;
+        ladder(&mut rows)?;
+        lifecycles(&mut rows)?;
+        seams(&mut rows)?;
+        Ok(Self {
+            format: FORMAT,
+            rows: rows.0,
+        })
+    }
+
+    /// The canonical document: `{"format":3,"rows":[`, then each row as
+    /// compact JSON on a line of its own (`,` between them), then `]}` and
+    /// a newline.
+    ///
+    /// # Errors
+    ///
+    /// [`DocumentError::Json`] if serde_json refuses to write it.
+    pub fn to_json(&self) -> Result<String, DocumentError> {
+        let mut out = String::with_capacity(self.rows.len() * 96 + 32);
+        let _ = write!(out, "{{\"format\":{},\"rows\":[", self.format);
+        for (n, row) in self.rows.iter().enumerate() {
+            out.push_str(if n == 0 { "\n" } else { ",\n" });
+            out.push_str(&serde_json::to_string(row)?);
+        }
+        out.push_str("\n]}\n");
+        Ok(out)
+    }
+
+    /// The SHA-256 of [`Document::to_json`], as 64 lowercase hex digits.
+    ///
+    /// # Errors
+    ///
+    /// [`DocumentError::Json`] if the document cannot be written.
+    pub fn digest(&self) -> Result<String, DocumentError> {
+        Ok(sha256_hex(self.to_json()?.as_bytes()))
+    }
+}
+
+impl fmt::Display for Table {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
+/// 64 lowercase hex digits of the SHA-256 of `bytes`.
+#[must_use]
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .fold(String::with_capacity(64), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        })
+}
+
+/// The digest of this build's decisions.
+///
+/// # Errors
+///
+/// [`DocumentError::Json`] if the document cannot be written.
+pub fn decision_digest() -> Result<String, DocumentError> {
+    Document::compute()?.digest()
+}
+
+/// The canonical document of this build's decisions (what
+/// [`decision_digest`] digests).
+///
+/// # Errors
+///
+/// [`DocumentError::Json`] if the document cannot be written.
+pub fn decision_json() -> Result<String, DocumentError> {
+    Document::compute()?.to_json()
+}
