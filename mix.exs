@@ -117,7 +117,7 @@ defmodule OpenAgentsPolicy.MixProject do
           OpenAgents.Transparency.WorkDisclosure,
           OpenAgents.Transparency.Ladder
         ],
-        "Host boundary": [OpenAgentsPolicy.Host, OpenAgentsPolicy.Scheduler],
+        "Host boundary": [OpenAgentsPolicy.Host],
         "Decision changes": [
           OpenAgentsPolicy,
           OpenAgentsPolicy.Decisions,

@@ -27,7 +27,6 @@ defmodule OpenAgentsPolicy.Host do
 
   @user OpenAgents.Accounts.User
   @link OpenAgents.Transparency.ArtifactLink
-  @not_loaded Ecto.Association.NotLoaded
   @unloaded_modes [:tier_column, :dark, :raise]
   @defaults %{
     accounts: OpenAgents.Accounts,
@@ -52,27 +51,13 @@ defmodule OpenAgentsPolicy.Host do
   @typedoc "What a record with a link that was not loaded reads: see `unloaded_link/0`."
   @type unloaded_mode :: :tier_column | :dark | :raise
 
-  @doc "The host's user struct module (`:user`), recognised by name; read on every call."
-  @spec user_struct() :: module()
-  def user_struct, do: module(:user)
-
-  @doc "The host's artifact link struct module (`:artifact_link`), recognised by name; read on every call."
-  @spec link_struct() :: module()
-  def link_struct, do: module(:artifact_link)
-
-  @doc """
-  Whether a struct of `module` is a link: the default name, or the
-  configured `:artifact_link` module (read only for another name).
-  """
+  @doc "Whether a struct of `module` is a link: the default name, or the configured `:artifact_link`."
   @spec link?(module()) :: boolean()
-  def link?(module), do: module == @link or module == link_struct()
+  def link?(module), do: module == @link or module == module(:artifact_link)
 
-  @doc """
-  Whether a struct of `module` is a user: the default name, or the
-  configured `:user` module (read only for another name).
-  """
+  @doc "Whether a struct of `module` is a user: the default name, or the configured `:user`."
   @spec user?(module()) :: boolean()
-  def user?(module), do: module == @user or module == user_struct()
+  def user?(module), do: module == @user or module == module(:user)
 
   @doc """
   What `effective_tier/2` makes of a record whose `:artifact_link` is
@@ -87,9 +72,7 @@ defmodule OpenAgentsPolicy.Host do
 
   A host should use `:raise` in dev and test and `:dark` in production. A
   record whose `artifact_link_id` is `nil` (or absent) reads its tier column
-  in every mode. `Ecto.Association.NotLoaded` is recognised by name: the
-  library does not depend on Ecto. Any other configured value raises
-  `ArgumentError`, rather than pick one of the three for the host.
+  in every mode. Any other configured value raises `ArgumentError`.
   """
   @spec unloaded_link() :: unloaded_mode()
   def unloaded_link do
@@ -99,83 +82,92 @@ defmodule OpenAgentsPolicy.Host do
     end
   end
 
-  @doc "The module of the struct that stands for an association that was not loaded."
-  @spec not_loaded() :: module()
-  def not_loaded, do: @not_loaded
+  @typedoc "A tier as a NIF takes it: an atom, or a binary of at most 64 bytes."
+  @type tier_term :: atom() | binary()
+
+  @typedoc "A viewer's class: what the core decides on, the account aside."
+  @type viewer_class ::
+          :operator
+          | {:user, boolean()}
+          | {:tiered, tier_term()}
+          | :account
+          | {:word, tier_term()}
+          | :nobody
 
   @doc """
-  The one fact about a viewer the Rust core cannot compute itself: whether the
-  host calls a user an operator. `nil` for anything that is not a user, so
-  the host is asked only about users.
+  A viewer reduced, once, to what the core decides on and the account it
+  reads for: `{class, account}`. The shapes in the core's order: a map with
+  `admin: true`; a user (a struct of the default or configured `:user`
+  module, with the host's `admin?/1` answer; it reads for its `account_id`
+  when set, else its `id`); a map with `:tier`; a map with `:account_id`;
+  a binary or a non-nil atom, a tier word; anything else, nobody.
   """
-  @spec user_admin(term()) :: boolean() | nil
-  def user_admin(%{__struct__: module} = user) do
-    if user?(module), do: admin?(user), else: nil
+  @spec viewer(term()) :: {viewer_class(), term()}
+  def viewer(%{admin: true}), do: {:operator, nil}
+
+  def viewer(%{__struct__: @user} = user), do: user(user)
+
+  def viewer(%{__struct__: module} = viewer),
+    do: if(module == module(:user), do: user(viewer), else: viewer_map(viewer))
+
+  def viewer(%{} = viewer), do: viewer_map(viewer)
+
+  def viewer(word) when is_binary(word) or (is_atom(word) and word != nil),
+    do: {{:word, tier(word)}, nil}
+
+  def viewer(_nobody), do: {:nobody, nil}
+
+  defp viewer_map(%{tier: tier} = viewer),
+    do: {{:tiered, tier(tier)}, Map.get(viewer, :account_id)}
+
+  defp viewer_map(%{account_id: account}), do: {:account, account}
+  defp viewer_map(_map), do: {:nobody, nil}
+
+  defp user(user) do
+    account = with nil <- Map.get(user, :account_id), do: Map.get(user, :id)
+    {{:user, admin?(user)}, account}
   end
 
-  def user_admin(_viewer), do: nil
+  @doc "A tier bounded for a NIF: an atom, or a binary of at most 64 bytes; anything else (no word) `nil`."
+  @spec tier(term()) :: tier_term()
+  def tier(tier) when is_atom(tier) or (is_binary(tier) and byte_size(tier) <= 64), do: tier
+  def tier(_not_a_word), do: nil
 
   @doc """
-  A viewer as the Rust core reads it, and the host's `admin?/1` answer for
-  it: `{viewer, user_admin}`.
-
-  The core knows the structs by their default names. A struct of the
-  configured `:user` module is handed over under the default name; any other
-  struct, or anything that is not a struct, is handed over as it is. Only a
-  struct of a name other than the default reads the configuration.
+  A subject for a viewer reading for `account`: a link (`link?/1`) is
+  `link/2`'s, anything else `{:tier, tier}`.
   """
-  @spec viewer_term(term()) :: {term(), boolean() | nil}
-  def viewer_term(%{__struct__: @user} = viewer), do: {viewer, admin?(viewer)}
-
-  def viewer_term(%{__struct__: module} = viewer) do
-    if module == user_struct(),
-      do: {%{viewer | __struct__: @user}, admin?(viewer)},
-      else: {viewer, nil}
+  @spec subject(term(), term()) ::
+          {:link, :live | :revoked, tier_term(), boolean()} | {:tier, tier_term()}
+  def subject(%{__struct__: module} = subject, account) do
+    if link?(module), do: link(subject, account), else: {:tier, tier(subject)}
   end
 
-  def viewer_term(viewer), do: {viewer, nil}
+  def subject(tier, _account), do: {:tier, tier(tier)}
 
   @doc """
-  A ladder subject (a link, or anything that names a tier) as the Rust core
-  reads it: a struct of the configured `:artifact_link` module under the
-  default name, anything else as it is.
+  A link for a viewer reading for `account`: `{:link, state, tier, owns?}`,
+  ownership compared here with `==`, so no account id reaches a NIF. A live
+  link without `:tier` raises the `KeyError` the host's `link.tier` raises.
   """
-  @spec subject_term(term()) :: term()
-  def subject_term(%{__struct__: @link} = subject), do: subject
+  @spec link(map(), term()) :: {:link, :live | :revoked, tier_term(), boolean()}
+  def link(%{revoked_at: nil, tier: tier} = link, account),
+    do: {:link, :live, tier(tier), owns?(Map.get(link, :account_id), account)}
 
-  def subject_term(%{__struct__: module} = subject) do
-    if module == link_struct(), do: %{subject | __struct__: @link}, else: subject
-  end
+  def link(%{revoked_at: nil} = link, _account), do: raise(KeyError, key: :tier, term: link)
+  def link(link, _account), do: {:link, :revoked, tier(Map.get(link, :tier)), false}
 
-  def subject_term(subject), do: subject
-
-  @doc """
-  `subject`, unless it is a live link whose tier cannot be read: a map that
-  claims a link struct (`link?/1`), with `revoked_at: nil` and
-  no `:tier` key (only a map built without the struct lacks its fields). The
-  host's ladder reads a live link's tier as `link.tier`, so that raises the
-  `KeyError` that read raises; a revoked link, or one without `:revoked_at`,
-  is dark before its tier is read, and passes.
-  """
-  @spec live_link_tier!(term()) :: term()
-  def live_link_tier!(%{__struct__: module, revoked_at: nil} = subject)
-      when not is_map_key(subject, :tier) do
-    if link?(module), do: raise(KeyError, key: :tier, term: subject), else: subject
-  end
-
-  def live_link_tier!(subject), do: subject
+  @doc "Whether a reader for `account` owns a link of `owner`: both set, and `==`."
+  @spec owns?(term(), term()) :: boolean()
+  def owns?(nil, _account), do: false
+  def owns?(_owner, nil), do: false
+  def owns?(owner, account), do: owner == account
 
   @doc "The host's `Accounts.admin?/1`, as a boolean (its answer is read as truthy)."
   @spec admin?(term()) :: boolean()
-  def admin?(user),
-    do: if(module(:accounts).admin?(user), do: true, else: false)
+  def admin?(user), do: if(module(:accounts).admin?(user), do: true, else: false)
 
-  @doc """
-  A user's relationship to `repository`, in the order the host is asked:
-  `:operator` when `Accounts.admin?/1` says so, else `:member` when
-  `Repositories.member?/2` does, else `:stranger`. Either answer is read as
-  truthy.
-  """
+  @doc "A user's relationship to `repository`: `:operator`, `:member` or `:stranger`, asked in that order."
   @spec relationship(term(), term()) :: :operator | :member | :stranger
   def relationship(repository, user) do
     cond do
@@ -203,9 +195,8 @@ defmodule OpenAgentsPolicy.Host do
   restore it. An unknown key, or an `:unloaded_link` that is not one of its
   three values, raises `ArgumentError` before anything is written.
 
-  Each key takes effect on its own: a call that reads two keys while both
-  are being changed may see one old and one new. In tests, prefer
-  `override/1`, which no other test sees.
+  Each key takes effect on its own. In tests, prefer `override/1`, which no
+  other test sees.
 
       previous = OpenAgentsPolicy.Host.configure(repo: MyApp.TestRepo)
       # ...

@@ -1,17 +1,19 @@
 defmodule OpenAgentsPolicy.BitOffsetTest do
   # A binary that starts part-way through a byte is copied by the VM when a
-  # NIF reads it, before the NIF knows its size. Every call whose arguments
-  # hold a binary larger than `Scheduler.dirty_read_bytes/0` goes to the NIF's
-  # `_dirty` NIF, and answers exactly what it answers for the same bytes
-  # aligned. The calls are traced: which entry point ran is observed, not
-  # timed.
+  # NIF reads it, before the NIF knows its size. No NIF a call reaches is
+  # handed one longer than 64 bytes: `OpenAgentsPolicy.Host` bounds each term
+  # before the call (a tier past 64 bytes is no word, and crosses as `nil`),
+  # so a 1 MB one holds no normal scheduler, and answers what the same bytes
+  # aligned answer. The calls are traced: what each NIF was handed is
+  # observed, not timed.
   use ExUnit.Case, async: false
 
   alias OpenAgents.Delegations.Target
   alias OpenAgents.Transparency.{ArtifactLink, Ladder, WorkDisclosure}
-  alias OpenAgentsPolicy.{Native, Scheduler}
+  alias OpenAgentsPolicy.Native
+  alias OpenAgentsPolicy.Test.NifTrace
 
-  doctest OpenAgentsPolicy.Scheduler
+  @large 1_048_576
 
   # `bytes` bytes at a bit offset of 1 (within their first byte), and the same
   # bytes aligned. The length travels in the matched binary itself, so the
@@ -24,33 +26,11 @@ defmodule OpenAgentsPolicy.BitOffsetTest do
     {shifted, :binary.copy(shifted)}
   end
 
-  # `fun`'s answer and the Native entry points it called, run in a process of
-  # its own (a process is not its own tracer).
-  defp traced(fun) do
-    parent = self()
-
-    pid =
-      spawn_link(fn ->
-        receive do
-          :go -> send(parent, {:answer, self(), fun.()})
-        end
-      end)
-
-    :erlang.trace_pattern({Native, :_, :_}, true, [:local])
-    :erlang.trace(pid, true, [:call])
-    send(pid, :go)
-    assert_receive {:answer, ^pid, answer}, 60_000
-    ref = :erlang.trace_delivered(pid)
-    assert_receive {:trace_delivered, ^pid, ^ref}
-    :erlang.trace_pattern({Native, :_, :_}, false, [:local])
-    {answer, called(pid, [])}
-  end
-
-  defp called(pid, acc) do
-    receive do
-      {:trace, ^pid, :call, {Native, name, _args}} -> called(pid, [name | acc])
-    after
-      0 -> Enum.reverse(acc)
+  # Every NIF call `fun` made handed it binaries of at most 64 bytes.
+  defp assert_bounded(called, what) do
+    for {name, args} <- called do
+      {bytes, _depth, _width} = NifTrace.largest(args)
+      assert bytes <= 64, "#{what}: #{name} was handed #{bytes} bytes"
     end
   end
 
@@ -64,12 +44,12 @@ defmodule OpenAgentsPolicy.BitOffsetTest do
         WorkDisclosure.effective_tier(%{transparency_tier: big}, %{tier: :glass})
       end,
       effective_tier: fn -> WorkDisclosure.effective_tier(%{artifact_link: nil}, big) end,
-      linked_tier: fn ->
+      effective_tier: fn ->
         WorkDisclosure.effective_tier(%{artifact_link: %{link | account_id: big}}, %{
           account_id: big
         })
       end,
-      linked_tier: fn ->
+      effective_tier: fn ->
         WorkDisclosure.effective_tier(%{artifact_link: link}, %{account_id: big, tier: :pulse})
       end,
       link_for_attempt: fn ->
@@ -84,72 +64,65 @@ defmodule OpenAgentsPolicy.BitOffsetTest do
     ]
   end
 
-  test "a large binary at a bit offset goes to the `_dirty` NIF, with the aligned bytes' answer" do
-    {shifted, aligned} = shifted(Scheduler.dirty_read_bytes() + 1, "g")
-    assert Scheduler.dirty?(shifted)
+  test "a 1 MB binary at a bit offset reaches no NIF, and answers what the aligned bytes answer" do
+    {shifted, aligned} = shifted(@large, "g")
 
     for {{entry, call}, {_, aligned_call}} <- Enum.zip(calls(shifted), calls(aligned)) do
-      {answer, called} = traced(call)
-      assert :"#{entry}_dirty" in called, "#{entry}: #{inspect(called)}"
-      refute :"#{entry}_normal" in called, "#{entry}: #{inspect(called)}"
-      assert answer == aligned_call.()
+      {answer, called} = NifTrace.traced(call)
+      assert_bounded(called, entry)
+      assert answer == aligned_call.(), "#{entry}"
     end
   end
 
-  test "a binary up to the limit stays on the normal scheduler" do
-    {shifted, _aligned} = shifted(Scheduler.dirty_read_bytes(), "g")
-    refute Scheduler.dirty?(shifted)
+  test "a binary of 64 bytes or fewer reaches the NIF as it is, read by the core" do
+    {shifted, aligned} = shifted(64, "g")
 
-    # On the normal NIF, or not in a NIF at all: `effective_tier/2` answers
-    # a tier word read by a descriptor from its compiled table, comparing the
-    # accounts (binaries a normal scheduler may read) in Elixir.
-    for {entry, call} <- calls(shifted) do
-      {_answer, called} = traced(call)
-
-      assert :"#{entry}_normal" in called or (entry == :linked_tier and called == []),
-             "#{entry}: #{inspect(called)}"
-
-      refute Enum.any?(called, &String.ends_with?(Atom.to_string(&1), "_dirty")), "#{entry}"
+    for {{entry, call}, {_, aligned_call}} <- Enum.zip(calls(shifted), calls(aligned)) do
+      {answer, called} = NifTrace.traced(call)
+      assert_bounded(called, entry)
+      assert answer == aligned_call.(), "#{entry}"
     end
+
+    {_answer, called} = NifTrace.traced(fn -> Ladder.name(shifted) end)
+    assert [{:ladder_name, [^shifted]}] = called
   end
 
-  test "a link's revoked_at, however large, is only told from nil: it stays on the normal scheduler" do
-    {shifted, _aligned} = shifted(4 * Scheduler.dirty_read_bytes(), "r")
+  test "a link's revoked_at, however large, is only told from nil, and never handed to a NIF" do
+    {shifted, _aligned} = shifted(4 * @large, "r")
     link = %ArtifactLink{account_id: "acct-1", tier: "glass", revoked_at: shifted}
     record = %{artifact_link: link}
 
     {answer, called} =
-      traced(fn -> WorkDisclosure.effective_tier(record, %{account_id: "acct-1"}) end)
+      NifTrace.traced(fn -> WorkDisclosure.effective_tier(record, %{account_id: "acct-1"}) end)
 
     # A revoked link with a tier word answers from the compiled table.
     assert answer == :dark
     assert called == []
 
     {answer, called} =
-      traced(fn ->
+      NifTrace.traced(fn ->
         WorkDisclosure.effective_tier(%{artifact_link: %{link | tier: "bogus"}}, %{
           account_id: "acct-1"
         })
       end)
 
     assert answer == :dark
-    assert :linked_tier_normal in called
-    refute :linked_tier_dirty in called
+    assert [{:effective_tier, [{:linked, :revoked, "bogus", false}, :nobody]}] = called
   end
 
   test "a machine's status, however large, is matched in Elixir and never read by a NIF" do
-    {shifted, aligned} = shifted(4 * Scheduler.dirty_read_bytes(), "a")
+    {shifted, aligned} = shifted(4 * @large, "a")
 
     for revoked_at <- [nil, ~U[2026-08-25 10:00:00Z]] do
       machine = %OpenAgents.Machines.Machine{status: shifted, revoked_at: revoked_at}
-      {answer, called} = traced(fn -> Target.computer_lifecycle(machine, true) end)
+      {answer, called} = NifTrace.traced(fn -> Target.computer_lifecycle(machine, true) end)
       assert called == []
       assert answer == Native.computer_lifecycle(aligned, revoked_at, true)
     end
   end
 
   test "a large tier word names dark wherever it is read, as a short unknown word does" do
-    {shifted, _} = shifted(4 * Scheduler.dirty_read_bytes(), "l")
+    {shifted, _} = shifted(4 * @large, "l")
 
     assert WorkDisclosure.fields_at(:evidence, shifted) ==
              WorkDisclosure.fields_at(:evidence, "l")

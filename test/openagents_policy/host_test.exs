@@ -45,8 +45,8 @@ defmodule OpenAgentsPolicy.HostTest do
     previous = Host.configure(accounts: OtherAccounts)
     on_exit(fn -> Host.configure(previous) end)
 
-    assert Host.user_admin(%OpenAgents.Accounts.User{id: "u"}) == true
-    assert Host.user_admin(%{admin: true}) == nil
-    assert Host.user_admin(:glass) == nil
+    assert Host.viewer(%OpenAgents.Accounts.User{id: "u"}) == {{:user, true}, "u"}
+    assert Host.viewer(%{admin: true}) == {:operator, nil}
+    assert Host.viewer(:glass) == {{:word, :glass}, nil}
   end
 end

@@ -1,13 +1,13 @@
 defmodule OpenAgentsPolicy.LargeIdsTest do
-  # Ownership compares a link's account id with the viewer's. Ids too large to
-  # compare within a normal scheduler's slice (a binary past 256 KiB, a list,
-  # a tuple, a map, a bignum) move the call to a dirty scheduler; the answer
-  # must be the one a small id gets.
+  # Ownership compares a link's account id with the viewer's, in Elixir, with
+  # `==` (as the host compares them): no account id crosses into a NIF, so a
+  # large one (a binary past 256 KiB, a list, a tuple, a map, a bignum) holds
+  # no normal scheduler in a NIF, and gets the answer a small id gets.
   use ExUnit.Case, async: true
 
   alias OpenAgents.Accounts.User
   alias OpenAgents.Transparency.{ArtifactLink, Ladder, WorkDisclosure}
-  alias OpenAgentsPolicy.Native
+  alias OpenAgentsPolicy.Test.NifTrace
 
   @big :binary.copy("a", 256 * 1024 + 1)
 
@@ -45,31 +45,28 @@ defmodule OpenAgentsPolicy.LargeIdsTest do
     end
   end
 
-  # The property behind the answers above: a normal scheduler never compares
-  # a large id. Each call that compares ids has a `_normal` NIF, which
-  # answers `:dirty` (having compared nothing) when a comparison would go
-  # dirty (past `DIRTY_COMPARE_BYTES`), and a `_dirty` NIF, which answers.
-  test "the normal-scheduler NIFs answer :dirty for a large comparison; their `_dirty` NIFs make it" do
-    for {owner, same, _other} <- ids() do
-      link = link(owner, nil)
-      viewer = %{account_id: same, tier: :pulse}
+  # The property behind the answers above: what the NIF is handed is the
+  # typed boundary's small terms (a viewer's class, a link's state, tier and
+  # ownership), never an account id, however large.
+  test "no account id reaches a NIF: the calls hand it only small typed terms" do
+    for {owner, same, other} <- ids(), account <- [same, other], revoked_at <- [nil, :now] do
+      link = %{link(owner, revoked_at) | tier: "bogus"}
 
-      assert Native.effective_tier_normal(link, nil, viewer, false) == :dirty
-      assert Native.effective_tier_dirty(link, nil, viewer, false) == :glass
-      assert Native.linked_tier_normal(owner, "ledger", nil, viewer, false) == :dirty
-      assert Native.linked_tier_dirty(owner, "ledger", nil, viewer, false) == :glass
-      assert Native.ladder_effective_tier_normal(link, viewer, false) == :dirty
-      assert Native.ladder_effective_tier_dirty(link, viewer, false) == :glass
-      assert Native.ladder_allows_normal(link, :full, viewer, false) == :dirty
-      assert Native.ladder_allows_dirty(link, :full, viewer, false) == true
+      calls = [
+        fn -> WorkDisclosure.effective_tier(%{artifact_link: link}, %{account_id: account}) end,
+        fn -> WorkDisclosure.effective_tier(%{transparency_tier: link}, %User{id: account}) end,
+        fn -> Ladder.effective_tier(link, %{account_id: account, tier: "bogus"}) end,
+        fn -> Ladder.allows?(link, :full, %User{id: account}) end
+      ]
+
+      for call <- calls do
+        {_answer, called} = NifTrace.traced(call)
+
+        for {name, args} <- called do
+          assert {bytes, depth, width} = NifTrace.largest(args)
+          assert bytes <= 64 and depth <= 4 and width <= 4, "#{name}: #{inspect(args, limit: 5)}"
+        end
+      end
     end
-
-    # Small ids are compared where the call is made.
-    small = link("acct-1", nil)
-    viewer = %{account_id: "acct-1", tier: :pulse}
-    assert Native.effective_tier_normal(small, nil, viewer, false) == :glass
-    assert Native.linked_tier_normal("acct-1", "ledger", nil, viewer, false) == :glass
-    assert Native.ladder_effective_tier_normal(small, viewer, false) == :glass
-    assert Native.ladder_allows_normal(small, :full, viewer, false) == true
   end
 end

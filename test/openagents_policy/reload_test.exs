@@ -96,7 +96,7 @@ defmodule OpenAgentsPolicy.ReloadTest do
       fields_at: WorkDisclosure.fields_at(:trace, :pulse),
       fields_at_dark: WorkDisclosure.fields_at(:work_job, "dark"),
       never: WorkDisclosure.never(:trace),
-      linked_tier:
+      effective_tier_linked:
         WorkDisclosure.effective_tier(%{artifact_link: link}, %{
           account_id: "acct-1",
           tier: :pulse

@@ -10,7 +10,7 @@ defmodule OpenAgentsPolicy.TablesTest do
   alias OpenAgents.Delegations.Target
   alias OpenAgents.Machines.Machine
   alias OpenAgents.Transparency.{ArtifactLink, WorkDisclosure}
-  alias OpenAgentsPolicy.Native
+  alias OpenAgentsPolicy.{Host, Native}
 
   # Words no vocabulary holds, and near misses of the ones they do.
   @strangers ["", "bogus", "stopping", "Active", "active ", "queued\0", "glass", "box "]
@@ -143,7 +143,7 @@ defmodule OpenAgentsPolicy.TablesTest do
 
       for family <- Native.families(), tier <- words ++ others ++ @strangers do
         assert WorkDisclosure.fields_at(family, tier) ==
-                 Native.fields_at(family, tier, OpenAgentsPolicy.Host.user_admin(tier)),
+                 Native.fields_at(family, class(tier)),
                inspect({family, tier})
       end
 
@@ -166,13 +166,18 @@ defmodule OpenAgentsPolicy.TablesTest do
         sources = [full, wide, %{}, %{id: 1}, %URI{}] ++ each_missing
 
         for tier <- words ++ [:bogus, %{tier: :ledger}, %{admin: true}], source <- sources do
-          assert WorkDisclosure.project(family, source, tier) ==
-                   Native.project(family, source, tier, nil),
+          projected =
+            case Native.fields_at(family, class(tier)) do
+              [] -> nil
+              fields -> Map.new(fields, &{&1, Map.get(source, &1)})
+            end
+
+          assert WorkDisclosure.project(family, source, tier) == projected,
                  inspect({family, tier, source})
         end
 
         for tier <- words, source <- [nil, "source", [id: 1]] do
-          if Native.fields_at(family, tier, nil) == [] do
+          if Native.fields_at(family, class(tier)) == [] do
             assert WorkDisclosure.project(family, source, tier) == nil
           else
             assert_raise BadMapError, fn -> WorkDisclosure.project(family, source, tier) end
@@ -239,26 +244,34 @@ defmodule OpenAgentsPolicy.TablesTest do
           tier <- tiers,
           revoked_at <- [nil, ~U[2026-08-25 10:00:00Z]] do
         link = %ArtifactLink{account_id: owner, tier: tier, revoked_at: revoked_at}
+        {class, account} = Host.viewer(viewer)
+        {:link, state, tier, owns?} = Host.link(link, account)
 
+        # A revoked link is read without its viewer: the core's answer for
+        # the viewer's own class is the same.
         assert WorkDisclosure.effective_tier(%{artifact_link: link}, viewer) ==
-                 Native.linked_tier(owner, tier, revoked_at, viewer, nil),
+                 Native.effective_tier({:linked, state, tier, owns?}, class),
                inspect({link, viewer})
       end
 
       for account <- ["acct-1", nil], viewer <- viewers.(account), tier <- tiers do
-        assert WorkDisclosure.effective_tier(%{transparency_tier: tier}, viewer) ==
-                 Native.effective_tier(nil, tier, viewer, nil),
+        {class, account} = Host.viewer(viewer)
+        column = Native.effective_tier({:column, Host.subject(tier, account)}, class)
+
+        assert WorkDisclosure.effective_tier(%{transparency_tier: tier}, viewer) == column,
                inspect({tier, viewer})
 
         assert WorkDisclosure.effective_tier(
                  %{artifact_link: nil, transparency_tier: tier},
                  viewer
                ) ==
-                 Native.effective_tier(nil, tier, viewer, nil),
+                 column,
                inspect({tier, viewer})
       end
     end
   end
+
+  defp class(viewer), do: elem(Host.viewer(viewer), 0)
 
   # A family the schedule does not have, read at run time as a host's data
   # would bring it: the call under test is the one a host makes, not one the

@@ -4,29 +4,18 @@ defmodule OpenAgents.Delegations.Target do
   provisions, or someone's own `computer`): how it is addressed, what it is
   doing, and what the asking caller may do to it now.
 
-  Work, chat, text, voice and the API all hand work to a target; this module
-  is the one place that answers for them, and the Rust core computes every
-  answer, so a Rust service gets the same word. Surfaces render the
-  capabilities in `seam/3` and `delegation_seam/1`; none re-derives them,
-  since a surface that decides reach for itself can widen it.
-
-    * **Custody** comes from the kind alone, never from the route or surface.
-    * **Lifecycle** is one word projected from whichever substrate owns the
-      target (Box states, run states, job statuses, machines); the
-      substrate's own word travels beside it, untouched. A word the core does
-      not know reads as the core's one answer for an unrecognized word.
-    * **Capabilities** come from the lifecycle and the reach the caller has
-      already proved; `unavailable_reason` says what stands in the way.
+  Every surface hands work to a target through this one module, and the
+  Rust core computes every answer. **Custody** comes from the kind alone;
+  **lifecycle** is one word projected from whichever substrate owns the
+  target; **capabilities** come from the lifecycle and the reach the caller
+  already proved, and `unavailable_reason` says what stands in the way.
 
   Every answer over a finite domain is read from the core when this module
-  compiles and kept as a function clause, so a request makes no NIF call for
-  it, and an argument outside the domain raises `FunctionClauseError`, as
-  the app's own pattern-matched functions do.
+  compiles and kept as a function clause, so a request makes no NIF call,
+  and an argument outside the domain raises `FunctionClauseError`.
 
-  Deliberately absent: a runtime class for a Box (nothing establishes a
-  rented Box's egress posture), operations beyond `start` and `cancel` (no
-  route serves them), a third target kind, and any control-plane client,
-  lease or command journal.
+  Deliberately absent: a runtime class for a Box, operations beyond `start`
+  and `cancel`, a third target kind, any control-plane client.
   """
 
   alias OpenAgentsPolicy.Native
@@ -40,6 +29,7 @@ defmodule OpenAgents.Delegations.Target do
   @kinds Native.kinds()
   @substrates Map.new(Native.substrates())
   @machine_statuses Native.machine_statuses()
+  @machine OpenAgents.Machines.Machine
   # The core reads every word outside a substrate's vocabulary as one
   # `Unrecognized` reading, so each projection has one answer for all of them.
   @unrecognized Map.new(Native.unrecognized_lifecycles())
@@ -130,11 +120,8 @@ defmodule OpenAgents.Delegations.Target do
 
   @doc """
   The lifecycle of a Box from its last observed state: a `conversation_boxes`
-  state, or the synthetic `queued` of a fan-out item not yet admitted.
-
-  A provisioned Box that is not bootstrapped reads `starting`: refusing work
-  on a half-ready Box costs one poll, advertising it costs a failed command.
-  Any word the vocabulary lacks reads `failed`.
+  state, or the synthetic `queued` of a fan-out item not yet admitted. A
+  provisioned Box reads `starting`; a word the vocabulary lacks, `failed`.
 
       iex> OpenAgents.Delegations.Target.box_lifecycle("provisioned")
       "starting"
@@ -152,29 +139,36 @@ defmodule OpenAgents.Delegations.Target do
   is `destroyed`; an active reachable one `active`; anything else `cold`.
   """
   @spec computer_lifecycle(machine(), boolean()) :: String.t()
-  def computer_lifecycle(%{__struct__: OpenAgents.Machines.Machine} = machine, online?)
-      when is_boolean(online?) do
-    # Status first, and `revoked_at` only when the status is not "revoked"
-    # (the answer is `destroyed` either way), so a revoked machine map that
-    # lacks the key is answered, not a `KeyError`, as the app answers it.
-    status = machine.status
-    revoked_at = if status == "revoked", do: nil, else: machine.revoked_at
-    machine_lifecycle(status, revoked_at, online?)
+  def computer_lifecycle(machine, online?)
+
+  # One clause per status the core knows (then any other status, which it
+  # reads alike) and `online?`, holding the core's answer. `revoked_at` is
+  # matched (as `nil` or set) only where the core's answer depends on it, so
+  # a machine lacking the key reads as the app reads it: answered where the
+  # status decides, a `KeyError` (the last clause) where it does not.
+  for status <- @machine_statuses ++ [nil], online? <- [true, false] do
+    live = Native.computer_lifecycle(status, nil, online?)
+    revoked = Native.computer_lifecycle(status, :revoked, online?)
+    status = if status, do: status, else: quote(do: status)
+    known = if is_binary(status), do: true, else: quote(do: status not in @machine_statuses)
+
+    if live == revoked do
+      def computer_lifecycle(%{__struct__: @machine, status: unquote(status)}, unquote(online?))
+          when unquote(known),
+          do: unquote(live)
+    else
+      def computer_lifecycle(
+            %{__struct__: @machine, status: unquote(status), revoked_at: revoked_at},
+            unquote(online?)
+          )
+          when unquote(known),
+          do: if(revoked_at == nil, do: unquote(live), else: unquote(revoked))
+    end
   end
 
-  # The core reads a machine as its status (a word it knows, or any other
-  # term, which it reads alike as unrecognized: `nil` stands for those here),
-  # whether it has a `revoked_at` (any value but `nil`: `:revoked` stands for
-  # those) and `online?`. Every combination is one clause holding the core's
-  # answer, so no machine reaches the library on the call.
-  for status <- @machine_statuses ++ [nil], online? <- [true, false] do
-    status_pattern = if status, do: status, else: quote(do: _status)
-
-    defp machine_lifecycle(unquote(status_pattern), nil, unquote(online?)),
-      do: unquote(Native.computer_lifecycle(status, nil, online?))
-
-    defp machine_lifecycle(unquote(status_pattern), _revoked_at, unquote(online?)),
-      do: unquote(Native.computer_lifecycle(status, :revoked, online?))
+  def computer_lifecycle(%{__struct__: @machine} = machine, online?) when is_boolean(online?) do
+    _status = machine.status
+    machine.revoked_at
   end
 
   @doc """
@@ -203,10 +197,8 @@ defmodule OpenAgents.Delegations.Target do
 
   @doc """
   The seam of one target: custody, runtime class, lifecycle, the capabilities
-  this caller may exercise, and why not.
-
-  `authorized?` is the per-kind reach the caller already proved. It is
-  required, so a surface that forgot to check gets no capability by omission.
+  this caller may exercise, and why not. `authorized?` is the reach the
+  caller already proved: required, so forgetting it grants nothing.
 
       iex> OpenAgents.Delegations.Target.seam("box", "active", true)
       %{
@@ -218,8 +210,6 @@ defmodule OpenAgents.Delegations.Target do
       }
       iex> OpenAgents.Delegations.Target.seam("computer", "active", false)["unavailable_reason"]
       "not_authorized"
-      iex> OpenAgents.Delegations.Target.seam("computer", "cold", true)["unavailable_reason"]
-      "cold"
   """
   @spec seam(String.t(), String.t(), boolean()) :: seam()
   def seam(kind, lifecycle, authorized?)
@@ -231,8 +221,7 @@ defmodule OpenAgents.Delegations.Target do
 
   @doc """
   The seam of one delegation: its lifecycle, and `["cancel"]` while it is
-  still under way. A caller that resolved the delegation already passed the
-  reach check its target required.
+  still under way.
 
       iex> OpenAgents.Delegations.Target.delegation_seam("active")
       %{"lifecycle" => "active", "capabilities" => ["cancel"]}

@@ -6,28 +6,20 @@ defmodule OpenAgents.Transparency.Ladder do
 
     * **Naming a tier.** An atom by its name, a binary directly. Anything
       unknown (`nil`, `:bogus`, `"GLASS"`, a number, a map) names `dark`.
-    * **A viewer's own tier.** `%{admin: true}` is `glass` (a user struct
-      with an `admin: true` field included: the app's `Transparency` matches
-      that map first); a user (a struct of the host's `:user` module,
-      `OpenAgents.Accounts.User` by default) is `glass` when the host's
-      `Accounts.admin?/1` says so and has no tier otherwise; a map with
-      `:tier` names that tier (so `%{tier: nil}` is `dark`); a map with
-      `:account_id` and no `:tier` has none; a binary or a non-nil atom names
-      a tier; anything else, `nil` included, has none.
+    * **A viewer's own tier.** `%{admin: true}` is `glass`; a user is
+      `glass` when the host's `Accounts.admin?/1` says so and has none
+      otherwise; a map with `:tier` names that tier; a map with `:account_id`
+      has none; a binary or a non-nil atom names a tier; anything else has
+      none (`OpenAgentsPolicy.Host.viewer/1`).
     * **Clamp.** A viewer with no tier leaves a tier as it is; otherwise the
       lower rank wins.
-    * **Effective tier.** A live link (a struct of the host's
-      `:artifact_link` module) with `revoked_at: nil` is `glass`
-      for its owner (a viewer's `:account_id`, or a user's `id`, equal to the
-      link's non-nil `account_id`) and for an operator, and the link's tier
-      clamped for everyone else. A revoked link is `dark` for everyone,
-      operators included. Anything else is named, then clamped.
-    * **Allows.** The effective tier reaches the access's minimum: `:metadata`
-      needs `pulse`, `:content` `ledger`, `:full` `glass`, anything else
-      `dark`.
+    * **Effective tier.** A live link is `glass` for its owner and an
+      operator, and its tier clamped for everyone else; a revoked link is
+      `dark` for everyone. Anything else is named, then clamped.
+    * **Allows.** The effective tier reaches the access's minimum (`:metadata`
+      `pulse`, `:content` `ledger`, `:full` `glass`, anything else `dark`).
 
-  Deliberately absent: revoking a link, and anything else that writes. The
-  host keeps `Transparency.revoke/3` and its persistence.
+  Deliberately absent: revoking a link, and anything else that writes.
   """
 
   alias OpenAgentsPolicy.{Host, Native}
@@ -57,9 +49,7 @@ defmodule OpenAgents.Transparency.Ladder do
       :dark
   """
   @spec name(term()) :: tier()
-  def name(tier) do
-    Native.ladder_name(tier)
-  end
+  def name(tier), do: Native.ladder_name(Host.tier(tier))
 
   @doc """
   The rank of the tier a term names: dark 0, pulse 1, ledger 2, glass 3.
@@ -68,9 +58,7 @@ defmodule OpenAgents.Transparency.Ladder do
       3
   """
   @spec rank(term()) :: 0..3
-  def rank(tier) do
-    Native.ladder_rank(tier)
-  end
+  def rank(tier), do: Native.ladder_rank(Host.tier(tier))
 
   @doc """
   A viewer's own tier, or `nil` when it has none (and so clamps nothing).
@@ -81,11 +69,7 @@ defmodule OpenAgents.Transparency.Ladder do
       nil
   """
   @spec viewer_tier(term()) :: tier() | nil
-  def viewer_tier(viewer) do
-    {viewer, user_admin} = Host.viewer_term(viewer)
-
-    Native.ladder_viewer_tier(viewer, user_admin)
-  end
+  def viewer_tier(viewer), do: Native.ladder_viewer_tier(class(viewer))
 
   @doc """
   The tier `tier` names, clamped by `viewer`.
@@ -96,11 +80,7 @@ defmodule OpenAgents.Transparency.Ladder do
       :glass
   """
   @spec clamp(term(), term()) :: tier()
-  def clamp(tier, viewer) do
-    {viewer, user_admin} = Host.viewer_term(viewer)
-
-    Native.ladder_clamp(tier, viewer, user_admin)
-  end
+  def clamp(tier, viewer), do: Native.ladder_clamp(Host.tier(tier), class(viewer))
 
   @doc """
   The tier `viewer` reads `subject` at; `subject` is an `ArtifactLink` struct
@@ -111,10 +91,8 @@ defmodule OpenAgents.Transparency.Ladder do
   """
   @spec effective_tier(term(), term()) :: tier()
   def effective_tier(subject, viewer) do
-    {viewer, user_admin} = Host.viewer_term(viewer)
-    subject = subject |> Host.live_link_tier!() |> Host.subject_term()
-
-    Native.ladder_effective_tier(subject, viewer, user_admin)
+    {class, account} = Host.viewer(viewer)
+    Native.ladder_effective_tier(Host.subject(subject, account), class)
   end
 
   @doc """
@@ -127,9 +105,10 @@ defmodule OpenAgents.Transparency.Ladder do
   """
   @spec allows?(term(), term(), term()) :: boolean()
   def allows?(subject, access, viewer) do
-    {viewer, user_admin} = Host.viewer_term(viewer)
-    subject = subject |> Host.live_link_tier!() |> Host.subject_term()
-
-    Native.ladder_allows(subject, access, viewer, user_admin)
+    {class, account} = Host.viewer(viewer)
+    access = if is_atom(access), do: access, else: nil
+    Native.ladder_allows(Host.subject(subject, account), access, class)
   end
+
+  defp class(viewer), do: elem(Host.viewer(viewer), 0)
 end

@@ -17,17 +17,13 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       (an `ArtifactLink` raises its owner to `glass`) and an operator.
     * `dark`: nothing; a projection at `dark` is `nil`, never an empty map.
 
-  The never lists are not a fifth rung: the prompt and goal, the authority
-  snapshot, internal node names, credential delivery, the conversation the
-  work came from. Repository authority is stronger than every rung: the
-  host's `Repositories.readable_by/2` runs first.
+  The never lists (the prompt and goal, the authority snapshot, internal
+  node names, credential delivery) are not a fifth rung. Repository
+  authority is stronger than every rung: the host checks it first.
 
   Every rule lives in the Rust core. This module guards arguments, asks the
-  host what only it knows (`Accounts.admin?/1`, `Repositories.member?/2`;
-  `link_for_attempt/3` inserts through `ArtifactLink.changeset/2` and
-  `Repo.insert/1`, see `OpenAgentsPolicy.Host`), and keeps the core's answers
-  over finite domains as function clauses compiled in, asking the core on
-  the call for anything else.
+  host what only it knows (`OpenAgentsPolicy.Host`), and keeps the core's
+  answers over finite domains as function clauses compiled in.
   """
 
   alias OpenAgentsPolicy.{Host, Native}
@@ -35,54 +31,19 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   # Read from the Rust core as this module compiles (a compile-time
   # dependency on Native, so a rebuilt library recompiles it).
   @families Native.families()
-  @not_loaded Host.not_loaded()
+  # By name: the library does not depend on Ecto.
+  @not_loaded Ecto.Association.NotLoaded
   @schedule Native.schedule()
   @relationships Native.relationships()
   # The tier words a caller names directly: each tier as an atom and as a
-  # string, and `nil`. `fields_at/2` and `project/3` hold the core's answer
-  # for each; any other tier term (a viewer, a user, an unknown word) is asked
-  # of the core on the call.
+  # string, and `nil`.
   @tier_words [nil | Enum.flat_map(Native.tiers(), &[&1, Atom.to_string(&1)])]
-  # A viewer that is a tier word names it as itself: `nil` is no viewer.
-  @viewer_words Enum.reject(@tier_words, &is_nil/1)
-  # The classes of viewer `effective_tier/2` holds the core's answers for
-  # (see `viewer_class/1`), each with a function making a viewer of that
-  # class that reads for a given account (when its shape carries one).
-  @viewer_classes [
-                    operator: fn _account -> %{admin: true} end,
-                    account: fn account -> %{account_id: account} end,
-                    nobody: fn _account -> nil end
-                  ] ++
-                    Enum.map(@tier_words, fn word ->
-                      {{:tiered, word}, fn account -> %{tier: word, account_id: account} end}
-                    end) ++
-                    Enum.map(@viewer_words, fn word ->
-                      {{:word, word}, fn _account -> word end}
-                    end)
-  @dirty_read_bytes OpenAgentsPolicy.Scheduler.dirty_read_bytes()
-  @class_count length(@viewer_classes)
-  # effective_tier/2's answers, the core's over the whole compiled domain, as
-  # tuples indexed by tier word (`word_at/1`), viewer class (`viewer_class/1`)
-  # and, for a live link, whether the viewer owns it: a revoked link of every
-  # tier word; a live link of every tier word read by a viewer of every
-  # class, owner or not; a tier column of every tier word read by a viewer of
-  # every class. Each class is asked through a viewer of its shape; the test
-  # suite holds every answer to the NIF.
-  @revoked_answers List.to_tuple(
-                     for tier <- @tier_words,
-                         do: Native.linked_tier("owner", tier, :revoked, nil, nil)
-                   )
-  @linked_answers List.to_tuple(
-                    for tier <- @tier_words,
-                        {_class, viewer_of} <- @viewer_classes,
-                        account <- ["reader", "owner"],
-                        do: Native.linked_tier("owner", tier, nil, viewer_of.(account), nil)
-                  )
-  @column_answers List.to_tuple(
-                    for tier <- @tier_words,
-                        {_class, viewer_of} <- @viewer_classes,
-                        do: Native.effective_tier(nil, tier, viewer_of.("reader"), nil)
-                  )
+  # The viewer classes (`Host.viewer/1`) whose answers are compiled in: every
+  # class whose tier, if it has one, is a tier word. Any other class (a
+  # tier that is not a word) is asked of the core on the call.
+  @classes [:operator, {:user, true}, {:user, false}, :account, :nobody] ++
+             Enum.map(@tier_words, &{:tiered, &1}) ++
+             for(word <- @tier_words, word != nil, do: {:word, word})
 
   @typedoc "A family of records: `:attempt`, `:work_job`, `:evidence`, `:trace`."
   @type family :: :attempt | :work_job | :evidence | :trace
@@ -117,12 +78,9 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   end
 
   @doc """
-  The schema columns the scheduled fields of `family` are read from, sorted.
-  A field is read from the column of its own name unless it is derived or
-  renamed (`requester_kind` from `requesting_principal`, `budget` from
-  `budget_snapshot`, the evidence `commit` from `commit_sha`, `recorded_at`
-  from `inserted_at`, a trace's `schema_version` and `step_count` from its
-  `document`).
+  The schema columns the scheduled fields of `family` are read from, sorted
+  (a field is read from the column of its own name unless it is derived or
+  renamed, as `recorded_at` from `inserted_at`).
 
       iex> OpenAgents.Transparency.WorkDisclosure.source_columns(:trace)
       [:byte_size, :digest, :document, :id, :inserted_at]
@@ -169,23 +127,23 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
   for family <- @families, tier <- @tier_words do
     def fields_at(unquote(family), unquote(tier)),
-      do: unquote(Native.fields_at(family, tier, nil))
+      do: unquote(Native.fields_at(family, elem(Host.viewer(tier), 0)))
   end
 
-  def fields_at(family, tier) when family in @families do
-    {tier, user_admin} = Host.viewer_term(tier)
+  def fields_at(family, tier) when family in @families,
+    do: fields_for(family, elem(Host.viewer(tier), 0))
 
-    Native.fields_at(family, tier, user_admin)
+  for family <- @families, class <- @classes do
+    defp fields_for(unquote(family), unquote(Macro.escape(class))),
+      do: unquote(Native.fields_at(family, class))
   end
+
+  defp fields_for(family, class), do: Native.fields_at(family, class)
 
   @doc """
   The viewer descriptor for `repository` and `user`: the account to compare
-  with a link's owner, and the tier that clamps everything else.
-
-    * an operator (`Accounts.admin?/1`) is `glass`, marked `admin: true`;
-    * a member of the repository (`Repositories.member?/2`) is `ledger`, the
-      rung membership admits a private repository's reader on;
-    * any other user is `pulse`, and so is no user at all, with no account.
+  with a link's owner, and the tier that clamps everything else. An operator
+  is `glass` (`admin: true`), a member `ledger`, anyone else `pulse`.
 
       iex> OpenAgents.Transparency.WorkDisclosure.viewer(%{id: "repo"}, nil)
       %{account_id: nil, tier: :pulse}
@@ -204,8 +162,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   def viewer(_repository, _not_a_user), do: descriptor(:anonymous, nil)
 
   # The core's descriptor for each relationship, asked with a marker for the
-  # account, so each clause puts the user's id where the core put it (and
-  # nowhere the core did not).
+  # account, so each clause puts the user's id where the core put it.
   marker = :__openagents_policy_account__
 
   for relationship <- @relationships do
@@ -225,18 +182,11 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @doc """
   The effective tier of one record for one viewer.
 
-  A record whose `:artifact_link` is a loaded link (a struct of the host's
-  `:artifact_link` module) resolves through it: revoked is `dark` for
-  everyone, its owner and an operator are `glass`. Any other record (no link,
-  `nil`) resolves through its `:transparency_tier`: an operator descriptor
-  (`admin: true`) is `glass`, and nobody else is raised.
-
-  A record whose link exists but was not loaded (`:artifact_link` is
-  `%Ecto.Association.NotLoaded{}` while `artifact_link_id` is set) reads what
-  `config :openagents_policy, unloaded_link:` says (see
-  `OpenAgentsPolicy.Host`): its tier column (`:tier_column`, the default, as
-  the app's `Transparency` reads it), `dark` (`:dark`), or an
-  `ArgumentError` saying to preload the link (`:raise`).
+  A record whose `:artifact_link` is a loaded link resolves through it:
+  revoked is `dark` for everyone, its owner and an operator are `glass`. Any
+  other record resolves through its `:transparency_tier`: an operator
+  descriptor (`admin: true`) is `glass`, and nobody else is raised. A link
+  that exists but was not loaded reads what `OpenAgentsPolicy.Host.unloaded_link/0` says.
 
       iex> OpenAgents.Transparency.WorkDisclosure.effective_tier(%{transparency_tier: "ledger"}, %{tier: :pulse})
       :pulse
@@ -246,187 +196,118 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @spec effective_tier(map(), term()) :: tier()
   def effective_tier(record, viewer) when is_map(record) do
     # The record's fields are read here, where the compiled match knows their
-    # keys (on a host's 35-key record that is most of the call): a loaded
-    # link's owner, tier and revocation, else the tier column.
+    # keys (on a host's 35-key record that is most of the call).
     case record do
       %{artifact_link: %{__struct__: @not_loaded}} -> unloaded_tier(record, viewer)
       %{artifact_link: %{__struct__: module} = link} -> struct_tier(module, link, record, viewer)
-      %{transparency_tier: tier} -> column_tier(tier, viewer)
-      %{} -> column_tier(nil, viewer)
+      %{transparency_tier: tier} -> column(tier, viewer)
+      %{} -> column(nil, viewer)
     end
   end
 
   def effective_tier(record, _viewer), do: raise(BadMapError, term: record)
 
   # A struct in the link's place is the link when it is of the default name
-  # or the configured module (`Host.link?/1`); a map that claims it without
-  # its fields goes to the core whole.
+  # or the configured module (`Host.link?/1`). A revoked link reads alike for
+  # every viewer (the core's `Link::tier_for_anyone`): its viewer is not read.
   defp struct_tier(module, link, record, viewer) do
-    if Host.link?(module) do
-      case link do
-        %{account_id: owner, tier: tier, revoked_at: revoked_at} ->
-          linked_tier(owner, tier, revoked_at, viewer)
+    cond do
+      not Host.link?(module) ->
+        column(Map.get(record, :transparency_tier), viewer)
 
-        _lacking_fields ->
-          {viewer, user_admin} = Host.viewer_term(viewer)
-          link = Host.live_link_tier!(link)
+      match?(%{revoked_at: nil, tier: _}, link) ->
+        {class, account} = Host.viewer(viewer)
+        live(link.tier, class, Host.owns?(Map.get(link, :account_id), account))
 
-          Native.effective_tier(Host.subject_term(link), nil, viewer, user_admin)
-      end
-    else
-      column_tier(Map.get(record, :transparency_tier), viewer)
+      match?(%{revoked_at: nil}, link) ->
+        Host.link(link, nil)
+
+      true ->
+        revoked(Host.tier(Map.get(link, :tier)))
     end
   end
 
-  # A loaded link's tier, from its three fields. A revoked link, or a live
-  # one read by a viewer of a compiled class, answers from the core's tables
-  # (below) when its tier is a word; anything else is asked of the core.
-  defp linked_tier(owner, tier, revoked_at, viewer) when revoked_at != nil do
-    case word_at(tier) do
-      nil -> linked_core(owner, tier, revoked_at, viewer)
-      at -> elem(@revoked_answers, at)
-    end
+  # The core's answers, compiled in: a live link, one clause per tier word,
+  # viewer class and ownership; a revoked link, one per tier word; a tier
+  # column, one per tier word and viewer class. Anything else is asked of the
+  # core on the call, as the same typed terms.
+  for tier <- @tier_words, class <- @classes, owns? <- [true, false] do
+    defp live(unquote(tier), unquote(Macro.escape(class)), unquote(owns?)),
+      do: unquote(Native.effective_tier({:linked, :live, tier, owns?}, class))
   end
 
-  defp linked_tier(owner, tier, nil, viewer) do
-    with at when at != nil <- word_at(tier),
-         {class, account} <- viewer_class(viewer),
-         owns when is_boolean(owns) <- owns?(owner, account) do
-      elem(@linked_answers, (at * @class_count + class) * 2 + if(owns, do: 1, else: 0))
-    else
-      _core -> linked_core(owner, tier, nil, viewer)
-    end
+  defp live(tier, class, owns?),
+    do: Native.effective_tier({:linked, :live, Host.tier(tier), owns?}, class)
+
+  for tier <- @tier_words do
+    defp revoked(unquote(tier)),
+      do: unquote(Native.effective_tier({:linked, :revoked, tier, false}, :nobody))
   end
 
-  defp linked_core(owner, tier, revoked_at, viewer) do
-    {viewer, user_admin} = Host.viewer_term(viewer)
+  defp revoked(tier), do: Native.effective_tier({:linked, :revoked, tier, false}, :nobody)
 
-    Native.linked_tier(owner, tier, revoked_at, viewer, user_admin)
+  defp column(tier, viewer) do
+    {class, account} = Host.viewer(viewer)
+    column(tier, class, account)
   end
 
-  # Whether a viewer reading for `account` owns a link of `owner`: both set
-  # and equal (`==`, as the core compares them). Compared here only when that
-  # is cheap (binaries a normal-scheduler NIF may read,
-  # `OpenAgentsPolicy.Scheduler`); :core otherwise, so the core (and its
-  # choice of scheduler) compares them.
-  defp owns?(nil, _account), do: false
-  defp owns?(_owner, nil), do: false
-
-  defp owns?(owner, account)
-       when is_binary(owner) and is_binary(account) and
-              byte_size(owner) <= @dirty_read_bytes and byte_size(account) <= @dirty_read_bytes,
-       do: owner == account
-
-  defp owns?(_owner, _account), do: :core
-
-  # A tier word's place in @tier_words (the row of the tables below), or nil.
-  for {word, at} <- Enum.with_index(@tier_words) do
-    defp word_at(unquote(word)), do: unquote(at)
+  for tier <- @tier_words, class <- @classes do
+    defp column(unquote(tier), unquote(Macro.escape(class)), _account),
+      do: unquote(Native.effective_tier({:column, {:tier, tier}}, class))
   end
 
-  defp word_at(_other), do: nil
+  # An operator descriptor reads a column before any link in it is read (the
+  # seed's `unlinked_tier(_tier, %{admin: true})`), so that raises nothing.
+  defp column(_subject, :operator, _account),
+    do: Native.effective_tier({:column, {:tier, nil}}, :operator)
 
-  # The class of a viewer as the core reads its shape (its place in
-  # @viewer_classes, the column of the tables below), and the account it
-  # reads for: `{class, account}`, or :core for a viewer only the core (and
-  # the host) can read: a struct (which the host's `:user` setting names, and
-  # whose `admin?/1` the host answers), or a tier that is not a word. The
-  # clauses follow the core's order (`decode::viewer`): an operator mark, a
-  # tier, an account, any other map; a word; anything else is nobody.
-  class_at = fn class -> Enum.find_index(@viewer_classes, &(elem(&1, 0) == class)) end
-
-  defp viewer_class(%{__struct__: _}), do: :core
-  defp viewer_class(%{admin: true}), do: {unquote(class_at.(:operator)), nil}
-
-  for word <- @tier_words do
-    defp viewer_class(%{tier: unquote(word)} = viewer),
-      do: {unquote(class_at.({:tiered, word})), Map.get(viewer, :account_id)}
-  end
-
-  defp viewer_class(%{tier: _}), do: :core
-  defp viewer_class(%{account_id: account}), do: {unquote(class_at.(:account)), account}
-  defp viewer_class(%{}), do: {unquote(class_at.(:nobody)), nil}
-
-  for word <- @viewer_words do
-    defp viewer_class(unquote(word)), do: {unquote(class_at.({:word, word})), nil}
-  end
-
-  defp viewer_class(viewer) when is_binary(viewer) or (is_atom(viewer) and viewer != nil),
-    do: :core
-
-  defp viewer_class(_viewer), do: {unquote(class_at.(:nobody)), nil}
+  defp column(subject, class, account),
+    do: Native.effective_tier({:column, Host.subject(subject, account)}, class)
 
   # A link that exists (its id is set) but was not loaded: what the host
   # configured. With no id there is no link to have forgotten.
   defp unloaded_tier(record, viewer) do
-    case Map.get(record, :artifact_link_id) do
-      nil ->
-        column_tier(Map.get(record, :transparency_tier), viewer)
+    mode =
+      if Map.get(record, :artifact_link_id) == nil, do: :tier_column, else: Host.unloaded_link()
 
-      _id ->
-        case Host.unloaded_link() do
-          :tier_column -> column_tier(Map.get(record, :transparency_tier), viewer)
-          :dark -> :dark
-          :raise -> raise ArgumentError, unloaded_message(record)
-        end
+    case mode do
+      :tier_column -> column(Map.get(record, :transparency_tier), viewer)
+      :dark -> :dark
+      :raise -> raise ArgumentError, unloaded_message(record)
     end
   end
 
   defp unloaded_message(record) do
+    described =
+      with %{__struct__: module} <- record, do: " (a #{inspect(module)})", else: (_ -> "")
+
     "effective_tier/2 was given a record whose :artifact_link was not loaded while its " <>
-      "artifact_link_id is set#{describe(record)}: preload :artifact_link (for example " <>
+      "artifact_link_id is set#{described}: preload :artifact_link (for example " <>
       "Repo.preload(records, :artifact_link)) so that a revoked link reads dark " <>
       "(config :openagents_policy, unloaded_link: :raise)"
-  end
-
-  defp describe(%{__struct__: module}), do: " (a #{inspect(module)})"
-  defp describe(_record), do: ""
-
-  # The tier column (or whatever stands in it): a tier word read by a viewer
-  # of a compiled class answers from the core's table; anything else is the
-  # core's to name and clamp.
-  defp column_tier(tier, viewer) do
-    with at when at != nil <- word_at(tier),
-         {class, _account} <- viewer_class(viewer) do
-      elem(@column_answers, at * @class_count + class)
-    else
-      _core -> column_core(tier, viewer)
-    end
-  end
-
-  defp column_core(tier, viewer) do
-    {viewer_term, user_admin} = Host.viewer_term(viewer)
-    # An operator descriptor reads a column as glass before any link in it is read.
-    unless match?(%{admin: true}, viewer), do: Host.live_link_tier!(tier)
-
-    Native.effective_tier(nil, Host.subject_term(tier), viewer_term, user_admin)
   end
 
   @doc """
   Mints the consent-bearing link for one attempt through the host's repo, or
   returns `:none`.
 
-  The link lets the ladder do what a tier column cannot: raise the requesting
-  account to `glass`, and go `dark` the moment it is revoked. Its tier is
-  `ledger`, the ceiling a member already has. An attempt that an agent (or
-  anything but a user with a binary id) requested has no owner, so it gets
-  `:none` rather than a link owned by nobody.
+  The link raises the requesting account to `glass` and goes `dark` the
+  moment it is revoked; its tier is `ledger`. An attempt that anything but a
+  user with a binary id requested has no owner, so it gets `:none`.
   """
   @spec link_for_attempt(term(), term(), term()) :: {:ok, struct()} | :none | {:error, term()}
   def link_for_attempt(repository, principal, authority \\ %{}) do
     # The principal's two words are read here, where the compiled match knows
-    # their keys; whether they make an owner is the core's to say.
-    kind =
+    # their keys; a kind longer than 64 bytes is no word, and crosses as nil.
+    {kind, id} =
       case principal do
-        %{"type" => kind} -> kind
-        _ -> nil
+        %{"type" => kind, "id" => id} -> {kind, id}
+        %{"type" => kind} -> {kind, nil}
+        %{"id" => id} -> {nil, id}
+        _ -> {nil, nil}
       end
 
-    id =
-      case principal do
-        %{"id" => id} -> id
-        _ -> nil
-      end
+    kind = if is_binary(kind) and byte_size(kind) <= 64, do: kind, else: nil
 
     case Native.link_for_attempt(repository, kind, id, authority) do
       {:ok, attrs} -> Host.insert_link(attrs)
@@ -449,11 +330,9 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
   # A tier named by a word: the fields the core admits at it (the table of
   # `fields_at/2`), each read from the source in one match when the source has
-  # them all, else one by one. A source need not have them: a field it lacks
-  # reads `nil`, as in the NIF's own projection, which the test suite holds
-  # these clauses to.
+  # them all, else one by one (a field it lacks reads `nil`).
   for family <- @families, tier <- @tier_words do
-    case Native.fields_at(family, tier, nil) do
+    case Native.fields_at(family, elem(Host.viewer(tier), 0)) do
       [] ->
         def project(unquote(family), _source, unquote(tier)), do: nil
 
@@ -471,15 +350,10 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
     end
   end
 
-  def project(family, source, tier) when family in @families and is_map(source) do
-    {tier, user_admin} = Host.viewer_term(tier)
-
-    Native.project(family, source, tier, user_admin)
-  end
-
   def project(family, source, tier) when family in @families do
     case fields_at(family, tier) do
       [] -> nil
+      fields when is_map(source) -> Map.new(fields, &{&1, Map.get(source, &1)})
       _fields -> raise BadMapError, term: source
     end
   end

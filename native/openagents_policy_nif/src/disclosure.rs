@@ -6,13 +6,13 @@
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use openagents_policy::disclosure::{self, Family, PrincipalReading, Record};
+use openagents_policy::disclosure::{self, Family, PrincipalReading};
 use openagents_policy::ladder::{self, Tier};
 use rustler::types::atom;
 use rustler::{Atom, Binary, Encoder, Env, Error, NifResult, Term};
 
 use crate::decode::{
-    self, get, is_nil, is_struct, unless_dirty, ErlEq, FamilyWord, RelationshipWord, TierWord,
+    self, AccessTerm, FamilyWord, RecordTerm, RelationshipWord, SubjectTerm, TierTerm, ViewerTerm,
 };
 use crate::text::Text;
 use crate::words::{self, position, words};
@@ -79,109 +79,27 @@ fn tier_for(family: FamilyWord, field: Term) -> Option<Atom> {
         .map(|field| words.field_tiers[at][field])
 }
 
-/// The fields of `family` that `tier` (a tier word or a viewer) admits, as a
-/// list of atoms in field-name order, built cell by cell from the last.
-pub(crate) fn fields_at<'a>(
-    env: Env<'a>,
-    family: FamilyWord,
-    tier: Term<'a>,
-    user_admin: Term<'a>,
-) -> Term<'a> {
+/// The fields of `family` that `viewer` (a viewer's class: a tier word is
+/// `{:word, tier}`) admits, as a list of atoms in field-name order.
+#[rustler::nif]
+fn fields_at(family: FamilyWord, viewer: ViewerTerm) -> Vec<Atom> {
     let names = &words().fields[family_index(family.0)];
-    let admitted = family.0.fields_at(&decode::viewer(tier, user_admin));
-    let mut list = Term::list_new_empty(env);
-    for at in admitted.positions().rev() {
-        list = list.list_prepend(names[at]);
-    }
-    list
-}
-
-/// The projection of `source`: each admitted field taken by its name, `nil`
-/// when absent; `nil` itself when nothing is admitted, without reading the
-/// source. Looks up at most one key per scheduled field, whatever the size of
-/// the source.
-fn project<'a>(
-    env: Env<'a>,
-    family: FamilyWord,
-    source: Term<'a>,
-    tier: Term<'a>,
-    user_admin: Term<'a>,
-) -> NifResult<Term<'a>> {
-    let admitted = family.0.fields_at(&decode::viewer(tier, user_admin));
-    if admitted.is_empty() {
-        return Ok(atom::nil().to_term(env));
-    }
-    if !source.is_map() {
-        return Err(Error::BadArg);
-    }
-    let names = &words().fields[family_index(family.0)];
-    let nil = atom::nil().to_term(env);
-    let (keys, values): (Vec<Term>, Vec<Term>) = admitted
+    family
+        .0
+        .fields_at(&viewer.viewer())
         .positions()
-        .map(|at| {
-            let key = names[at];
-            (key.to_term(env), source.map_get(key).unwrap_or(nil))
-        })
-        .unzip();
-    Term::map_from_term_arrays(env, &keys, &values)
+        .map(|at| names[at])
+        .collect()
 }
 
-/// The core's tier for `record` and the viewer, or `None` when that meant
-/// comparing ids too large for a normal scheduler (`dirty` is false). A link
-/// the core reads alike for every viewer (a revoked one) is answered without
-/// reading the viewer.
-fn decide_record<'a>(
-    record: &Record<ErlEq<'a>>,
-    viewer: Term<'a>,
-    user_admin: Term<'a>,
-    dirty: bool,
-) -> Option<Tier> {
-    if let Record::Linked(link) = record {
-        if let Some(tier) = link.tier_for_anyone() {
-            return Some(tier);
-        }
-    }
-    let viewer = decode::viewer(viewer, user_admin);
-    unless_dirty(dirty, || disclosure::effective_tier(record, &viewer))
-}
-
-/// A tier, or `:dirty` when the call must be made again on a dirty scheduler.
-fn tier_or_dirty(env: Env<'_>, tier: Option<Tier>) -> Term<'_> {
-    tier.map_or_else(words::dirty, tier_atom).to_term(env)
-}
-
-/// A record's effective tier, from its two fields the Elixir side read:
-/// through `link` when it is a link struct, otherwise through `tier`, the
-/// record's tier column (`nil` when absent).
-pub(crate) fn effective_tier<'a>(
-    env: Env<'a>,
-    link: Term<'a>,
-    tier: Term<'a>,
-    viewer: Term<'a>,
-    user_admin: Term<'a>,
-    dirty: bool,
-) -> Term<'a> {
-    let record = if is_struct(link, words::link_struct()) {
-        Record::Linked(decode::link(link))
-    } else {
-        Record::Unlinked(decode::subject(tier))
-    };
-    tier_or_dirty(env, decide_record(&record, viewer, user_admin, dirty))
-}
-
-/// The effective tier of a record whose loaded link the Elixir side matched
-/// whole: the link's owner, tier and `revoked_at`, read there.
-pub(crate) fn linked_tier<'a>(
-    env: Env<'a>,
-    owner: Term<'a>,
-    tier: Term<'a>,
-    revoked_at: Term<'a>,
-    viewer: Term<'a>,
-    user_admin: Term<'a>,
-    dirty: bool,
-) -> Term<'a> {
-    let record = Record::Linked(decode::link_of(Some(owner), Some(tier), Some(revoked_at)));
-    tier_or_dirty(env, decide_record(&record, viewer, user_admin, dirty))
+/// The tier `viewer` reads a record at: through its loaded link, or its
+/// tier column.
+#[rustler::nif]
+fn effective_tier(record: RecordTerm, viewer: ViewerTerm) -> Atom {
+    tier_atom(disclosure::effective_tier(
+        &record.record(),
+        &viewer.viewer(),
+    ))
 }
 
 /// `%{account_id: _, tier: _}`, plus `admin: true` for an operator.
@@ -191,7 +109,7 @@ fn viewer<'a>(
     relationship: RelationshipWord,
     account: Term<'a>,
 ) -> NifResult<Term<'a>> {
-    let account = (!is_nil(account)).then_some(account);
+    let account = (!decode::is(account, atom::nil())).then_some(account);
     let descriptor = relationship.0.viewer(account);
     let account_id = descriptor
         .account_id
@@ -215,16 +133,18 @@ fn relationships() -> &'static [Atom] {
 /// `{:ok, attrs}` for the host's `ArtifactLink.changeset/2`, or
 /// `{:error, why}` when the attempt gets no link, `why` being the core's
 /// sentence for it. `kind` and `id` are the principal's `"type"` and `"id"`
-/// as the Elixir side read them (`nil` when absent); only binaries count.
-pub(crate) fn link_for_attempt<'a>(
+/// as the Elixir side read them: `kind` a binary of at most 64 bytes or
+/// `nil` (anything else), `id` handed back as it is, and counted only when it
+/// is a binary.
+#[rustler::nif]
+fn link_for_attempt<'a>(
     env: Env<'a>,
     repository: Term<'a>,
-    kind: Term<'a>,
+    kind: Option<Binary<'a>>,
     id: Term<'a>,
     authority: Term<'a>,
 ) -> NifResult<Term<'a>> {
-    let repository_id = get(repository, words::id());
-    let kind = Binary::from_term(kind).ok();
+    let repository_id = repository.map_get(words::id()).ok();
     let reading = PrincipalReading {
         kind: kind.as_ref().map(Binary::as_slice),
         id: Some(id).filter(|id| id.is_binary()),
@@ -315,76 +235,32 @@ fn field_columns(family: FamilyWord) -> Vec<(Atom, Atom)> {
 
 // ── the ladder (`OpenAgents.Transparency.Ladder`) ───────────────────────
 
-on_either_scheduler! {
-    fn ladder_name_normal / ladder_name_dirty    (tier: TierWord) -> Atom {
-        tier_atom(tier.0.named())
-    }
+#[rustler::nif]
+fn ladder_name(tier: TierTerm) -> Atom {
+    tier_atom(tier.0.named())
 }
 
-on_either_scheduler! {
-    fn ladder_rank_normal / ladder_rank_dirty    (tier: TierWord) -> u8 {
-        tier.0.named().rank()
-    }
+#[rustler::nif]
+fn ladder_rank(tier: TierTerm) -> u8 {
+    tier.0.named().rank()
 }
 
-on_either_scheduler! {
-    fn ladder_viewer_tier_normal / ladder_viewer_tier_dirty    <'a>(viewer: Term<'a>, user_admin: Term<'a>) -> Option<Atom> {
-        decode::viewer(viewer, user_admin).tier().map(tier_atom)
-    }
+#[rustler::nif]
+fn ladder_viewer_tier(viewer: ViewerTerm) -> Option<Atom> {
+    viewer.viewer().tier().map(tier_atom)
 }
 
-on_either_scheduler! {
-    fn ladder_clamp_normal / ladder_clamp_dirty    <'a>(tier: TierWord, viewer: Term<'a>, user_admin: Term<'a>) -> Atom {
-        tier_atom(decode::viewer(viewer, user_admin).clamp(tier.0.named()))
-    }
+#[rustler::nif]
+fn ladder_clamp(tier: TierTerm, viewer: ViewerTerm) -> Atom {
+    tier_atom(viewer.viewer().clamp(tier.0.named()))
 }
 
-fn ladder_effective_tier<'a>(
-    env: Env<'a>,
-    subject: Term<'a>,
-    viewer: Term<'a>,
-    user_admin: Term<'a>,
-    dirty: bool,
-) -> Term<'a> {
-    let (subject, viewer) = (decode::subject(subject), decode::viewer(viewer, user_admin));
-    tier_or_dirty(
-        env,
-        unless_dirty(dirty, || ladder::effective_tier(&subject, &viewer)),
-    )
+#[rustler::nif]
+fn ladder_effective_tier(subject: SubjectTerm, viewer: ViewerTerm) -> Atom {
+    tier_atom(ladder::effective_tier(&subject.subject(), &viewer.viewer()))
 }
 
-/// `true` or `false`, or `:dirty` when the call must be made again on a dirty
-/// scheduler.
-fn ladder_allows<'a>(
-    env: Env<'a>,
-    subject: Term<'a>,
-    access: Term<'a>,
-    viewer: Term<'a>,
-    user_admin: Term<'a>,
-    dirty: bool,
-) -> Term<'a> {
-    let access = decode::access(access);
-    let (subject, viewer) = (decode::subject(subject), decode::viewer(viewer, user_admin));
-    match unless_dirty(dirty, || ladder::allows(&subject, access, &viewer)) {
-        Some(allowed) => allowed.encode(env),
-        None => words::dirty().encode(env),
-    }
-}
-
-// The `_normal` / `_dirty` pairs, one line each: the calls that read a binary argument, then the
-// account-id comparisons, each declining on a normal scheduler what only a
-// dirty one should compare.
-#[rustfmt::skip]
-on_either_scheduler! {
-    fn fields_at_normal / fields_at_dirty<'a>(env, family: FamilyWord, tier: Term<'a>, user_admin: Term<'a>) -> Term<'a> = fields_at;
-    fn project_normal / project_dirty<'a>(env, family: FamilyWord, source: Term<'a>, tier: Term<'a>, user_admin: Term<'a>) -> NifResult<Term<'a>> = project;
-    fn link_for_attempt_normal / link_for_attempt_dirty<'a>(env, repository: Term<'a>, kind: Term<'a>, id: Term<'a>, authority: Term<'a>) -> NifResult<Term<'a>> = link_for_attempt;
-}
-
-#[rustfmt::skip]
-on_either_scheduler! {
-    fn effective_tier_normal / effective_tier_dirty<'a>(env, link: Term<'a>, tier: Term<'a>, viewer: Term<'a>, user_admin: Term<'a>) -> Term<'a> = effective_tier(.., dirty);
-    fn linked_tier_normal / linked_tier_dirty<'a>(env, owner: Term<'a>, tier: Term<'a>, revoked_at: Term<'a>, viewer: Term<'a>, user_admin: Term<'a>) -> Term<'a> = linked_tier(.., dirty);
-    fn ladder_effective_tier_normal / ladder_effective_tier_dirty<'a>(env, subject: Term<'a>, viewer: Term<'a>, user_admin: Term<'a>) -> Term<'a> = ladder_effective_tier(.., dirty);
-    fn ladder_allows_normal / ladder_allows_dirty<'a>(env, subject: Term<'a>, access: Term<'a>, viewer: Term<'a>, user_admin: Term<'a>) -> Term<'a> = ladder_allows(.., dirty);
+#[rustler::nif]
+fn ladder_allows(subject: SubjectTerm, access: AccessTerm, viewer: ViewerTerm) -> bool {
+    ladder::allows(&subject.subject(), access.0, &viewer.viewer())
 }

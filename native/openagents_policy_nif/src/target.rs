@@ -12,7 +12,7 @@ use openagents_policy::{Reading, Refusal};
 use rustler::types::atom;
 use rustler::{Binary, Encoder, Env, NifResult, Term};
 
-use crate::decode::is_nil;
+use crate::decode::is;
 use crate::text::{texts, Text};
 
 /// `{:error, "<the refusal's sentence>"}`.
@@ -96,7 +96,7 @@ fn computer_lifecycle(status: Term, revoked_at: Term, online: bool) -> Text<'sta
     Text(
         MachineObservation {
             status,
-            revoked: !is_nil(revoked_at),
+            revoked: !is(revoked_at, atom::nil()),
             online,
         }
         .lifecycle()

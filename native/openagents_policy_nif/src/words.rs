@@ -16,20 +16,11 @@ rustler::atoms! {
     tier,
     account_id,
     id,
-    revoked_at,
-    artifact_link,
-    transparency_tier,
     repository_id,
     artifact_type,
     artifact_ref,
     consent,
     authority_snapshot,
-    /// A `*_normal` NIF's answer when the call must be made again on a dirty
-    /// scheduler.
-    dirty,
-    struct_key = "__struct__",
-    user_struct = "Elixir.OpenAgents.Accounts.User",
-    link_struct = "Elixir.OpenAgents.Transparency.ArtifactLink",
 }
 
 /// The atoms of the core's words, indexed as the core indexes them.
