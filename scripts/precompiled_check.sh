@@ -270,11 +270,7 @@ shipped=("$REL"/lib/openagents_policy-*/priv/native/libopenagents_policy_nif*.so
 [[ ${#shipped[@]} -eq 1 && -f ${shipped[0]} ]] || fail "the release carries no single NIF: ${shipped[*]}"
 cmp -s "${shipped[0]}" "$WORK/lib/${taken%.tar.gz}" || fail "the release's NIF is not the artifact taken"
 echo "  the release carries ${shipped[0]#"$REL"/}, byte for byte the artifact's"
-# shellcheck source=../examples/host_app/scripts/castle_sys_config.sh
-. "$ROOT/examples/host_app/scripts/castle_sys_config.sh"
-vsn="$(cut -d' ' -f2 "$REL/releases/start_erl.data")"
 (export PATH="$BIN" RELEASE_NODE="precompiled_$$" RELEASE_COOKIE="precompiled_$$_$RANDOM"
-  castle_sys_config "$REL" "$vsn" >/dev/null
   answer="$(cd "$REL" && bin/host_app eval '
     IO.puts("  VM: OTP #{System.otp_release()}, erts #{:erlang.system_info(:version)}, " <>
       "NIF version #{:erlang.system_info(:nif_version)}, Elixir #{System.version()}")

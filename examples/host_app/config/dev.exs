@@ -7,14 +7,9 @@ config :host_app, OpenAgents.Repo,
   show_sensitive_data_on_connection_error: true,
   pool_size: 10
 
-# The code reloader recompiles :host_app on each request. With
-# HOST_APP_RELOAD_LIBRARY=1 (while editing the library's Rust) it recompiles
-# :openagents_policy too: rustler names every file of the library's crates as
-# an external resource of OpenAgentsPolicy.Native, so an edit to one
-# recompiles that module, which rebuilds the NIF (cargo) and loads it. Off
-# otherwise: that check lengthens every reload, and on Elixir below 1.15
-# Phoenix 1.7 has each reload's consolidated protocols purged meanwhile
-# (guides/phoenix.md, "In development").
+# The code reloader recompiles :host_app on each request, and with
+# HOST_APP_RELOAD_LIBRARY=1 :openagents_policy too (a Rust edit rebuilds the
+# NIF): off by default, as it lengthens every reload (guides/phoenix.md).
 reload_library? = System.get_env("HOST_APP_RELOAD_LIBRARY") in ["1", "true"]
 
 config :host_app, HostAppWeb.Endpoint,

@@ -7,12 +7,8 @@ if System.get_env("PHX_SERVER") do
 end
 
 # HOST_APP_SERVED_BY_HEADERS=1 (or true) at boot: every response names the
-# node that served it and the decision digest of the library version that
-# decided it (x-served-by-node, x-policy-digest), as the rolling upgrade's
-# load reads them. Absent (or anything else), neither is sent: an anonymous
-# client is not told the node's name. The same rule in every environment;
-# tests that check the headers turn them on themselves
-# (HostApp.Upgrade.put_served_by_headers/1).
+# node that served it (x-served-by-node; x-policy-digest is always sent).
+# Absent, an anonymous client is not told the node's name (HostAppWeb.ServedBy).
 config :host_app,
   served_by_headers: System.get_env("HOST_APP_SERVED_BY_HEADERS") in ["1", "true"]
 

@@ -2,22 +2,17 @@
 # A throwaway PostgreSQL 15 for the example host app's tests and demo, on a
 # Debian or Ubuntu machine. Prints the DATABASE_URL to use.
 #
-#   scripts/postgres.sh start [PORT]   install postgresql-15 with apt if it is missing (where
-#                                      15 is not packaged, the distribution's own version),
-#                                      create a cluster in $OPENAGENTS_PG_DIR (default
-#                                      /tmp/openagents-pg-PORT) and start it on
-#                                      localhost:PORT (default 5432); a no-op when it runs
+#   scripts/postgres.sh start [PORT]   install PostgreSQL with apt if missing, create a cluster
+#                                      in $OPENAGENTS_PG_DIR (default /tmp/openagents-pg-PORT),
+#                                      start it on localhost:PORT (5432); a no-op when it runs
 #   scripts/postgres.sh stop [PORT]    stop it (its data stays; remove the directory to reset)
 #   scripts/postgres.sh url [PORT]     print the DATABASE_URL
 #   scripts/postgres.sh stop-started   stop every server listed in $OPENAGENTS_PG_STARTED
 #
-# With OPENAGENTS_PG_STARTED naming a file, `start` appends the data directory
-# of a server it started there (not of one that was already running), so the
-# script that asked can stop exactly what it started, and nothing else.
-#
-# Account postgres/postgres. Tuned for tests (no fsync): keep nothing in it
-# you care about. PostgreSQL refuses to run as root, so as root the server
-# runs as the `postgres` OS user; as any other user, as that user.
+# With OPENAGENTS_PG_STARTED naming a file, `start` appends there the data
+# directory of a server it started, so its caller stops exactly that. Account
+# postgres/postgres, no fsync: keep nothing in it. As root, the server runs as
+# the `postgres` OS user.
 set -euo pipefail
 
 cmd=${1:-start}

@@ -2,18 +2,14 @@
 # Proves the library drops into a real Phoenix + Ecto + PostgreSQL host and
 # ships in its release:
 #   (a) from a clean state, compile examples/host_app (tests included) with
-#       --warnings-as-errors and run its suite against PostgreSQL;
+#       --warnings-as-errors and run its suite against PostgreSQL; the
+#       library comes by `path:` from a checkout (no checksum file), so
+#       rustler builds its NIF from source with cargo;
 #   (b) build its prod release, copy it outside the repository, create and
 #       migrate a database with `bin/host_app eval`, seed it, start the
-#       release as a daemon and read a page and post an attempt with curl;
-# There is no (c) any more. It built the release again with
-# OPENAGENTS_POLICY_NIF_PATH naming a prebuilt library and no cargo on PATH;
-# that variable is gone with the library's own installer (rustler_precompiled
-# installs the NIF now), and a production release built with no Rust at all,
-# from the precompiled artifacts, is what ../../scripts/precompiled_check.sh
-# (b) builds and asks for an answer. Here the host takes the library by
-# `path:` from a checkout, which carries no checksum file: its NIF is built
-# from source by rustler's compiler (cargo), as (a) checks.
+#       release as a daemon and read a page and post an attempt with curl.
+# (A release built with no Rust, from the precompiled artifacts, is
+# ../../scripts/precompiled_check.sh.)
 # DATABASE_URL names the PostgreSQL server (and the database: the suite
 # appends _test, the releases _release); unset, scripts/postgres.sh starts one,
 # which is stopped at exit (a server already running is left alone).
@@ -42,8 +38,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'printf "\nFAIL: line %s: %s\n" "$LINENO" "$BASH_COMMAND" >&2' ERR
 
-# shellcheck source=castle_sys_config.sh
-. "$APP/scripts/castle_sys_config.sh"
 : "${DATABASE_URL:=$("$APP/scripts/postgres.sh" start)}"
 export DATABASE_URL
 
@@ -61,6 +55,7 @@ fail() {
 
 # The one NIF a release carries.
 release_nif() {
+  # shellcheck disable=SC2206 # $NIF is a glob
   local found=("$1"/lib/openagents_policy-*/priv/native/$NIF)
   [[ ${#found[@]} -eq 1 && -f ${found[0]} ]] ||
     fail "expected exactly one $NIF in the release, found: ${found[*]}"
@@ -97,11 +92,10 @@ check_release() {
   cp -a "$rel" "$copy"
   local bin="$copy/bin/host_app"
   # The release's own database on the same server, made afresh.
-  local db_url="${DATABASE_URL%/*}/$(basename "${DATABASE_URL%%\?*}")_release"
-  # From the release's root: castle's start makes releases/RELEASES there.
+  local db_url
+  db_url="${DATABASE_URL%/*}/$(basename "${DATABASE_URL%%\?*}")_release"
   rel() { (cd "$copy" && DATABASE_URL="$db_url" PORT="$PORT" PHX_SERVER=true "$bin" "$@"); }
 
-  DATABASE_URL="$db_url" PORT="$PORT" castle_sys_config "$copy" "$(cut -d' ' -f2 "$copy/releases/start_erl.data")"
   rel eval 'Application.load(:host_app); OpenAgents.Repo.__adapter__().storage_down(OpenAgents.Repo.config())' >/dev/null
   rel eval 'HostApp.Release.migrate()' || fail "$label: migrations failed"
   rel eval 'HostApp.Release.seed()' || fail "$label: seeding failed"
@@ -141,7 +135,7 @@ section "(a) compile host_app with its tests (--warnings-as-errors) and run its 
 cd "$APP"
 "$ROOT/scripts/ensure_deps.sh" "$APP"
 mix format --check-formatted
-MIX_ENV=test mix compile --warnings-as-errors 2>&1 | tee "$WORK/compile.log"
+MIX_ENV="test" mix compile --warnings-as-errors 2>&1 | tee "$WORK/compile.log"
 # A checkout: rustler built the NIF (no artifact was fetched).
 grep -q 'Compiling crate openagents_policy_nif in release mode' "$WORK/compile.log" ||
   fail "the library's NIF was not built from source by rustler"
@@ -150,13 +144,14 @@ done_section
 
 section "(b) prod release built with cargo: migrated, seeded, daemon, a page and a POST over curl"
 MIX_ENV=prod mix release --overwrite --quiet
+# shellcheck disable=SC2086 # $NIF is a glob
 cmp -s "$(release_nif "$APP/_build/prod/rel/host_app")" "$(ls "$APP"/_build/prod/lib/openagents_policy/priv/native/$NIF)" ||
   fail "the release's NIF differs from the one the build installed"
 check_release cargo
 # A host's prod build compiles the product only: the docs tooling (dev/) is
 # not in the package's compile path.
-tooling=$(cd "$APP/_build/prod/lib/openagents_policy/ebin" &&
-  ls | grep -E 'Pictures|Report|Mix\.Tasks\.OpenagentsPolicy\.(Show|Pictures)' || true)
+tooling=$(find "$APP/_build/prod/lib/openagents_policy/ebin" -printf '%f\n' |
+  grep -E 'Pictures|Report|Mix\.Tasks\.OpenagentsPolicy\.(Show|Pictures)' || true)
 [[ -z $tooling ]] || fail "the host's prod build compiled docs tooling: $tooling"
 echo "  the prod build holds no Pictures, Report or docs task module"
 done_section

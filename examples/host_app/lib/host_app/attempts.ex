@@ -3,23 +3,17 @@ defmodule HostApp.Attempts do
   Attempts as the API reads and writes them.
 
   Reading: a repository's attempts, oldest first, a batch at a time after a
-  cursor, each with its work job and its `:artifact_link` preloaded; a
-  listing's batch leaves out in its query the rows the library has called
-  dark for the reader (`HostApp.Disclosure.visible/1`). Every
-  read that feeds a reader preloads the link: without it the ladder cannot
-  see a revocation (the library's `unloaded_link` setting, `:raise` in dev
-  and test and `:dark` in prod here, catches a read that forgets). A trace is
-  read as the columns its projection needs and the two facts read from its
-  document, never the document itself.
+  cursor, each with its work job and its `:artifact_link` preloaded (without
+  it the ladder cannot see a revocation); a listing's query leaves out the
+  rows the library called dark for the reader (`HostApp.Disclosure.visible/1`).
+  A trace is read as its projected columns and two facts from its document,
+  never the document.
 
-  Writing (`create/4`): the host calls `link_for_attempt/3` once per new
-  attempt, inside the transaction that persists it. A user's attempt gets the
-  link the library mints (inserted by the library through this app's
-  `ArtifactLink.changeset/2` and `Repo.insert/1`); the attempt is inserted
-  pointing at it; the link is then bound to the attempt's id. Whatever fails,
-  nothing is kept, and the failing changeset is returned as it came.
-  Revoking stamps a live link once: the update is guarded by `revoked_at IS
-  NULL`, so of two concurrent revokes one wins and the other is told so.
+  Writing (`create/4`): `link_for_attempt/3` once per new attempt, inside the
+  transaction that inserts the attempt pointing at the minted link and then
+  binds the link to the attempt's id; whatever fails, nothing is kept and the
+  failing changeset comes back as it came. Revoking is guarded by `revoked_at
+  IS NULL`: of two concurrent revokes one wins and the other is told so.
   """
   import Ecto.Query
 

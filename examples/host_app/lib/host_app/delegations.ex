@@ -1,17 +1,11 @@
 defmodule HostApp.Delegations do
   @moduledoc """
-  The API's target inventory, calling the library the way the host's
-  `OpenAgents.Delegations.inventory/2` does: at most 32 targets, and for each
-  one lifecycle projection (`box_lifecycle/1` of a Box's state, or
-  `computer_lifecycle/2` of a `%Machine{}` and whether it is online now)
-  followed by exactly one `seam/3`.
-
-  A target is authorized when the reader owns it: an operator sees every
-  target but may start only its own.
-
-  An entry is `%{"ref" => "box:<id>" | "computer:<id>", "substrate_state" =>
-  word, "seam" => seam}`: the substrate's own word travels beside the
-  unified lifecycle untouched.
+  The API's target inventory, as the host's `Delegations.inventory/2` calls
+  the library: at most 32 targets, each one lifecycle projection
+  (`box_lifecycle/1`, or `computer_lifecycle/2` with whether it is online)
+  and one `seam/3`, authorized when the reader owns it (an operator sees
+  every target). An entry: `%{"ref" => "box:<id>" | "computer:<id>",
+  "substrate_state" => word, "seam" => seam}`.
   """
   alias OpenAgents.Box.ConversationBox
   alias OpenAgents.Delegations.Target

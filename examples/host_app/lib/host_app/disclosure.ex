@@ -1,26 +1,15 @@
 defmodule HostApp.Disclosure do
   @moduledoc """
-  What a reader may see of an attempt, its work job, its evidence and its
-  traces, asked of the library per record and never batched, the way the
-  host's pages do (shared/upstream.md, "How the two modules are called"):
-
-  - the viewer is described once per request with `viewer/2`;
-  - per attempt, `effective_tier/2` on the `%Assignment{}` itself (its
-    `:artifact_link` preloaded: every read of `HostApp.Attempts` that feeds a
-    reader preloads it), then
-    `project(:attempt, ...)` of `Map.from_struct/1` plus `:requester_kind`,
-    then with the same tier `project(:work_job, ...)` of the job plus
-    `:budget` (the bounds of its budget snapshot);
-  - per evidence edge, its own `effective_tier/2` and `project(:evidence, ...)`,
-    with `commit` read from `commit_sha` and `recorded_at` from `inserted_at`;
-  - per trace, the tier of the attempt it belongs to (a trace has no tier
-    column nor link of its own), and nothing when the uploader kept it
-    `private`; `schema_version` and `step_count` are read from the document
-    by the database, and the document is neither loaded nor published.
-
-  A record whose tier is `dark` (a revoked link) is left out rather than
-  shown as an empty shell: every function here returns `nil` or `[]` for it.
-  Nothing here knows a field, a tier or a rule: the library answers.
+  What a reader may see of an attempt, its work job, evidence and traces,
+  asked of the library per record, never batched, as the host's pages do
+  (shared/upstream.md, "How the two modules are called"): `viewer/2` once per
+  request; per attempt `effective_tier/2` on the struct (link preloaded), then
+  `project(:attempt, ...)` of `Map.from_struct/1` plus `:requester_kind`, and
+  with the same tier `project(:work_job, ...)` plus `:budget`; per evidence
+  edge its own tier and `project(:evidence, ...)`; per trace the attempt's
+  tier, nothing when it is `private` (its document never loaded). A `dark`
+  record is left out (`nil` or `[]`). Nothing here knows a field, a tier or a
+  rule: the library answers.
 
   A listing asks first, once per request, which shapes of attempt the
   reader may see (`visible/1`), so that its query reads no row the library

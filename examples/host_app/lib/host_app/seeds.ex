@@ -1,29 +1,14 @@
 defmodule HostApp.Seeds do
   @moduledoc """
-  The seeded world (`priv/repo/seeds.exs`, `mix ecto.setup`, and a release's
-  `HostApp.Release.seed/0`):
-
-  - repository `acme-widgets`, with issue 1;
-  - users `operator` (admin), `member` (a member of acme-widgets), `owner`
-    and `stranger`;
-  - four attempts on issue 1, in this order:
-    1. requested by `owner`, with a live link (tier ledger),
-       `transparency_tier` pulse;
-    2. requested by `owner`, with a revoked link (`transparency_tier` ledger);
-    3. requested by an agent, no link, `transparency_tier` ledger;
-    4. requested by an agent, no link, `transparency_tier` pulse;
-  - for each attempt a work job (report, usage, model_id, budget), one
-    evidence row and one trace;
-  - for `owner`, one Box in state `idle` and one Computer, status active, not
-    online.
-
-  The owners' links are minted by the library (`link_for_attempt/3`), as a
-  request would mint them. Every never-listed column that holds free text
-  holds a value containing `SECRET`, so a leak is easy to find; the columns
-  the logic reads as words (`transparency_tier`, a trace's `visibility`)
-  hold their words.
-
-  `run/0` does nothing when `acme-widgets` already exists.
+  The seeded world (`priv/repo/seeds.exs`, `HostApp.Release.seed/0`):
+  repository `acme-widgets` with issue 1; users `operator` (admin), `member`
+  (a member), `owner`, `stranger`; four attempts on issue 1: the owner's with
+  a live link (tier ledger, column pulse), the owner's with a revoked link
+  (column ledger), an agent's at ledger and one at pulse (no link); each with
+  a work job, one evidence row and one trace; for `owner`, an idle Box and an
+  active Computer, not online. The owner's links are minted by the library
+  (`link_for_attempt/3`). Every never-listed free-text column holds
+  `SECRET`. `run/0` does nothing when `acme-widgets` already exists.
   """
   alias OpenAgents.Accounts.User
   alias OpenAgents.Box.{ConversationBox, Run}

@@ -1,5 +1,5 @@
 defmodule HostAppWeb.Endpoint do
-  @moduledoc "The HTTP endpoint (Bandit): request id, telemetry, JSON bodies, then the upgrade gate around the router."
+  @moduledoc "The HTTP endpoint (Bandit): request id, telemetry, JSON bodies, the served-by headers, the router."
   use Phoenix.Endpoint, otp_app: :host_app
   # After Phoenix.Endpoint: a request the listener accepts before the
   # endpoint is warm waits for it (HostAppWeb.Warmup).
@@ -17,12 +17,7 @@ defmodule HostAppWeb.Endpoint do
     pass: ["*/*"],
     json_decoder: Phoenix.json_library()
 
-  # The router, with the database's failures inside DBConnection made 503s,
-  # inside HostApp.Upgrade's gate: none runs while an install swaps the
-  # applications' environments. After the parsers, so a request whose body
-  # is still arriving is not inside (it cannot hold an install's drain).
-  plug :gated, HostAppWeb.DatabaseAway.init(HostAppWeb.Router)
-
-  defp gated(conn, router),
-    do: HostApp.Upgrade.serve_conn(conn, &HostAppWeb.DatabaseAway.call(&1, router))
+  plug HostAppWeb.ServedBy
+  # The router, with the database's failures inside DBConnection made 503s.
+  plug HostAppWeb.DatabaseAway, HostAppWeb.Router
 end

@@ -23,9 +23,8 @@ end
 defmodule HostAppWeb.Unavailable do
   @moduledoc """
   The answer of a host that cannot answer now but will shortly: 503 with
-  `Retry-After: 1` and the usual error body. Given by the upgrade gate to
-  a reader it would otherwise hold too long (HostApp.Upgrade) and by an
-  endpoint not yet warm (HostAppWeb.Warmup).
+  `Retry-After: 1` and the usual error body, given by an endpoint not yet
+  warm (HostAppWeb.Warmup).
   """
 
   @retry_after_s 1

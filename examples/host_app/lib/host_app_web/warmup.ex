@@ -4,23 +4,15 @@ defmodule HostAppWeb.Warmup do
   until it is, for at most 5 s, then gets a 503 with `Retry-After`: it is
   answered late, never broken.
 
-  Why. Phoenix opens the listener before the endpoint can answer.
-  `Phoenix.Endpoint.Supervisor.start_link/3` starts the endpoint's
-  supervisor, whose children include the HTTP server (Bandit, listening
-  once it has started), and only after that writes the endpoint's
-  persistent term (`warmup/1`), which the endpoint's `call/2` reads before
-  any plug (`script_name/0`). A request accepted in between raises `could
-  not find persistent term for endpoint` and its client gets a 500 without a
-  length. Found by the rolling upgrade's kill drill
-  (`scripts/rolling_upgrade.sh`): the node restarted after `kill -9` broke
-  six requests of the load in its first 70 ms (Phoenix 1.7.24; 1.8 opens the
-  listener in the same order). Every start has that window: a first boot, a
-  restart after a crash, a node put back behind a load balancer.
+  Why. Phoenix (1.7 and 1.8) starts the HTTP server before it writes the
+  endpoint's persistent term, which the endpoint's `call/2` reads before any
+  plug (`script_name/0`): a request accepted in between raises and its
+  client gets a 500 without a length. Every start has that window: a first
+  boot, a restart after a crash, a node put back behind a load balancer.
 
   How. `use`d after `use Phoenix.Endpoint`, it wraps the `call/2` Phoenix
-  defines (in a `@before_compile` of its own, which runs after Phoenix's):
-  while `script_name/0` raises, the request polls every 5 ms. Warm, it costs
-  one persistent-term read per request.
+  defines: while `script_name/0` raises, the request polls every 5 ms. Warm,
+  it costs one persistent-term read per request.
   """
 
   require Logger

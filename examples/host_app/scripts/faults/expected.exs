@@ -1,12 +1,7 @@
-# What each reader may see, from the database and the library's rules.
-#
-# The database says who the readers are (admin, member of acme-widgets) and
-# what each attempt and evidence row carries (its transparency_tier, its
-# link: account, tier, revoked or not); `Faults.Expected.expected/5` asks the
-# library in this VM (the load client's, MIX_ENV=test, with the test host's
-# stand-ins) what those rows read at, so the fault runs hold the host's
-# answers, through every fault, to the library's own. Whether the library's
-# answers are the seeds' is `make parity`'s to say.
+# What each reader may see: the database says who the readers are and what
+# each attempt and evidence row carries (tier column, link); `expected/5` asks
+# the library in this VM what those rows read at, so the fault runs hold the
+# host's answers, through every fault, to the library's own.
 defmodule Faults.Expected do
   @moduledoc false
 

@@ -1,9 +1,6 @@
-# A minimal HTTP/1.1 client over :gen_tcp, one keep-alive connection per
-# client process: no pool or manager process between the clients and the
-# host, so what is measured is the host. It reads the status line and the
-# headers with the VM's own HTTP packet parser, then exactly Content-Length
-# bytes (or the chunks of a chunked body): a body cut short is an error, never
-# taken as a page.
+# A minimal HTTP/1.1 client over :gen_tcp, no pool between the clients and the
+# host: the status line and headers by the VM's packet parser, then exactly
+# Content-Length bytes (or the chunks): a body cut short is an error.
 defmodule Faults.HTTP do
   @moduledoc false
 

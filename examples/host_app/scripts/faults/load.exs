@@ -3,30 +3,17 @@
 #   MIX_ENV=test mix run --no-start scripts/faults/load.exs -- \
 #     --port 4000 [--clients 50] [--duration 60] [--database-url URL] [--allow-503]
 #
-# N clients (default 50), each on its own keep-alive connection, for a fixed
-# time (default 60 s), mix the five readers (anonymous, stranger, member,
-# owner, operator) over every route: attempts pages (of the default size or
-# 200, from the first or after a cursor), single attempts, inventories,
-# delegations, POSTs of new attempts (by a member or an operator, and
-# refused to anyone else) and revokes of the links those POSTs minted (by
-# their account or an operator, and refused to anyone else). Every answer
-# is checked:
-#
-#   * no status of 500 or above (with --allow-503: a 503 whose body is a
-#     JSON error is counted apart, as the database-down run expects);
-#   * no body carries `SECRET` (every never-listed text column of the seeds
-#     holds it) or the core's panic_probe message;
-#   * every body is whole JSON (a page cut short fails to decode);
-#   * each attempt shown is at the tier the library gives its reader in this
-#     VM (Faults.Expected, from the database), every attempt the reader may see
-#     between the page's cursor and its last item (or the end, on the last
-#     page) is on it, oldest first, no page is longer than its limit, "next"
-#     is its last item's id when there is one, and each record's keys are
-#     exactly the schedule's fields at that tier (WorkDisclosure.fields_at/2 here);
-#   * statuses are the contract's (404 for a dark attempt, 401 anonymous...).
-#
-# Prints requests per second, p50/p99/max latency and every count; exits 1
-# when any check failed. The database is read with psql (DATABASE_URL).
+# N clients (50), each on its own keep-alive connection, for a fixed time
+# (60 s), mix the five readers over every route: pages (default size or 200,
+# from a cursor or not), attempts, inventories, delegations, POSTs of attempts
+# and revokes of the links they minted (by who may, and refused to the rest).
+# Every answer is checked: no 5xx (with --allow-503, a JSON 503 is counted
+# apart); no `SECRET` nor the panic probe's message; whole JSON; each attempt
+# at the tier the library gives its reader (Faults.Expected, from the
+# database), every attempt the reader may see in the page's span on it,
+# oldest first, within its limit, "next" its last id, each record's keys the
+# schedule's at its tier; the contract's statuses. Prints req/s, latency and
+# every count; exits 1 when any check failed (the database read with psql).
 Code.require_file("http.exs", __DIR__)
 Code.require_file("expected.exs", __DIR__)
 

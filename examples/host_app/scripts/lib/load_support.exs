@@ -2,32 +2,18 @@ Code.require_file("../faults/http.exs", __DIR__)
 
 defmodule LoadSupport do
   @moduledoc """
-  What the two upgrade loads share: scripts/hot_upgrade_load.exs (one node)
-  and scripts/rolling_upgrade_load.exs (three). Each reads the five readers'
-  attempts page over and over on fresh connections while its script upgrades
-  the host under it, then judges every answer; this module holds the
-  readers and the page, one request, the clients' loop between DIR/ready and
-  DIR/stop, the script's time marks and the one-line checks.
-
-  Times are epoch microseconds (`System.os_time(:microsecond)`), the clock
-  of the scripts' `date +%s%6N`.
+  What a load driver needs (scripts/rolling_replace_load.exs): the five
+  readers, their attempts page on a fresh connection (as a load balancer's
+  would be), the clients' loop from DIR/ready to DIR/stop, the script's time
+  marks (epoch microseconds, `date +%s%6N`) and the one-line checks.
   """
 
-  alias Faults.HTTP
-
   @readers [nil, "stranger", "member", "owner", "operator"]
-  @path "/api/repositories/acme-widgets/attempts"
 
   @doc "The five readers (bearer handles; nil is the anonymous reader)."
   def readers, do: @readers
 
-  @doc "The page every client reads: one repository's attempts."
-  def path, do: @path
-
-  @doc """
-  Parses `--dir DIR [--clients N]` (10 by default) and the switch `{name,
-  type}` that says where the host is: `{that switch's value, dir, clients}`.
-  """
+  @doc "`--dir DIR [--clients N]` (10 by default) and `{name, type}`: `{its value, dir, clients}`."
   def options(argv, {name, type}) do
     {opts, _, _} =
       OptionParser.parse(argv, strict: [{name, type}, dir: :string, clients: :integer])
@@ -35,26 +21,21 @@ defmodule LoadSupport do
     {Keyword.fetch!(opts, name), Keyword.fetch!(opts, :dir), Keyword.get(opts, :clients, 10)}
   end
 
-  @doc """
-  The page as `reader` from the host on `port`, on a connection of its own
-  (one kept alive would outlive an install on the server side, and a load
-  balancer's would be fresh too): `{:ok, status, headers, body}` or
-  `{:error, reason}`.
-  """
+  @doc "The attempts page as `reader` from 127.0.0.1:`port`: `{:ok, status, headers, body}` or `{:error, reason}`."
   def get(port, reader) do
-    with {:ok, socket} <- HTTP.connect(port) do
-      reply = HTTP.request(socket, "GET", @path, reader)
+    with {:ok, socket} <- Faults.HTTP.connect(port) do
+      reply =
+        Faults.HTTP.request(socket, "GET", "/api/repositories/acme-widgets/attempts", reader)
+
       :gen_tcp.close(socket)
       reply
     end
   end
 
   @doc """
-  Runs `clients` client processes, client `i` reading as reader `i` (round
-  robin over `readers/0`), each calling `request.(reader)` again and again;
-  writes DIR/ready once they are all started, stops them once DIR/stop
-  exists, and returns every call as `{reader, t0, t1, result}` (when it
-  started and ended).
+  Runs `clients` processes, client `i` reading as reader `i` (round robin),
+  each calling `request.(reader)` again and again from DIR/ready until DIR/stop
+  exists; returns every call as `{reader, t0, t1, result}` (its start and end).
   """
   def run(dir, clients, request) do
     parent = self()
@@ -82,36 +63,21 @@ defmodule LoadSupport do
     end
   end
 
-  defp wait_for(file) do
-    unless File.exists?(file) do
-      Process.sleep(20)
-      wait_for(file)
-    end
-  end
+  defp wait_for(file), do: File.exists?(file) || (Process.sleep(20) && wait_for(file))
 
-  @doc "The time the script wrote in DIR/`name`, or nil when there is none."
+  @doc "The time the script wrote in DIR/`name`, or nil."
   def mark(dir, name) do
-    case File.read(Path.join(dir, name)) do
-      {:ok, text} -> text |> String.trim() |> String.to_integer()
-      {:error, _} -> nil
-    end
+    with {:ok, text} <- File.read(Path.join(dir, name)),
+         do: String.to_integer(String.trim(text)),
+         else: (_ -> nil)
   end
-
-  @doc "Microseconds as milliseconds, one decimal."
-  def ms(us), do: :erlang.float_to_binary(us / 1000, decimals: 1)
 
   @doc "Prints a check's line (`ok` or `FAIL`) and answers whether it passed."
-  def check(ok?, line) do
-    IO.puts("#{if ok?, do: "ok  ", else: "FAIL"} #{line}")
-    ok?
-  end
+  def check(ok?, line), do: IO.puts("#{if ok?, do: "ok  ", else: "FAIL"} #{line}") && ok?
 
   @doc "Prints a failed check's line and exits 1."
-  def fail(message) do
-    IO.puts("FAIL #{message}")
-    System.halt(1)
-  end
+  def fail(message), do: IO.puts("FAIL #{message}") && System.halt(1)
 
   @doc "Exits 0 when every check passed, 1 otherwise."
-  def halt(results), do: if(Enum.all?(results), do: System.halt(0), else: System.halt(1))
+  def halt(results), do: System.halt(if Enum.all?(results), do: 0, else: 1)
 end

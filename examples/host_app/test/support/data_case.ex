@@ -1,14 +1,10 @@
 defmodule HostApp.DataCase do
   @moduledoc """
-  A test against the real PostgreSQL, inside an Ecto SQL Sandbox transaction
-  that is rolled back afterwards. `async: true` tests each own their
-  connection; a request made through `Phoenix.ConnTest` runs in the test's
-  process, so it sees the same transaction.
-
-  `seeded/1` seeds the world of `HostApp.Seeds` inside that transaction and
-  puts it in the context: `world`, `readers` (the five kinds of reader, the
-  anonymous one `nil`) and `attempts` (the four seeded ones, loaded, with
-  their link and work job).
+  A test against the real PostgreSQL, in an Ecto SQL Sandbox transaction
+  rolled back afterwards (a `Phoenix.ConnTest` request runs in the test's
+  process, so inside it). `seeded/1` seeds `HostApp.Seeds` there and puts
+  `world`, `readers` (the five, anonymous `nil`) and `attempts` (the four
+  seeded, with link and work job) in the context.
   """
   use ExUnit.CaseTemplate
 

@@ -4,15 +4,11 @@ defmodule OpenAgents.Transparency.ArtifactLink do
   what (`artifact_type`, `artifact_ref`), at which `tier`. Live while
   `revoked_at` is nil; a revoked link keeps a `revocation_tombstone`.
 
-  The library builds `changeset/2` from the attributes its core mints and
-  inserts it with `OpenAgents.Repo.insert/1`, so what this changeset refuses
-  (a blank or unknown value, a second link to the same artifact) comes back
-  from `link_for_attempt/3` as `{:error, changeset}`.
-
-  The core mints an attempt's link with `artifact_ref: "id"`, "the attempt,
-  by its id"; the host binds it to the attempt's id once that row exists, in
-  the same transaction (`HostApp.Attempts.create/4`), so the unique index on
-  (`artifact_type`, `artifact_ref`) holds one link per attempt.
+  The library inserts `changeset/2` of what its core mints with
+  `OpenAgents.Repo.insert/1`: a refusal comes back from `link_for_attempt/3`
+  as `{:error, changeset}`. An attempt's link is minted with `artifact_ref:
+  "id"` and bound to the attempt's id in the same transaction
+  (`HostApp.Attempts.create/4`): one link per attempt, by the unique index.
   """
   use OpenAgents.Schema
 
