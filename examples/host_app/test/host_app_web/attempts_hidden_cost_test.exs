@@ -1,12 +1,11 @@
 defmodule HostAppWeb.AttemptsHiddenCostTest do
   @moduledoc """
-  What a reader cannot see costs its request next to nothing: with 20,000
-  attempts dark to an anonymous reader after its cursor, the page after its
-  last visible attempt is answered well within a second and still finds the
-  one visible attempt behind them. Rows whose tier column is no tier word
-  (which no route writes) are the one kind the query cannot leave out: each
-  is read and decided, in batches that grow, and that cost is printed and
-  bounded too.
+  What a reader cannot see never hides what it can: with 20,000 attempts
+  dark to an anonymous reader after its cursor, the page after its last
+  visible attempt still finds the one visible attempt behind them, whether
+  the query leaves the dark rows out (a tier word) or must read and decide
+  each (a tier column that is no word, which no route writes). What it
+  costs is `make bench-host`'s to measure, not a test's.
   """
   use HostAppWeb.ConnCase, async: false
 
@@ -49,25 +48,16 @@ defmodule HostAppWeb.AttemptsHiddenCostTest do
     %{cursor: List.last(seen)["attempt"]["id"], behind: visible.id}
   end
 
-  # {the hidden rows' tier column, the bound in ms}: a tier word the query
-  # leaves out; a value that is none, each row read and decided.
-  for {tier, bound} <- [{"dark", 1_000}, {"GLASS", 10_000}] do
-    @tag hidden_tier: tier, bound: bound
+  # The hidden rows' tier column: a tier word the query leaves out; a value
+  # that is none, each row read and decided.
+  for tier <- ["dark", "GLASS"] do
+    @tag hidden_tier: tier
     test "anonymous ?limit=1 after its last visible attempt, 20,000 attempts #{tier} after it",
          ctx do
-      started = System.monotonic_time(:microsecond)
       conn = request_as(nil, :get, @path <> "?limit=1&after=#{ctx.cursor}")
-      ms = (System.monotonic_time(:microsecond) - started) / 1000
-
-      IO.puts(
-        "\n#{@hidden} attempts #{ctx.hidden_tier} after the cursor: anonymous ?limit=1 " <>
-          "answered in #{Float.round(ms, 1)} ms"
-      )
-
       assert %{"data" => [item], "next" => nil} = json!(conn, 200)
       assert item["attempt"]["id"] == ctx.behind
       assert item["tier"] == "pulse"
-      assert ms < ctx.bound
     end
   end
 end

@@ -166,16 +166,6 @@ defmodule HostAppWeb.AttemptsIndexTest do
       end
     end
 
-    test "200 is the most a page holds", ctx do
-      more(ctx, 201)
-      %{"data" => items, "next" => next} = body(ctx, :member, "?limit=200")
-      assert length(items) == 200
-      assert next == List.last(items)["attempt"]["id"]
-
-      assert %{"errors" => %{"limit" => _}} =
-               request_as(nil, :get, @path <> "?limit=201") |> json!(400)
-    end
-
     test "a cursor the reader may not see, of another repository, or of nothing is 400", ctx do
       [_, revoked | _] = ctx.attempts
 
