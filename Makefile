@@ -122,12 +122,6 @@ lint-repo: deps
 decisions: deps
 	cargo run -q --locked -p openagents_policy_decisions --example decisions -- document > priv/decisions.json.new
 	mv priv/decisions.json.new priv/decisions.json
-	@# Until the version last-release/README.md names is cut, its document is
-	@# the package's (the decisions crate's tests hold the two byte-equal).
-	@if grep -qx "Version: $$(sed -n 's/^version = "\(.*\)"$$/\1/p' Cargo.toml | head -1)" last-release/README.md; then \
-	  cp priv/decisions.json last-release/decisions.json; \
-	  echo "last-release/decisions.json: written too (its version is not cut yet)"; \
-	fi
 	MIX_ENV=dev mix openagents_policy.pictures
 	MIX_ENV=dev mix openagents_policy.show --write-schedule
 	@$(MAKE) --no-print-directory decisions-diff

@@ -154,36 +154,31 @@ fn the_document_is_one_row_a_line_and_small() {
     assert!(rows.len() * 4 <= diff::Limit::Rows.max());
 }
 
-/// The version `last-release/README.md` names (its line "Version: x.y.z").
-fn last_release_version() -> String {
+/// The digest `last-release/README.md` records (its line "Digest: <sha256>").
+fn last_release_digest() -> String {
     let readme = common::read(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../last-release/README.md"
     ));
     let line = readme
         .lines()
-        .find_map(|line| line.strip_prefix("Version: "));
-    line.expect("last-release/README.md has a line \"Version: x.y.z\"")
+        .find_map(|line| line.strip_prefix("Digest: "));
+    line.expect("last-release/README.md has a line \"Digest: <sha256>\"")
         .trim()
         .to_owned()
 }
 
-/// Until the version last-release/ records is cut, its document is the
-/// rules that version will ship: the package's, byte for byte. Once the
-/// workspace's version moves past it, the last release's document is the
-/// diff's fixed baseline, and `make decisions-check` holds any change to
-/// the CHANGELOG instead.
+/// The last release's document is the diff's fixed baseline: one file,
+/// replaced only when a version is cut, and held here to the digest
+/// recorded when it was, so an edit of it cannot pass unseen.
 #[test]
-fn the_last_release_is_the_packaged_document_until_it_is_cut() {
-    let released = last_release_version();
-    if released != env!("CARGO_PKG_VERSION") {
-        return;
-    }
-    assert!(
-        common::read(common::LAST_RELEASE) == common::read(common::PACKAGED),
-        "last-release/decisions.json is not priv/decisions.json, and version {released} \
-         (last-release/README.md) is not cut yet: it is the document of the rules {released} \
-         will ship. Write it anew: cp priv/decisions.json last-release/decisions.json"
+fn the_last_release_is_the_document_its_digest_names() {
+    let document = common::read(common::LAST_RELEASE);
+    assert_eq!(
+        openagents_policy_decisions::document::sha256_hex(document.as_bytes()),
+        last_release_digest(),
+        "last-release/decisions.json is not the document last-release/README.md records: \
+         it changes only when a version is cut, with its digest"
     );
 }
 
