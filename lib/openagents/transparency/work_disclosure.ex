@@ -54,8 +54,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @doc """
   The families this schedule covers.
 
-      iex> OpenAgents.Transparency.WorkDisclosure.families()
-      [:attempt, :work_job, :evidence, :trace]
+      iex> :attempt in OpenAgents.Transparency.WorkDisclosure.families()
+      true
   """
   @spec families() :: [family()]
   def families, do: @families
