@@ -63,21 +63,6 @@ defmodule HostApp.InventoryTest do
     end
   end
 
-  test "only error reads failed among Box states; idle, ready and running read active", ctx do
-    {:ok, entries} = Delegations.inventory(ctx.targets, ctx.owner.id)
-
-    by_state =
-      for %{"ref" => "box:" <> _} = entry <- entries,
-          entry["substrate_state"] in ConversationBox.states(),
-          into: %{},
-          do: {entry["substrate_state"], entry["seam"]["lifecycle"]}
-
-    assert map_size(by_state) == length(ConversationBox.states())
-    assert for({s, "failed"} <- by_state, do: s) == ["error"]
-    assert Enum.sort(for {s, "active"} <- by_state, do: s) == ~w(idle ready running)
-    assert Enum.all?(Map.values(by_state), &(&1 in Target.lifecycles()))
-  end
-
   test "more than 32 targets is refused, not truncated", ctx do
     extra = Fixtures.box(ctx.owner, "idle")
 
