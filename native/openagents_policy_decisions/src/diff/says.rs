@@ -698,12 +698,12 @@ fn lifecycle(
         }
         Table::LifecyclesEnded => {
             let lifecycle = word(input.get("lifecycle"));
-            let now = match new {
+            let counts = match new {
                 Some(Value::Bool(true)) => "now counts as ended".to_owned(),
                 Some(Value::Bool(false)) => "now counts as under way".to_owned(),
                 _ => format!("is now answered {}", was(old, new)),
             };
-            (Class::Changes, format!("a {lifecycle} delegation {now}"))
+            (Class::Changes, format!("a {lifecycle} delegation {counts}"))
         }
         _ => otherwise(table, input, old, new),
     }
