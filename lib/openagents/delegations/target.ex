@@ -137,34 +137,46 @@ defmodule OpenAgents.Delegations.Target do
   @spec computer_lifecycle(machine(), boolean()) :: String.t()
   def computer_lifecycle(machine, online?)
 
-  # One clause per status the core knows (then any other status, which it
-  # reads alike) and `online?`, holding the core's answer. `revoked_at` is
-  # matched (as `nil` or set) only where the core's answer depends on it, so
-  # a machine lacking the key reads as the app reads it: answered where the
-  # status decides, a `KeyError` (the last clause) where it does not.
-  for status <- @machine_statuses ++ [nil], online? <- [true, false] do
-    live = Native.computer_lifecycle(status, nil, online?)
-    revoked = Native.computer_lifecycle(status, :revoked, online?)
-    status = if status, do: status, else: quote(do: status)
-    known = if is_binary(status), do: true, else: quote(do: status not in @machine_statuses)
+  # The core's answer for each status it knows (then any other status, which
+  # it reads alike) and `online?`, read in the seeds' order: the status,
+  # then `revoked_at` only where the core's answer depends on it, so a
+  # machine lacking a key raises the `KeyError` the app's read raises.
+  arms =
+    for status <- @machine_statuses ++ [:other] do
+      word = if status == :other, do: nil, else: status
 
-    if live == revoked do
-      def computer_lifecycle(%{__struct__: @machine, status: unquote(status)}, unquote(online?))
-          when unquote(known),
-          do: unquote(live)
-    else
-      def computer_lifecycle(
-            %{__struct__: @machine, status: unquote(status), revoked_at: revoked_at},
-            unquote(online?)
-          )
-          when unquote(known),
-          do: if(revoked_at == nil, do: unquote(live), else: unquote(revoked))
+      by_online =
+        for online? <- [true, false] do
+          live = Native.computer_lifecycle(word, nil, online?)
+          revoked = Native.computer_lifecycle(word, :revoked, online?)
+
+          answer =
+            if live == revoked,
+              do: live,
+              else:
+                quote(
+                  do:
+                    if(var!(machine).revoked_at == nil, do: unquote(live), else: unquote(revoked))
+                )
+
+          {online?, answer}
+        end
+
+      body =
+        case by_online do
+          [{true, same}, {false, same}] ->
+            same
+
+          [{true, yes}, {false, no}] ->
+            quote(do: if(var!(online?), do: unquote(yes), else: unquote(no)))
+        end
+
+      pattern = if status == :other, do: quote(do: _other), else: status
+      hd(quote(do: (unquote(pattern) -> unquote(body))))
     end
-  end
 
   def computer_lifecycle(%{__struct__: @machine} = machine, online?) when is_boolean(online?) do
-    _status = machine.status
-    machine.revoked_at
+    case machine.status, do: unquote(arms)
   end
 
   @doc """
