@@ -128,10 +128,18 @@ defmodule OpenAgentsPolicy.Host do
     {{:user, admin?(user)}, account}
   end
 
-  @doc "A tier bounded for a NIF: an atom, or a binary of at most 64 bytes; anything else (no word) `nil`."
+  @doc "A tier bounded for a NIF: an atom, or `word/1` of anything else."
   @spec tier(term()) :: tier_term()
-  def tier(tier) when is_atom(tier) or (is_binary(tier) and byte_size(tier) <= 64), do: tier
-  def tier(_not_a_word), do: nil
+  def tier(tier) when is_atom(tier), do: tier
+  def tier(tier), do: word(tier)
+
+  @doc """
+  A word bounded for a NIF: a binary of at most 64 bytes, longer than any
+  word of the core's vocabularies; anything else is no word, `nil`.
+  """
+  @spec word(term()) :: binary() | nil
+  def word(word) when is_binary(word) and byte_size(word) <= 64, do: word
+  def word(_not_a_word), do: nil
 
   @doc """
   A subject for a viewer reading for `account`: a link (`link?/1`) is

@@ -298,7 +298,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @spec link_for_attempt(term(), term(), term()) :: {:ok, struct()} | :none | {:error, term()}
   def link_for_attempt(repository, principal, authority \\ %{}) do
     # The principal's two words are read here, where the compiled match knows
-    # their keys; a kind longer than 64 bytes is no word, and crosses as nil.
+    # their keys; a kind crosses bounded (`Host.word/1`).
     {kind, id} =
       case principal do
         %{"type" => kind, "id" => id} -> {kind, id}
@@ -307,9 +307,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
         _ -> {nil, nil}
       end
 
-    kind = if is_binary(kind) and byte_size(kind) <= 64, do: kind, else: nil
-
-    case Native.link_for_attempt(repository, kind, id, authority) do
+    case Native.link_for_attempt(repository, Host.word(kind), id, authority) do
       {:ok, attrs} -> Host.insert_link(attrs)
       {:error, _no_owner} -> :none
     end
