@@ -62,6 +62,13 @@ defmodule HostAppWeb.DatabaseAwayTest do
     assert Plug.Exception.status(error.reason) == 503
   end
 
+  test "an ArgumentError raised inside Ecto.Repo.Registry (a repo restarting) is a 503" do
+    stack = [{:ets, :lookup_element, 3, []}, {Ecto.Repo.Registry, :lookup, 1, []}]
+    error = assert_raise WrapperError, fn -> call(wrapped(%ArgumentError{}, stack)) end
+    assert %DBConnection.ConnectionError{} = error.reason
+    assert Plug.Exception.status(error.reason) == 503
+  end
+
   test "any other error or exit passes through unchanged" do
     stack = [{HostApp.Attempts, :list, 2, []}]
     error = assert_raise WrapperError, fn -> call(wrapped(%ArgumentError{}, stack)) end
