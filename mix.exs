@@ -41,20 +41,22 @@ defmodule OpenAgentsPolicy.MixProject do
   # :crypto for the NIF library's SHA-256 (OpenAgentsPolicy.fingerprint/0).
   def application, do: [extra_applications: [:crypto]]
 
-  # One runtime dependency, the one a host with NIFs already has:
-  # rustler_precompiled fetches the NIF for the host's machine (0.8.4 runs on
-  # Elixir 1.14; the OpenAgents app locks 0.9.0). rustler is optional: it
-  # builds the NIF from source in a checkout or with OPENAGENTS_POLICY_BUILD=1
-  # (0.36.0 is the newest whose Mix package runs on Elixir 1.14; 0.37 and
-  # later need 1.15). The rest serve the library's own tests and docs.
+  # Two runtime dependencies: rustler_precompiled fetches the NIF for the
+  # host's machine (0.8.4 runs on Elixir 1.14; the OpenAgents app locks
+  # 0.9.0), and NimbleOptions validates the host configuration
+  # (OpenAgentsPolicy.Host). rustler is optional: it builds the NIF from
+  # source in a checkout or with OPENAGENTS_POLICY_BUILD=1 (0.36.0 is the
+  # newest whose Mix package runs on Elixir 1.14; 0.37 and later need 1.15).
+  # The rest serve the library's own tests and docs.
   #
-  # The demo env (`make demo`) declares none at all: Mix looks every declared
-  # dependency up, whatever its `:only`, and without Hex a Hex dependency
-  # stops it, so the demo builds with Elixir and cargo alone.
-  defp deps(:demo), do: []
+  # The demo env (`make demo`) declares NimbleOptions alone: Mix looks every
+  # declared dependency up, whatever its `:only`, so the demo needs no
+  # rustler, no test tools and no docs tools.
+  defp deps(:demo), do: [{:nimble_options, "~> 1.1"}]
 
   defp deps(_env) do
     [
+      {:nimble_options, "~> 1.1"},
       {:rustler_precompiled, "~> 0.8"},
       {:rustler, ">= 0.36.0", optional: true},
       # The tests, the benches (MIX_ENV=bench) and the fault runs' load
@@ -81,7 +83,7 @@ defmodule OpenAgentsPolicy.MixProject do
 
   # dev/lib holds the docs tooling (Report, Pictures and their Mix tasks):
   # compiled for the library's own docs and tests, and for `make demo`
-  # (MIX_ENV=demo, which has no dependencies), never in a host's build (a
+  # (MIX_ENV=demo, whose one dependency is NimbleOptions), never in a host's build (a
   # dependency compiles as :prod) nor in the package.
   defp elixirc_paths(:test), do: ["lib", "dev/lib", "test/support"]
   defp elixirc_paths(:dev), do: ["lib", "dev/lib"]
@@ -126,7 +128,6 @@ defmodule OpenAgentsPolicy.MixProject do
         "Decision changes": [
           OpenAgentsPolicy,
           OpenAgentsPolicy.Decisions,
-          Mix.Tasks.OpenagentsPolicy.Diff,
           Mix.Tasks.OpenagentsPolicy.Gate
         ],
         # dev/: the library's own docs tooling, not in the package.

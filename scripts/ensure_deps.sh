@@ -5,7 +5,7 @@
 # HEX_VENDOR_DIR names one (each is taken by path: nothing to fetch), else
 # from Hex with `mix deps.get`. Without Hex it says what to do and fails,
 # instead of Mix asking "Shall I install Hex? [Yn]" of a terminal that may not
-# be there. `make demo` needs none of them and does not call this.
+# be there. `make demo` calls it for the one its env declares (NimbleOptions).
 #
 #   scripts/ensure_deps.sh [PROJECT_DIR] [MIX_ENV]   default: the repository root, Mix's default env
 set -euo pipefail
@@ -22,7 +22,6 @@ This needs the test and docs dependencies of $PWD/mix.exs, and Hex is not instal
   With access to hex.pm:  mix local.hex --force, then run make again.
   Offline, from a mirror of unpacked Hex packages (one directory per package):
                           HEX_VENDOR_DIR=/path/to/mirror make ...
-make demo needs neither.
 MSG
   exit 1
 fi

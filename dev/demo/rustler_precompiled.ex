@@ -1,8 +1,8 @@
 defmodule RustlerPrecompiled do
   @moduledoc false
   # `make demo` only (MIX_ENV=demo, whose elixirc_paths alone list dev/demo):
-  # the demo env declares no dependencies, so that it builds with Elixir and
-  # cargo alone (no Hex), and rustler_precompiled is not there. This stands
+  # the demo env declares NimbleOptions alone, so that it builds with Elixir
+  # and cargo and no rustler, and rustler_precompiled is not there. This stands
   # in for it with the one thing the demo needs of it: OpenAgentsPolicy.Native
   # loads the library `make demo` built with cargo and put in priv/native,
   # where rustler puts a source build. No download, no checksum, no cache:

@@ -20,8 +20,8 @@ defmodule OpenAgentsPolicy.Decisions do
   read as "no changes": the diff is bounded by what it reads (1 MiB a
   document) and by what it writes (1 MiB of changes, its Markdown and JSON
   within it). The diff is Rust's (`openagents_policy_decisions::diff`),
-  run on a dirty CPU scheduler. `mix openagents_policy.diff` prints it for
-  two files, and `mix openagents_policy.gate` decides a rollout by it.
+  run on a dirty CPU scheduler. `mix openagents_policy.gate` prints it for
+  two documents and decides a rollout by it.
 
   Deliberately absent: any decision about a diff (the gate's), reading files,
   and keeping anything.

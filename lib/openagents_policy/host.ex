@@ -21,8 +21,9 @@ defmodule OpenAgentsPolicy.Host do
   holds from the next call; `override/1` changes them for one process and
   the processes that name it in their `$callers` only. Per key, the nearest
   override wins, then the application environment, then the default.
-  Refused with `ArgumentError`: an unknown key, and an `:unloaded_link`
-  other than `:tier_column`, `:dark` or `:raise`.
+  Refused with `NimbleOptions.ValidationError`: an unknown key, a module
+  that is not an atom, and an `:unloaded_link` other than `:tier_column`,
+  `:dark` or `:raise`.
   """
 
   @user OpenAgents.Accounts.User
@@ -36,6 +37,13 @@ defmodule OpenAgentsPolicy.Host do
     user: @user,
     unloaded_link: :tier_column
   }
+  # What configure/1 and override/1 take (nil, a key's default, aside).
+  @schema NimbleOptions.new!(
+            Enum.map(@defaults, fn
+              {:unloaded_link, _mode} -> {:unloaded_link, [type: {:in, @unloaded_modes}]}
+              {key, _module} -> {key, [type: :atom]}
+            end)
+          )
   # Set, once and for good, when a process first overrides: until then no
   # call looks for overrides.
   @overridden {__MODULE__, :overridden}
@@ -72,13 +80,18 @@ defmodule OpenAgentsPolicy.Host do
 
   A host should use `:raise` in dev and test and `:dark` in production. A
   record whose `artifact_link_id` is `nil` (or absent) reads its tier column
-  in every mode. Any other configured value raises `ArgumentError`.
+  in every mode. Any other configured value raises
+  `NimbleOptions.ValidationError`.
   """
   @spec unloaded_link() :: unloaded_mode()
   def unloaded_link do
     case module(:unloaded_link) do
-      mode when mode in @unloaded_modes -> mode
-      other -> raise ArgumentError, unloaded_message(other)
+      mode when mode in @unloaded_modes ->
+        mode
+
+      other ->
+        {:error, error} = NimbleOptions.validate([unloaded_link: other], @schema)
+        raise error
     end
   end
 
@@ -200,8 +213,8 @@ defmodule OpenAgentsPolicy.Host do
   written to the application environment, as `Application.put_env/3` would;
   a key given `nil` goes back to its default. Returns the configuration
   before the change (overrides aside), which `configure/1` takes back to
-  restore it. An unknown key, or an `:unloaded_link` that is not one of its
-  three values, raises `ArgumentError` before anything is written.
+  restore it. An invalid key or value raises `NimbleOptions.ValidationError`
+  before anything is written.
 
   Each key takes effect on its own. In tests, prefer `override/1`, which no
   other test sees.
@@ -212,7 +225,7 @@ defmodule OpenAgentsPolicy.Host do
   """
   @spec configure(keyword() | map()) :: %{key() => module()}
   def configure(modules) do
-    :ok = check_keys!(modules)
+    modules = validate!(modules)
     previous = configured()
 
     for {key, module} <- modules do
@@ -229,9 +242,8 @@ defmodule OpenAgentsPolicy.Host do
   name it in their `$callers` (the `Task`s it starts), and nowhere else:
   what a test that runs `async: true` needs. Keys not given keep whatever
   they were; a key given `nil` drops its override. The override ends with
-  the process or with `clear_override/0`. An unknown key, or an
-  `:unloaded_link` that is not one of its three values, raises
-  `ArgumentError`.
+  the process or with `clear_override/0`. An invalid key or value raises
+  `NimbleOptions.ValidationError`.
 
       setup do
         OpenAgentsPolicy.Host.override(accounts: MyTest.Accounts)
@@ -239,7 +251,7 @@ defmodule OpenAgentsPolicy.Host do
   """
   @spec override(keyword() | map()) :: :ok
   def override(modules) do
-    :ok = check_keys!(modules)
+    modules = validate!(modules)
 
     overrides =
       Enum.reduce(modules, Process.get(@override, %{}), fn
@@ -273,27 +285,16 @@ defmodule OpenAgentsPolicy.Host do
     end)
   end
 
-  defp check_keys!(modules) do
-    case Enum.find(modules, fn {key, _module} -> not Map.has_key?(@defaults, key) end) do
-      nil -> check_unloaded!(modules)
-      {key, _module} -> raise ArgumentError, "unknown host module key #{inspect(key)}"
-    end
+  # `modules`, once validated: a key given nil is checked as its default.
+  defp validate!(modules) do
+    _ =
+      NimbleOptions.validate!(
+        Enum.map(modules, &with({key, nil} <- &1, do: {key, @defaults[key]})),
+        @schema
+      )
+
+    modules
   end
-
-  defp check_unloaded!(modules) do
-    case Enum.find(modules, fn {key, _} -> key == :unloaded_link end) do
-      {_key, mode} when mode != nil and mode not in @unloaded_modes ->
-        raise ArgumentError, unloaded_message(mode)
-
-      _valid_or_absent ->
-        :ok
-    end
-  end
-
-  defp unloaded_message(mode),
-    do:
-      "config :openagents_policy, unloaded_link: expected one of " <>
-        "#{inspect(@unloaded_modes)}, got #{inspect(mode)}"
 
   # One clause per key, its default a literal: the lookup is the override
   # check and an application-environment read.

@@ -47,7 +47,7 @@ defmodule OpenAgentsPolicy.HostOverrideTest do
   end
 
   test "an unknown key is refused, and nothing is overridden" do
-    assert_raise ArgumentError, ~r/unknown host module key :acounts/, fn ->
+    assert_raise NimbleOptions.ValidationError, ~r/unknown options \[:acounts\]/, fn ->
       Host.override(acounts: NoOne)
     end
 

@@ -34,11 +34,19 @@ defmodule OpenAgentsPolicy.HostTest do
   end
 
   test "an unknown key is refused, not stored" do
-    assert_raise ArgumentError, ~r/unknown host module key :acounts/, fn ->
+    assert_raise NimbleOptions.ValidationError, ~r/unknown options \[:acounts\]/, fn ->
       Host.configure(acounts: OtherAccounts)
     end
 
     refute Map.has_key?(Host.modules(), :acounts)
+  end
+
+  test "a module that is not an atom is refused, and nothing is written" do
+    assert_raise NimbleOptions.ValidationError, ~r/:repo/, fn ->
+      Host.configure(accounts: OtherAccounts, repo: "OpenAgents.Repo")
+    end
+
+    assert Host.modules().accounts == OpenAgents.Accounts
   end
 
   test "only a user struct makes the host be asked" do

@@ -111,8 +111,14 @@ defmodule OpenAgentsPolicy.UnloadedLinkTest do
   end
 
   test "a value that is none of the three is refused, set or configured" do
-    assert_raise ArgumentError, ~r/unloaded_link/, fn -> Host.override(unloaded_link: :maybe) end
-    assert_raise ArgumentError, ~r/unloaded_link/, fn -> Host.configure(unloaded_link: "dark") end
+    assert_raise NimbleOptions.ValidationError, ~r/unloaded_link/, fn ->
+      Host.override(unloaded_link: :maybe)
+    end
+
+    assert_raise NimbleOptions.ValidationError, ~r/unloaded_link/, fn ->
+      Host.configure(unloaded_link: "dark")
+    end
+
     assert Host.unloaded_link() == :tier_column
 
     # A value that reached the environment some other way fails the call
@@ -120,7 +126,7 @@ defmodule OpenAgentsPolicy.UnloadedLinkTest do
     Host.override(unloaded_link: :dark)
     Process.put({Host, :override}, %{unloaded_link: :sometimes})
 
-    assert_raise ArgumentError, ~r/:sometimes/, fn ->
+    assert_raise NimbleOptions.ValidationError, ~r/:sometimes/, fn ->
       WorkDisclosure.effective_tier(unloaded("pulse", "link-1"), %{tier: :pulse})
     end
   end
