@@ -11,9 +11,8 @@ defmodule OpenAgentsPolicy do
 
     * `:version`: the library's version, as this module was compiled with it;
     * `:nif`: the NIF library this VM loaded: its path (under
-      `priv/native/`, named as rustler_precompiled or rustler names it), the
-      SHA-256 of that file's bytes as read now, and, on Linux, whether the
-      file is mapped into this VM (`/proc/self/maps`; `:unknown` elsewhere);
+      `priv/native/`, named as rustler_precompiled or rustler names it) and
+      the SHA-256 of that file's bytes as read now;
     * `:decision_digest`: the SHA-256 of the decision document
       (`decisions_json/0`): every decision the library makes over a finite
       domain, written by the Rust core (`openagents_policy::fingerprint`, see
@@ -29,11 +28,7 @@ defmodule OpenAgentsPolicy do
   @version Mix.Project.config()[:version]
 
   @typedoc "The NIF library this VM loaded, as read from disk now."
-  @type nif :: %{
-          file: Path.t(),
-          sha256: String.t(),
-          mapped: boolean() | :unknown
-        }
+  @type nif :: %{file: Path.t(), sha256: String.t()}
 
   @typedoc "See the module docs."
   @type t :: %{version: String.t(), decision_digest: String.t(), nif: nif()}
@@ -46,7 +41,7 @@ defmodule OpenAgentsPolicy do
       true
       iex> String.length(digest) == 64 and digest == OpenAgentsPolicy.fingerprint().decision_digest
       true
-      iex> nif.mapped in [true, :unknown] and Path.basename(nif.file) =~ ~r/^(lib)?openagents_policy_nif(-v.+-nif-2\\.15-.+)?\\.so$/
+      iex> Path.basename(nif.file) =~ ~r/^(lib)?openagents_policy_nif(-v.+-nif-2\\.15-.+)?\\.so$/
       true
   """
   @spec fingerprint() :: t()
@@ -82,37 +77,6 @@ defmodule OpenAgentsPolicy do
 
   defp nif do
     file = OpenAgentsPolicy.Native.library_file()
-
-    %{
-      file: file,
-      sha256: Base.encode16(:crypto.hash(:sha256, File.read!(file)), case: :lower),
-      mapped: mapped?(file)
-    }
-  end
-
-  # A line of /proc/self/maps with the file's inode and name: the kernel
-  # names a mapped file by its resolved path, and priv/ may be a symlink
-  # (Mix links _build/<env>/lib/<app>/priv to the checkout's priv/).
-  defp mapped?(file) do
-    case {File.read("/proc/self/maps"), File.stat(file)} do
-      {{:error, _}, _stat} ->
-        :unknown
-
-      {{:ok, _maps}, {:error, _}} ->
-        false
-
-      {{:ok, maps}, {:ok, %File.Stat{inode: inode}}} ->
-        inode = Integer.to_string(inode)
-        name = Path.basename(file)
-
-        maps
-        |> String.split("\n", trim: true)
-        |> Enum.any?(fn line ->
-          case String.split(line, ~r/\s+/, parts: 6) do
-            [_address, _perms, _offset, _device, ^inode, path] -> Path.basename(path) == name
-            _ -> false
-          end
-        end)
-    end
+    %{file: file, sha256: Base.encode16(:crypto.hash(:sha256, File.read!(file)), case: :lower)}
   end
 end
