@@ -21,8 +21,8 @@ fn too_large(side: Option<Side>, limit: Limit) -> DocumentRefusal {
     DocumentRefusal::TooLarge { side, limit }
 }
 
-/// A row asking hundreds of words more than any question has: refused as it
-/// is read, before the join (the diff once made one change per item of a
+/// A row asking hundreds of words more than any question has: refused as
+/// the document is read, before the join (the diff once made one change per item of a
 /// list answer, each carrying every word of the input).
 #[test]
 fn a_row_with_hundreds_of_input_words_is_refused() {
@@ -44,7 +44,7 @@ fn a_row_with_hundreds_of_input_words_is_refused() {
 }
 
 /// A list answer of tens of thousands of items, in a document of the byte
-/// limit: refused at the first item past the limit.
+/// limit: refused, naming the limit.
 #[test]
 fn list_answers_of_tens_of_thousands_of_items_are_refused() {
     let live = json(&live());
@@ -198,7 +198,7 @@ fn a_repeated_key_in_a_rows_input_is_refused() {
     };
     assert_eq!(*side, Side::New);
     assert!(
-        why.contains(r#"a row of vocabularies names "vocabulary" twice in its input"#),
+        why.contains(r#"an input names "vocabulary" twice"#),
         "{why}"
     );
     // And an answer's object that names a key twice.
@@ -210,5 +210,5 @@ fn a_repeated_key_in_a_rows_input_is_refused() {
     assert!(diff(&live, &twice)
         .unwrap_err()
         .to_string()
-        .contains("names a key twice"));
+        .contains(r#"an object names "tier" twice"#));
 }

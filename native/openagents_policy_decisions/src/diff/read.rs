@@ -1,36 +1,14 @@
-//! A decision document read within the [`Limit`]s: every row checked as it
-//! is read, and the first one past a limit ends the reading.
+//! A decision document read within the [`Limit`]s: no more than
+//! [`Limit::Bytes`] is parsed, then every row is checked against the rest.
 
-use std::cell::Cell;
+use std::collections::HashSet;
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::Deserializer;
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::{DocumentRefusal, Limit, Side};
 use crate::document::{Document, Input, Row, Table, FORMAT};
-
-/// The first limit a reading crossed, and the format it found.
-#[derive(Default)]
-struct Bounds {
-    crossed: Cell<Option<Limit>>,
-    format: Cell<Option<bool>>,
-}
-
-impl Bounds {
-    fn over<E: de::Error>(&self, limit: Limit) -> E {
-        self.crossed.set(Some(limit));
-        E::custom(format!("past the limit {limit:?}"))
-    }
-
-    fn word<E: de::Error>(&self, word: &str) -> Result<(), E> {
-        if word.len() > Limit::Word.max() {
-            return Err(self.over(Limit::Word));
-        }
-        Ok(())
-    }
-}
 
 /// The document in `bytes`, or why it is not one this build reads: not a
 /// decision document, of another format, or past a [`Limit`] (`side` says
@@ -40,251 +18,149 @@ impl Bounds {
 ///
 /// [`DocumentRefusal`], naming `side`.
 pub fn read(bytes: &[u8], side: Side) -> Result<Document, DocumentRefusal> {
+    let refuse = |why: &str| DocumentRefusal::NotADocument {
+        side,
+        why: why.to_owned(),
+    };
+    let over = |limit: Limit| limit.refuse(Some(side));
     if bytes.len() > Limit::Bytes.max() {
-        return Err(Limit::Bytes.refuse(Some(side)));
+        return Err(over(Limit::Bytes));
     }
-    let bounds = Bounds::default();
-    let mut reader = serde_json::Deserializer::from_slice(bytes);
-    let read = DocumentSeed(&bounds)
-        .deserialize(&mut reader)
-        .and_then(|rows| reader.end().map(|()| rows));
-    match read {
-        Ok(rows) => Ok(Document {
-            format: FORMAT,
-            rows,
-        }),
-        Err(error) => Err(refusal(bytes, side, &bounds, &error)),
+    // Its format first: a document of another format is refused as such,
+    // whatever else it holds.
+    let head = serde_json::from_slice::<Value>(bytes)
+        .map_err(|error| refuse(&format!("not JSON ({})", cut(&error))))?;
+    let head = match head {
+        Value::Object(head) => head,
+        Value::Array(_) => return Err(refuse("a JSON array, not an object")),
+        Value::Null => return Err(refuse("a JSON null, not an object")),
+        _ => return Err(refuse("a JSON scalar, not an object")),
+    };
+    match (head.get("format"), head.contains_key("rows")) {
+        (Some(format), _) if format.as_u64() != Some(u64::from(FORMAT)) => {
+            let found = format.to_string().chars().take(64).collect();
+            return Err(DocumentRefusal::UnknownFormat {
+                side,
+                found: Some(found),
+            });
+        }
+        (None, true) => return Err(DocumentRefusal::UnknownFormat { side, found: None }),
+        (None, false) => return Err(refuse("an object with no \"format\" field and no rows")),
+        _ => {}
     }
+    let written: Written = serde_json::from_slice(bytes).map_err(|error| {
+        refuse(&format!(
+            "not as format {FORMAT} writes it ({})",
+            cut(&error)
+        ))
+    })?;
+    if written.rows.len() > Limit::Rows.max() {
+        return Err(over(Limit::Rows));
+    }
+    let mut rows = Vec::with_capacity(written.rows.len());
+    for (name, Words(words), Strict(answer)) in written.rows {
+        word(&name).map_err(over)?;
+        let table = Table::parse(&name)
+            .ok_or_else(|| refuse(&format!("no table of format {FORMAT} is named {name:?}")))?;
+        if words.len() > Limit::Words.max() {
+            return Err(over(Limit::Words));
+        }
+        for (name, value) in &words {
+            word(name).and_then(|()| bounded(value)).map_err(over)?;
+        }
+        bounded(&answer).map_err(over)?;
+        rows.push(Row {
+            table,
+            input: Input(words),
+            answer,
+        });
+    }
+    Ok(Document {
+        format: FORMAT,
+        rows,
+    })
 }
 
 /// A parser's complaint, at most 200 characters of it: it may quote the
 /// document.
-fn bounded(error: &serde_json::Error) -> String {
+fn cut(error: &serde_json::Error) -> String {
     error.to_string().chars().take(200).collect()
 }
 
-/// The head of a document: its format, whatever its rows hold.
+/// A word within [`Limit::Word`].
+const fn word(word: &str) -> Result<(), Limit> {
+    if word.len() > Limit::Word.max() {
+        return Err(Limit::Word);
+    }
+    Ok(())
+}
+
+/// A value's words within [`Limit::Word`], its lists and objects within
+/// [`Limit::Items`]. Recursion is bounded by the parser's depth limit.
+fn bounded(value: &Value) -> Result<(), Limit> {
+    match value {
+        Value::String(text) => word(text),
+        Value::Array(items) if items.len() > Limit::Items.max() => Err(Limit::Items),
+        Value::Object(entries) if entries.len() > Limit::Items.max() => Err(Limit::Items),
+        Value::Array(items) => items.iter().try_for_each(bounded),
+        Value::Object(entries) => entries
+            .iter()
+            .try_for_each(|(key, value)| word(key).and_then(|()| bounded(value))),
+        Value::Null | Value::Bool(_) | Value::Number(_) => Ok(()),
+    }
+}
+
+/// A document as this [`FORMAT`] writes it: rows of `[table, input, answer]`.
 #[derive(serde::Deserialize)]
-struct Head {
-    #[serde(default, deserialize_with = "present")]
-    format: Option<Value>,
-    rows: Option<IgnoredAny>,
+#[serde(deny_unknown_fields)]
+struct Written {
+    /// Read, and checked, before.
+    #[serde(rename = "format")]
+    _format: de::IgnoredAny,
+    rows: Vec<(String, Words, Strict)>,
 }
 
-/// A field that is there, even as `null`.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
-    serde::Deserialize::deserialize(deserializer).map(Some)
-}
+/// A row's input: its words in the order written, each name given once.
+struct Words(Vec<(String, Value)>);
 
-/// Why `bytes` did not read as a document of this format: its format first
-/// (a document of another format is refused as such, whatever else it
-/// holds), then a limit, then the parser's complaint.
-fn refusal(
-    bytes: &[u8],
-    side: Side,
-    bounds: &Bounds,
-    error: &serde_json::Error,
-) -> DocumentRefusal {
-    let refuse = |why: String| DocumentRefusal::NotADocument { side, why };
-    let ours = || {
-        if let Some(limit) = bounds.crossed.get() {
-            return limit.refuse(Some(side));
-        }
-        refuse(format!(
-            "not as format {FORMAT} writes it ({})",
-            bounded(error)
-        ))
-    };
-    if bounds.format.get() == Some(true) {
-        return ours();
-    }
-    if let Err(error) = serde_json::from_slice::<IgnoredAny>(bytes) {
-        return refuse(format!("not JSON ({})", bounded(&error)));
-    }
-    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
-        Some(b'{') => {}
-        Some(b'[') => return refuse("a JSON array, not an object".to_owned()),
-        Some(b'n') => return refuse("a JSON null, not an object".to_owned()),
-        _ => return refuse("a JSON scalar, not an object".to_owned()),
-    }
-    match serde_json::from_slice::<Head>(bytes) {
-        Ok(Head {
-            format: Some(format),
-            ..
-        }) if format.as_u64() != Some(u64::from(FORMAT)) => {
-            let found = format.to_string().chars().take(64).collect();
-            DocumentRefusal::UnknownFormat {
-                side,
-                found: Some(found),
+impl<'de> Deserialize<'de> for Words {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Named;
+        impl<'de> Visitor<'de> for Named {
+            type Value = Words;
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("an input: an object of words")
             }
-        }
-        Ok(Head {
-            format: None,
-            rows: Some(_),
-        }) => DocumentRefusal::UnknownFormat { side, found: None },
-        Ok(Head {
-            format: None,
-            rows: None,
-        }) => refuse("an object with no \"format\" field and no rows".to_owned()),
-        _ => ours(),
-    }
-}
-
-struct DocumentSeed<'b>(&'b Bounds);
-
-impl<'de> DeserializeSeed<'de> for DocumentSeed<'_> {
-    type Value = Vec<Row>;
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Vec<Row>, D::Error> {
-        deserializer.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for DocumentSeed<'_> {
-    type Value = Vec<Row>;
-    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str("a decision document")
-    }
-    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Vec<Row>, M::Error> {
-        let bounds = self.0;
-        let mut rows = None;
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "format" if bounds.format.get().is_none() => {
-                    let format = map.next_value_seed(AnswerSeed(bounds))?;
-                    let ours = format.as_u64() == Some(u64::from(FORMAT));
-                    bounds.format.set(Some(ours));
-                    if !ours {
-                        return Err(de::Error::custom("another format"));
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Words, M::Error> {
+                let (mut words, mut names) = (Vec::new(), HashSet::new());
+                while let Some(name) = map.next_key::<String>()? {
+                    if !names.insert(name.clone()) {
+                        let why = format!("an input names {name:?} twice");
+                        return Err(de::Error::custom(why));
                     }
+                    let Strict(word) = map.next_value()?;
+                    words.push((name, word));
                 }
-                "rows" if rows.is_none() => rows = Some(map.next_value_seed(RowsSeed(bounds))?),
-                "format" | "rows" => {
-                    return Err(de::Error::custom(format!("duplicate field `{key}`")))
-                }
-                other => {
-                    bounds.word(other)?;
-                    return Err(de::Error::custom(format!("unknown field `{other}`")));
-                }
+                Ok(Words(words))
             }
         }
-        if bounds.format.get().is_none() {
-            return Err(de::Error::missing_field("format"));
-        }
-        rows.ok_or_else(|| de::Error::missing_field("rows"))
+        deserializer.deserialize_map(Named)
     }
 }
 
-struct RowsSeed<'b>(&'b Bounds);
+/// Any JSON value; an object that names a key twice is refused, where
+/// `Value` would keep the last.
+struct Strict(Value);
 
-impl<'de> DeserializeSeed<'de> for RowsSeed<'_> {
-    type Value = Vec<Row>;
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Vec<Row>, D::Error> {
-        deserializer.deserialize_seq(self)
+impl<'de> Deserialize<'de> for Strict {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(Once).map(Strict)
     }
 }
 
-impl<'de> Visitor<'de> for RowsSeed<'_> {
-    type Value = Vec<Row>;
-    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str("a list of rows")
-    }
-    fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Vec<Row>, S::Error> {
-        let mut rows = Vec::new();
-        while let Some(row) = seq.next_element_seed(RowSeed(self.0))? {
-            if rows.len() == Limit::Rows.max() {
-                return Err(self.0.over(Limit::Rows));
-            }
-            rows.push(row);
-        }
-        Ok(rows)
-    }
-}
+struct Once;
 
-struct RowSeed<'b>(&'b Bounds);
-
-impl<'de> DeserializeSeed<'de> for RowSeed<'_> {
-    type Value = Row;
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Row, D::Error> {
-        deserializer.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for RowSeed<'_> {
-    type Value = Row;
-    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str("a row: [table, input, answer]")
-    }
-    fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Row, S::Error> {
-        let bounds = self.0;
-        let short = || de::Error::custom("a row of fewer than three parts");
-        let name: String = seq.next_element()?.ok_or_else(short)?;
-        bounds.word(&name)?;
-        let table = Table::parse(&name).ok_or_else(|| {
-            de::Error::custom(format!("no table of format {FORMAT} is named {name:?}"))
-        })?;
-        let input = seq.next_element_seed(InputSeed(bounds, table))?;
-        let input = input.ok_or_else(short)?;
-        let answer = seq.next_element_seed(AnswerSeed(bounds))?;
-        let answer = answer.ok_or_else(short)?;
-        if seq.next_element::<IgnoredAny>()?.is_some() {
-            return Err(de::Error::custom("a row of more than three parts"));
-        }
-        Ok(Row {
-            table,
-            input,
-            answer,
-        })
-    }
-}
-
-/// A row's input: at most [`Limit::Words`] words, each name given once.
-struct InputSeed<'b>(&'b Bounds, Table);
-
-impl<'de> DeserializeSeed<'de> for InputSeed<'_> {
-    type Value = Input;
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Input, D::Error> {
-        deserializer.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for InputSeed<'_> {
-    type Value = Input;
-    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str("an input: an object of words")
-    }
-    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Input, M::Error> {
-        let InputSeed(bounds, table) = self;
-        let mut words: Vec<(String, Value)> = Vec::new();
-        while let Some(name) = map.next_key::<String>()? {
-            if words.len() == Limit::Words.max() {
-                return Err(bounds.over(Limit::Words));
-            }
-            bounds.word(&name)?;
-            if words.iter().any(|(known, _)| *known == name) {
-                return Err(de::Error::custom(format!(
-                    "a row of {table} names {name:?} twice in its input"
-                )));
-            }
-            let word = map.next_value_seed(AnswerSeed(bounds))?;
-            words.push((name, word));
-        }
-        Ok(Input(words))
-    }
-}
-
-/// Any JSON value of an answer (or an input's word): its strings within
-/// [`Limit::Word`], its lists and objects within [`Limit::Items`], checked
-/// as they are read; an object naming a key twice is refused.
-struct AnswerSeed<'b>(&'b Bounds);
-
-impl<'de> DeserializeSeed<'de> for AnswerSeed<'_> {
-    type Value = Value;
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for AnswerSeed<'_> {
+impl<'de> Visitor<'de> for Once {
     type Value = Value;
     fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter.write_str("a JSON value")
@@ -305,19 +181,11 @@ impl<'de> Visitor<'de> for AnswerSeed<'_> {
         Ok(Value::from(value))
     }
     fn visit_str<E: de::Error>(self, value: &str) -> Result<Value, E> {
-        self.0.word(value)?;
-        Ok(Value::String(value.to_owned()))
-    }
-    fn visit_string<E: de::Error>(self, value: String) -> Result<Value, E> {
-        self.0.word(&value)?;
-        Ok(Value::String(value))
+        Ok(Value::from(value))
     }
     fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Value, S::Error> {
         let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(AnswerSeed(self.0))? {
-            if items.len() == Limit::Items.max() {
-                return Err(self.0.over(Limit::Items));
-            }
+        while let Some(Strict(item)) = seq.next_element()? {
             items.push(item);
         }
         Ok(Value::Array(items))
@@ -325,14 +193,11 @@ impl<'de> Visitor<'de> for AnswerSeed<'_> {
     fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Value, M::Error> {
         let mut entries = Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            if entries.len() == Limit::Items.max() {
-                return Err(self.0.over(Limit::Items));
+            if entries.contains_key(&key) {
+                return Err(de::Error::custom(format!("an object names {key:?} twice")));
             }
-            self.0.word(&key)?;
-            let value = map.next_value_seed(AnswerSeed(self.0))?;
-            if entries.insert(key, value).is_some() {
-                return Err(de::Error::custom("an object names a key twice"));
-            }
+            let Strict(value) = map.next_value()?;
+            entries.insert(key, value);
         }
         Ok(Value::Object(entries))
     }
