@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use openagents_policy::disclosure::{self, Family, PrincipalReading};
 use openagents_policy::ladder::{self, Tier};
 use rustler::types::atom;
-use rustler::{Atom, Binary, Encoder, Env, Error, NifResult, Term};
+use rustler::{Atom, Binary, Encoder, Env, Error, NifMap, NifResult, Term};
 
 use crate::decode::{
     self, AccessTerm, FamilyWord, RecordTerm, RelationshipWord, SubjectTerm, TierTerm, ViewerTerm,
@@ -151,34 +151,39 @@ fn link_for_attempt<'a>(
     };
     match disclosure::link_for_attempt(repository_id, reading, authority) {
         Ok(link) => {
-            let consent = Term::map_from_arrays(
-                env,
-                &[Text("granted_by")],
-                &[Text(link.consent().granted_by)],
-            )?;
-            let keys = [
-                words::account_id(),
-                words::artifact_ref(),
-                words::artifact_type(),
-                words::authority_snapshot(),
-                words::consent(),
-                words::repository_id(),
-                words::tier(),
-            ]
-            .map(|key| key.to_term(env));
-            let values = [
-                *link.account_id(),
-                Text(link.artifact_ref()).encode(env),
-                Text(link.artifact_type()).encode(env),
-                *link.authority_snapshot(),
-                consent,
-                *link.repository_id(),
-                Text(link.tier().as_str()).encode(env),
-            ];
-            Ok((atom::ok(), Term::map_from_term_arrays(env, &keys, &values)?).encode(env))
+            let attrs = LinkAttrs {
+                account_id: *link.account_id(),
+                artifact_ref: Text(link.artifact_ref()),
+                artifact_type: Text(link.artifact_type()),
+                authority_snapshot: *link.authority_snapshot(),
+                // Keyed by a binary, as the seeds write it.
+                consent: Term::map_from_arrays(
+                    env,
+                    &[Text("granted_by")],
+                    &[Text(link.consent().granted_by)],
+                )?,
+                repository_id: *link.repository_id(),
+                tier: Text(link.tier().as_str()),
+            };
+            Ok((atom::ok(), attrs).encode(env))
         }
         Err(why) => Ok((atom::error(), Text(why.message())).encode(env)),
     }
+}
+
+/// The attributes `link_for_attempt/3` hands the host's
+/// `ArtifactLink.changeset/2`: the core's link, the host's terms it was given
+/// handed back as they were.
+#[derive(NifMap)]
+#[rustler(encode)]
+struct LinkAttrs<'a> {
+    account_id: Term<'a>,
+    artifact_ref: Text<'static>,
+    artifact_type: Text<'static>,
+    authority_snapshot: Term<'a>,
+    consent: Term<'a>,
+    repository_id: Term<'a>,
+    tier: Text<'static>,
 }
 
 /// `{unclassified, doubly_classified}`: the positions, in the given list of

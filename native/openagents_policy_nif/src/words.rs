@@ -16,11 +16,6 @@ rustler::atoms! {
     tier,
     account_id,
     id,
-    repository_id,
-    artifact_type,
-    artifact_ref,
-    consent,
-    authority_snapshot,
 }
 
 /// The atoms of the core's words, indexed as the core indexes them.
