@@ -153,6 +153,23 @@ fn computer(input: &Input) -> String {
     format!("a Computer with status {status}, {revoked}, {online}")
 }
 
+/// What a substrate row is about: a Box, a Box run, a work job or a
+/// Computer, as its input describes it.
+fn substrate(table: Table, input: &Input) -> String {
+    match table {
+        Table::LifecyclesBoxStates | Table::CapabilitiesBoxStates => {
+            format!("a Box in {}", word(input.get("box_state")))
+        }
+        Table::LifecyclesRunStates | Table::CapabilitiesRunStates => {
+            format!("a Box run in {}", word(input.get("run_state")))
+        }
+        Table::LifecyclesJobStatuses | Table::CapabilitiesJobStatuses => {
+            format!("a work job in {}", word(input.get("job_status")))
+        }
+        _ => computer(input),
+    }
+}
+
 /// The link an attempt gets, or why none.
 fn link(outcome: Option<&Value>) -> String {
     match outcome.map(|v| (v.get("Ok"), v.get("Err"))) {
@@ -301,8 +318,10 @@ impl<'d> Context<'d> {
         joined(&names)
     }
 
-    /// The changes one question makes, onto `out`: a list answer makes one
-    /// per item gained or lost and one for a new order.
+    /// The changes one question makes, onto `out`: one `match` on its
+    /// table says who gains or loses and in which words; a list answer makes
+    /// one per item gained or lost and one for a new order.
+    #[allow(clippy::too_many_lines)] // one arm per table, each table's words in one place
     pub(super) fn changes(
         &self,
         row: &Row,
@@ -310,213 +329,185 @@ impl<'d> Context<'d> {
         out: &mut Output,
     ) -> Result<(), DocumentRefusal> {
         let (table, input) = (row.table, &row.input);
+        let at = |key| word(input.get(key));
+        // A tier risen widens, fallen narrows, by the ranks both documents agree on.
+        let tier_class = |old: Option<&Value>, new: Option<&Value>| {
+            let [gains, loses] =
+                self.rise(old.and_then(Value::as_str), new.and_then(Value::as_str));
+            Class::of(gains, loses)
+        };
         let (class, says) = match table {
             Table::Vocabularies => return Self::list(row, [old, new], List::Vocabulary, out),
             Table::ScheduleNever => return Self::list(row, [old, new], List::Never, out),
             Table::ScheduleFields => self.field(input, old, new),
-            Table::Relationships
-            | Table::Rungs
-            | Table::LadderRanks
-            | Table::LadderNamed
-            | Table::LadderMinimums
-            | Table::LadderViewers
-            | Table::LadderEffective
-            | Table::LadderRecords => self.ladder(table, input, old, new),
+            Table::Relationships => {
+                let (class, how) = self.viewer(old, new);
+                (class, format!("a {} reader {how}", at("relationship")))
+            }
+            Table::Rungs => self.rung_moved(input, old, new),
+            Table::LadderRanks => (
+                Class::Changes,
+                format!("{} now ranks {}", at("tier"), was(old, new)),
+            ),
+            Table::LadderNamed => (
+                tier_class(old, new),
+                format!(
+                    "the tier word {} now names {}",
+                    at("tier_word"),
+                    was(old, new)
+                ),
+            ),
+            // A lower minimum widens.
+            Table::LadderMinimums => (
+                tier_class(new, old),
+                format!("{} access now needs {}", at("access"), was(old, new)),
+            ),
+            Table::LadderViewers => {
+                let (class, how) = self.viewer(old, new);
+                (class, format!("the viewer {} {how}", at("viewer")))
+            }
+            Table::LadderEffective => (
+                tier_class(old, new),
+                format!(
+                    "{} now reads {} at {}",
+                    at("viewer"),
+                    at("subject"),
+                    was(old, new)
+                ),
+            ),
+            Table::LadderRecords => (
+                tier_class(old, new),
+                format!(
+                    "{} now reads the record {} at {}",
+                    at("viewer"),
+                    at("record"),
+                    was(old, new)
+                ),
+            ),
+            // No one gains or loses by a lifecycle alone.
             Table::LifecyclesBoxStates
             | Table::LifecyclesRunStates
             | Table::LifecyclesJobStatuses
-            | Table::LifecyclesMachines
-            | Table::LifecyclesEnded => lifecycle(table, input, old, new),
-            Table::CapabilitiesBoxStates
-            | Table::CapabilitiesRunStates
-            | Table::CapabilitiesJobStatuses
-            | Table::CapabilitiesMachines
-            | Table::SeamsSeams
-            | Table::SeamsDelegationSeams
-            | Table::Links => match self.seam(table, input, old, new) {
-                Some(said) => said,
-                None => return Ok(()),
-            },
-        };
-        out.push(change(table, input.clone(), [old, new], class, says))
-    }
-
-    /// The ladder's tables, and the relationships and rungs it reads.
-    fn ladder(
-        &self,
-        table: Table,
-        input: &Input,
-        old: Option<&Value>,
-        new: Option<&Value>,
-    ) -> (Class, String) {
-        let rise = |old: Option<&Value>, new: Option<&Value>| {
-            self.rise(old.and_then(Value::as_str), new.and_then(Value::as_str))
-        };
-        let tier_class = |old, new| {
-            let [gains, loses] = rise(old, new);
-            Class::of(gains, loses)
-        };
-        match table {
-            Table::Relationships => {
-                let (class, how) = self.viewer(old, new);
-                (
-                    class,
-                    format!("a {} reader {how}", word(input.get("relationship"))),
-                )
-            }
-            Table::Rungs => {
-                let at = |v| get(v, "tier").and_then(Value::as_str);
-                let needs = |side, v| {
-                    let access = get(v, "access").and_then(Value::as_str);
-                    self.answer(side, Table::LadderMinimums, "access", access)?
-                        .as_str()
+            | Table::LifecyclesMachines => (
+                Class::Changes,
+                format!("{} now reads {}", substrate(table, input), was(old, new)),
+            ),
+            Table::LifecyclesEnded => {
+                let counts = match new {
+                    Some(Value::Bool(true)) => "now counts as ended".to_owned(),
+                    Some(Value::Bool(false)) => "now counts as under way".to_owned(),
+                    _ => format!("is now answered {}", was(old, new)),
                 };
-                // A lower tier, or an access with a lower minimum, widens.
-                let [lower, higher] = self.rise(at(new), at(old));
-                let [easier, harder] = self.rise(needs(Side::New, new), needs(Side::Old, old));
-                let rung = word(input.get("rung"));
-                let stands = |v| {
-                    let access = word(get(v, "access"));
-                    format!("{}, asked through {access} access", word(get(v, "tier")))
-                };
-                let says = format!(
-                    "the {rung} rung is now at {} (was {})",
-                    stands(new),
-                    stands(old)
-                );
-                (Class::of(lower || easier, higher || harder), says)
-            }
-            Table::LadderRanks => {
-                let says = format!("{} now ranks {}", word(input.get("tier")), was(old, new));
-                (Class::Changes, says)
-            }
-            Table::LadderNamed => {
-                let tier_word = word(input.get("tier_word"));
-                let says = format!("the tier word {tier_word} now names {}", was(old, new));
-                (tier_class(old, new), says)
-            }
-            Table::LadderMinimums => {
-                let access = word(input.get("access"));
                 (
-                    tier_class(new, old),
-                    format!("{access} access now needs {}", was(old, new)),
+                    Class::Changes,
+                    format!("a {} delegation {counts}", at("lifecycle")),
                 )
             }
-            Table::LadderViewers => {
-                let (class, how) = self.viewer(old, new);
-                (
-                    class,
-                    format!("the viewer {} {how}", word(input.get("viewer"))),
-                )
-            }
-            Table::LadderEffective => {
-                let (viewer, subject) = (word(input.get("viewer")), word(input.get("subject")));
-                let says = format!("{viewer} now reads {subject} at {}", was(old, new));
-                (tier_class(old, new), says)
-            }
-            Table::LadderRecords => {
-                let (viewer, record) = (word(input.get("viewer")), word(input.get("record")));
-                let says = format!(
-                    "{viewer} now reads the record {record} at {}",
-                    was(old, new)
-                );
-                (tier_class(old, new), says)
-            }
-            _ => otherwise(table, input, old, new),
-        }
-    }
-
-    /// A seam: what a caller may do, and the link an attempt gets. What
-    /// follows from a substrate word (`capabilities.*`) is said only where
-    /// its lifecycle moved, else `None`: the seams tables say the rest.
-    fn seam(
-        &self,
-        table: Table,
-        input: &Input,
-        old: Option<&Value>,
-        new: Option<&Value>,
-    ) -> Option<(Class, String)> {
-        Some(match table {
             // What follows from a substrate word, said only where its
             // lifecycle moved: the seams tables say the rest.
             Table::CapabilitiesBoxStates
             | Table::CapabilitiesRunStates
             | Table::CapabilitiesJobStatuses
             | Table::CapabilitiesMachines => {
-                let lifecycle_moved = get(old, "lifecycle") != get(new, "lifecycle");
                 let offered = |v| (get(v, "capabilities"), get(v, "unavailable_reason"));
-                if !lifecycle_moved || offered(old) == offered(new) {
-                    return None;
+                if get(old, "lifecycle") == get(new, "lifecycle") || offered(old) == offered(new) {
+                    return Ok(());
                 }
-                let caller = match table {
-                    Table::CapabilitiesBoxStates => {
-                        let state = word(input.get("box_state"));
-                        format!("a caller {} on a Box in {state}", reach(input))
-                    }
-                    Table::CapabilitiesRunStates => {
-                        format!("a caller on a Box run in {}", word(input.get("run_state")))
-                    }
-                    Table::CapabilitiesJobStatuses => {
-                        format!(
-                            "a caller on a work job in {}",
-                            word(input.get("job_status"))
-                        )
-                    }
-                    _ => format!("a caller {} on {}", reach(input), computer(input)),
+                let caller = match input.get("reach") {
+                    Some(_) => format!("a caller {} on", reach(input)),
+                    None => "a caller on".to_owned(),
                 };
-                (
-                    offer_class(old, new),
-                    format!("{caller} {}", offer(old, new)),
-                )
+                let says = format!("{caller} {} {}", substrate(table, input), offer(old, new));
+                (offer_class(old, new), says)
             }
             Table::SeamsSeams => {
-                let (kind, lifecycle) = (word(input.get("kind")), word(input.get("lifecycle")));
                 let seam = |v| ["custody", "runtime_class", "lifecycle"].map(|key| get(v, key));
                 let note = if old.is_some() && new.is_some() && seam(old) != seam(new) {
                     format!(" (the seam now reads {})", word(new))
                 } else {
                     String::new()
                 };
+                let (kind, lifecycle) = (at("kind"), at("lifecycle"));
                 let caller = format!("a caller {} on a {kind} that is {lifecycle}", reach(input));
                 (
                     offer_class(old, new),
                     format!("{caller} {}{note}", offer(old, new)),
                 )
             }
-            Table::SeamsDelegationSeams => {
-                let lifecycle = word(input.get("lifecycle"));
-                let says = format!("a caller on a {lifecycle} delegation {}", offer(old, new));
-                (offer_class(old, new), says)
+            Table::SeamsDelegationSeams => (
+                offer_class(old, new),
+                format!(
+                    "a caller on a {} delegation {}",
+                    at("lifecycle"),
+                    offer(old, new)
+                ),
+            ),
+            Table::Links => self.link_moved(input, old, new),
+        };
+        out.push(change(table, input.clone(), [old, new], class, says))
+    }
+
+    /// A rung moved: a lower tier, or an access with a lower minimum, widens.
+    fn rung_moved(
+        &self,
+        input: &Input,
+        old: Option<&Value>,
+        new: Option<&Value>,
+    ) -> (Class, String) {
+        let at = |v| get(v, "tier").and_then(Value::as_str);
+        let needs = |side, v| {
+            let access = get(v, "access").and_then(Value::as_str);
+            self.answer(side, Table::LadderMinimums, "access", access)?
+                .as_str()
+        };
+        let [lower, higher] = self.rise(at(new), at(old));
+        let [easier, harder] = self.rise(needs(Side::New, new), needs(Side::Old, old));
+        let stands = |v| {
+            let access = word(get(v, "access"));
+            format!("{}, asked through {access} access", word(get(v, "tier")))
+        };
+        let says = format!(
+            "the {} rung is now at {} (was {})",
+            word(input.get("rung")),
+            stands(new),
+            stands(old)
+        );
+        (Class::of(lower || easier, higher || harder), says)
+    }
+
+    /// The link an attempt gets: one where there was none, or at a lower
+    /// tier, widens.
+    fn link_moved(
+        &self,
+        input: &Input,
+        old: Option<&Value>,
+        new: Option<&Value>,
+    ) -> (Class, String) {
+        let with = |key| {
+            if flag(input, key) {
+                "with an id"
+            } else {
+                "with no id"
             }
-            Table::Links => {
-                let with = |key| {
-                    if flag(input, key) {
-                        "with an id"
-                    } else {
-                        "with no id"
-                    }
-                };
-                let principal = match input.get("principal_type") {
-                    Some(Value::Null) | None => "no principal type".to_owned(),
-                    kind => format!("principal type {}", word(kind)),
-                };
-                let (repository, id) = (with("repository_id"), with("principal_id"));
-                let says = format!(
-                    "an attempt in a repository {repository} by {principal}, {id}, now gets {} (was {})",
-                    link(new),
-                    link(old)
-                );
-                let [gains, loses] = match (get(old, "Ok"), get(new, "Ok")) {
-                    (Some(before), Some(after)) => self.rise(tier_of(before), tier_of(after)),
-                    (before, after) => [
-                        after.is_some() && before.is_none(),
-                        before.is_some() && after.is_none(),
-                    ],
-                };
-                (Class::of(gains, loses), says)
-            }
-            _ => otherwise(table, input, old, new),
-        })
+        };
+        let principal = match input.get("principal_type") {
+            Some(Value::Null) | None => "no principal type".to_owned(),
+            kind => format!("principal type {}", word(kind)),
+        };
+        let (repository, id) = (with("repository_id"), with("principal_id"));
+        let says = format!(
+            "an attempt in a repository {repository} by {principal}, {id}, now gets {} (was {})",
+            link(new),
+            link(old)
+        );
+        let [gains, loses] = match (get(old, "Ok"), get(new, "Ok")) {
+            (Some(before), Some(after)) => self.rise(tier_of(before), tier_of(after)),
+            (before, after) => [
+                after.is_some() && before.is_none(),
+                before.is_some() && after.is_none(),
+            ],
+        };
+        (Class::of(gains, loses), says)
     }
 
     /// A scheduled field: newly, no longer, from another rung or column.
@@ -660,67 +651,6 @@ impl<'d> Context<'d> {
         }
         Ok(())
     }
-}
-
-/// A substrate word's lifecycle, and whether a delegation has ended: no
-/// one gains or loses by these alone.
-fn lifecycle(
-    table: Table,
-    input: &Input,
-    old: Option<&Value>,
-    new: Option<&Value>,
-) -> (Class, String) {
-    match table {
-        Table::LifecyclesBoxStates => {
-            let state = word(input.get("box_state"));
-            (
-                Class::Changes,
-                format!("a Box in {state} now reads {}", was(old, new)),
-            )
-        }
-        Table::LifecyclesRunStates => {
-            let state = word(input.get("run_state"));
-            (
-                Class::Changes,
-                format!("a Box run in {state} now reads {}", was(old, new)),
-            )
-        }
-        Table::LifecyclesJobStatuses => {
-            let status = word(input.get("job_status"));
-            (
-                Class::Changes,
-                format!("a work job in {status} now reads {}", was(old, new)),
-            )
-        }
-        Table::LifecyclesMachines => {
-            let says = format!("{} now reads {}", computer(input), was(old, new));
-            (Class::Changes, says)
-        }
-        Table::LifecyclesEnded => {
-            let lifecycle = word(input.get("lifecycle"));
-            let counts = match new {
-                Some(Value::Bool(true)) => "now counts as ended".to_owned(),
-                Some(Value::Bool(false)) => "now counts as under way".to_owned(),
-                _ => format!("is now answered {}", was(old, new)),
-            };
-            (Class::Changes, format!("a {lifecycle} delegation {counts}"))
-        }
-        _ => otherwise(table, input, old, new),
-    }
-}
-
-/// Any other table's change, said as its answers.
-fn otherwise(
-    table: Table,
-    input: &Input,
-    old: Option<&Value>,
-    new: Option<&Value>,
-) -> (Class, String) {
-    let input = serde_json::to_string(input).unwrap_or_default();
-    (
-        Class::Changes,
-        format!("{table} {} now answers {}", code(&input), was(old, new)),
-    )
 }
 
 fn change(
