@@ -10,6 +10,9 @@ use super::{code, Asked, Change, Class, DocumentRefusal, Output, Side};
 use crate::diff::key_of;
 use crate::document::{Input, Row, Table, ANY_OTHER_WORD};
 
+/// A question's answers, old then new; `None` where a side has none.
+type Answers<'v> = [Option<&'v Value>; 2];
+
 /// Each question's answer, by table and key.
 type Index<'d> = HashMap<(Table, &'d str), &'d Value>;
 
@@ -325,7 +328,7 @@ impl<'d> Context<'d> {
     pub(super) fn changes(
         &self,
         row: &Row,
-        [old, new]: [Option<&Value>; 2],
+        [old, new]: Answers<'_>,
         out: &mut Output,
     ) -> Result<(), DocumentRefusal> {
         let (table, input) = (row.table, &row.input);
@@ -339,12 +342,12 @@ impl<'d> Context<'d> {
         let (class, says) = match table {
             Table::Vocabularies => return Self::list(row, [old, new], List::Vocabulary, out),
             Table::ScheduleNever => return Self::list(row, [old, new], List::Never, out),
-            Table::ScheduleFields => self.field(input, old, new),
+            Table::ScheduleFields => self.field(input, [old, new]),
             Table::Relationships => {
                 let (class, how) = self.viewer(old, new);
                 (class, format!("a {} reader {how}", at("relationship")))
             }
-            Table::Rungs => self.rung_moved(input, old, new),
+            Table::Rungs => self.rung_moved(input, [old, new]),
             Table::LadderRanks => (
                 Class::Changes,
                 format!("{} now ranks {}", at("tier"), was(old, new)),
@@ -442,18 +445,13 @@ impl<'d> Context<'d> {
                     offer(old, new)
                 ),
             ),
-            Table::Links => self.link_moved(input, old, new),
+            Table::Links => self.link_moved(input, [old, new]),
         };
         out.push(change(table, input.clone(), [old, new], class, says))
     }
 
     /// A rung moved: a lower tier, or an access with a lower minimum, widens.
-    fn rung_moved(
-        &self,
-        input: &Input,
-        old: Option<&Value>,
-        new: Option<&Value>,
-    ) -> (Class, String) {
+    fn rung_moved(&self, input: &Input, [old, new]: Answers<'_>) -> (Class, String) {
         let at = |v| get(v, "tier").and_then(Value::as_str);
         let needs = |side, v| {
             let access = get(v, "access").and_then(Value::as_str);
@@ -477,12 +475,7 @@ impl<'d> Context<'d> {
 
     /// The link an attempt gets: one where there was none, or at a lower
     /// tier, widens.
-    fn link_moved(
-        &self,
-        input: &Input,
-        old: Option<&Value>,
-        new: Option<&Value>,
-    ) -> (Class, String) {
+    fn link_moved(&self, input: &Input, [old, new]: Answers<'_>) -> (Class, String) {
         let with = |key| {
             if flag(input, key) {
                 "with an id"
@@ -513,7 +506,7 @@ impl<'d> Context<'d> {
     /// A scheduled field: newly, no longer, from another rung or column.
     /// Who gains is by the rungs' tiers, each side's own; who is named as
     /// gaining is the new document's readers between the two.
-    fn field(&self, input: &Input, old: Option<&Value>, new: Option<&Value>) -> (Class, String) {
+    fn field(&self, input: &Input, [old, new]: Answers<'_>) -> (Class, String) {
         let name = code(&format!(
             "{}.{}",
             text(input, "family"),
@@ -603,7 +596,7 @@ impl<'d> Context<'d> {
     /// when the items both lists hold are in another order.
     fn list(
         row: &Row,
-        [old, new]: [Option<&Value>; 2],
+        [old, new]: Answers<'_>,
         list: List,
         out: &mut Output,
     ) -> Result<(), DocumentRefusal> {
