@@ -83,7 +83,7 @@ defmodule OpenAgentsPolicy.Decisions do
   core's tests change the rules themselves:
 
       iex> live = OpenAgentsPolicy.decisions_json()
-      iex> moved = String.replace(live, ~s("tier":"ledger"}]), ~s("tier":"pulse"}]), global: false)
+      iex> moved = String.replace(live, ~s("tier":"ledger",), ~s("tier":"pulse",), global: false)
       iex> {:ok, [change]} = OpenAgentsPolicy.Decisions.diff(live, moved)
       iex> {change.table, change.class}
       {"schedule.fields", :widens}
@@ -120,7 +120,7 @@ defmodule OpenAgentsPolicy.Decisions do
   The same field moved up to `glass` narrows, and down to `pulse` widens:
 
       iex> live = OpenAgentsPolicy.decisions_json()
-      iex> move = &String.replace(live, ~s("tier":"ledger"}]), ~s("tier":") <> &1 <> ~s("}]), global: false)
+      iex> move = &String.replace(live, ~s("tier":"ledger",), ~s("tier":") <> &1 <> ~s(",), global: false)
       iex> {:ok, narrowed} = OpenAgentsPolicy.Decisions.diff(live, move.("glass"))
       iex> {:ok, widened} = OpenAgentsPolicy.Decisions.diff(live, move.("pulse"))
       iex> Enum.map(narrowed ++ widened, & &1.class)

@@ -29,9 +29,8 @@
 
 use std::fmt::{self, Write as _};
 
-use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use sha2::{Digest as _, Sha256};
 
 use openagents_policy::disclosure::{self, link_for_attempt, PrincipalReading, Record};
@@ -148,31 +147,22 @@ tables! {
     Links => "links",
 }
 
-/// A question: the host's words, named, in the order a caller passes them.
-/// Written as a JSON object in that order.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Input(pub Vec<(String, Value)>);
+/// A question: the host's words, named, in the order a caller passes them
+/// (serde_json's `preserve_order` keeps it), and written in that order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Input(pub Map<String, Value>);
 
 impl Input {
     /// The word given as `name`, if any.
     #[must_use]
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.0.iter().find(|(key, _)| key == name).map(|(_, v)| v)
+        self.0.get(name)
     }
 
     /// Every (name, word), in order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
         self.0.iter().map(|(key, value)| (key.as_str(), value))
-    }
-}
-
-impl Serialize for Input {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (key, value) in &self.0 {
-            map.serialize_entry(key, value)?;
-        }
-        map.end()
     }
 }
 

@@ -144,7 +144,7 @@ fn each_limit_is_refused_by_name() {
         d.rows[0]
             .input
             .0
-            .push(("k".repeat(Limit::Word.max() + 1), json!(1)));
+            .insert("k".repeat(Limit::Word.max() + 1), json!(1));
     });
     let wordy = edited(|d| {
         let words = (0..Limit::Words.max()).map(|n| (format!("w{n}"), json!(n)));
@@ -356,7 +356,7 @@ fn the_json_has_the_five_keys_and_the_markdown_groups_widening_first() {
     let first = written["changes"][0].as_object().unwrap();
     assert_eq!(
         first.keys().collect::<Vec<_>>(),
-        ["class", "input", "new", "old", "table"]
+        ["table", "input", "old", "new", "class"]
     );
     let classes: Vec<&Value> = (0..2).map(|n| &written["changes"][n]["class"]).collect();
     let expected = if taken < granted {

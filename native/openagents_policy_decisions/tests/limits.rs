@@ -203,8 +203,8 @@ fn a_repeated_key_in_a_rows_input_is_refused() {
     );
     // And an answer's object that names a key twice.
     let twice = live.replacen(
-        r#""tier":"ledger"}]"#,
-        r#""tier":"ledger","tier":"pulse"}]"#,
+        r#""tier":"ledger","#,
+        r#""tier":"ledger","tier":"pulse","#,
         1,
     );
     assert!(diff(&live, &twice)

@@ -18,10 +18,10 @@ defmodule Mix.Tasks.OpenagentsPolicy.GateTest do
     File.mkdir_p!(@work)
     live = OpenAgentsPolicy.decisions_json()
     [line] = for line <- String.split(live, "\n"), String.contains?(line, @row), do: line
-    assert line =~ ~s|"tier":"ledger"}|
+    assert line =~ ~s|"tier":"ledger",|
 
     for {name, tier} <- [same: "ledger", narrowed: "glass", widened: "pulse"], into: %{} do
-      moved = String.replace(line, ~s|"tier":"ledger"}|, ~s|"tier":"#{tier}"}|)
+      moved = String.replace(line, ~s|"tier":"ledger",|, ~s|"tier":"#{tier}",|)
       path = Path.join(@work, "#{name}.json")
       File.write!(path, String.replace(live, line, moved))
       {name, path}

@@ -22,7 +22,7 @@
 //! let live = decision_json()?;
 //! assert!(diff(&live, &live)?.is_empty());
 //! // The first field scheduled at `ledger`, moved down to `pulse`.
-//! let moved = live.replacen(r#""tier":"ledger"}]"#, r#""tier":"pulse"}]"#, 1);
+//! let moved = live.replacen(r#""tier":"ledger","#, r#""tier":"pulse","#, 1);
 //! let changes = diff(&live, &moved)?;
 //! let change = &changes.changes()[0];
 //! assert_eq!((change.table.as_str(), change.class), ("schedule.fields", Class::Widens));

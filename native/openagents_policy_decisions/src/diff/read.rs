@@ -1,7 +1,6 @@
 //! A decision document read within the [`Limit`]s: no more than
 //! [`Limit::Bytes`] is parsed, then every row is checked against the rest.
 
-use std::collections::HashSet;
 use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -121,7 +120,7 @@ struct Written {
 }
 
 /// A row's input: its words in the order written, each name given once.
-struct Words(Vec<(String, Value)>);
+struct Words(Map<String, Value>);
 
 impl<'de> Deserialize<'de> for Words {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -132,14 +131,14 @@ impl<'de> Deserialize<'de> for Words {
                 formatter.write_str("an input: an object of words")
             }
             fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Words, M::Error> {
-                let (mut words, mut names) = (Vec::new(), HashSet::new());
+                let mut words = Map::new();
                 while let Some(name) = map.next_key::<String>()? {
-                    if !names.insert(name.clone()) {
+                    if words.contains_key(&name) {
                         let why = format!("an input names {name:?} twice");
                         return Err(de::Error::custom(why));
                     }
                     let Strict(word) = map.next_value()?;
-                    words.push((name, word));
+                    words.insert(name, word);
                 }
                 Ok(Words(words))
             }
