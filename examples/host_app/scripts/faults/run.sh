@@ -104,7 +104,9 @@ start() {
 }
 
 # Stops the release and waits for its VM to be gone, so that the next start
-# neither finds its node name taken nor is answered by the old VM.
+# neither finds its node name taken nor is answered by the old VM. A stop
+# drains the endpoint (Phoenix's drainer) and the pool first: up to 60 s, for
+# a machine busy with other lanes.
 stop() {
   local beam
   beam=$("$BIN" pid 2>/dev/null) || beam=""
@@ -112,7 +114,7 @@ stop() {
   [[ -z $beam ]] || gone "$beam"
 }
 gone() {
-  for _ in $(seq 1 200); do
+  for _ in $(seq 1 1200); do
     kill -0 "$1" 2>/dev/null || return 0
     sleep 0.05
   done
