@@ -8,8 +8,8 @@
 
 use openagents_policy_decisions::diff::{diff, Change, Class, DocumentRefusal, Side};
 use rustler::types::atom;
-use rustler::{Atom, Binary, Encoder, Env, Term};
-use serde_json::Value;
+use rustler::{Atom, Binary, Encoder, Env, NifMap, Term};
+use serde_json::{Map, Value};
 
 use crate::text::Text;
 
@@ -23,10 +23,6 @@ mod atoms {
         too_large,
         old,
         new,
-        table,
-        input,
-        class,
-        says,
     }
 }
 
@@ -46,14 +42,20 @@ impl Encoder for Json<'_> {
             },
             Value::String(text) => Text(text).encode(env),
             Value::Array(items) => items.iter().map(Json).collect::<Vec<_>>().encode(env),
-            Value::Object(object) => {
-                let keys: Vec<Text<'_>> = object.keys().map(|key| Text(key)).collect();
-                let values: Vec<Json<'_>> = object.values().map(Json).collect();
-                // A JSON object's keys are distinct, so this cannot fail.
-                Term::map_from_arrays(env, &keys, &values)
-                    .unwrap_or_else(|_| atom::error().encode(env))
-            }
+            Value::Object(object) => Object(object).encode(env),
         }
+    }
+}
+
+/// A JSON object as a map with binary keys.
+struct Object<'v>(&'v Map<String, Value>);
+
+impl Encoder for Object<'_> {
+    fn encode<'a>(&self, env: Env<'a>) -> Term<'a> {
+        let keys: Vec<Text<'_>> = self.0.keys().map(|key| Text(key)).collect();
+        let values: Vec<Json<'_>> = self.0.values().map(Json).collect();
+        // A JSON object's keys are distinct, so this cannot fail.
+        Term::map_from_arrays(env, &keys, &values).unwrap_or_else(|_| atom::error().encode(env))
     }
 }
 
@@ -73,29 +75,30 @@ fn side(side: Option<Side>) -> Atom {
     }
 }
 
-/// `%{table:, input:, old:, new:, class:, says:}`.
-fn change<'a>(env: Env<'a>, change: &Change) -> Term<'a> {
-    let input_keys: Vec<Text<'_>> = change.input.iter().map(|(key, _)| Text(key)).collect();
-    let input_values: Vec<Json<'_>> = change.input.iter().map(|(_, value)| Json(value)).collect();
-    let input = Term::map_from_arrays(env, &input_keys, &input_values)
-        .unwrap_or_else(|_| atom::error().encode(env));
-    let keys = [
-        atoms::table(),
-        atoms::input(),
-        atoms::old(),
-        atoms::new(),
-        atoms::class(),
-        atoms::says(),
-    ];
-    let values = [
-        Text(change.table.as_str()).encode(env),
-        input,
-        Json(&change.old).encode(env),
-        Json(&change.new).encode(env),
-        class(change.class).encode(env),
-        Text(&change.says).encode(env),
-    ];
-    Term::map_from_arrays(env, &keys, &values).unwrap_or_else(|_| atom::error().encode(env))
+/// A change as `OpenAgentsPolicy.Decisions.diff/3` gives it: `%{table:,
+/// input:, old:, new:, class:, says:}`, the input a map with binary keys.
+#[derive(NifMap)]
+#[rustler(encode)]
+struct ChangeTerm<'c> {
+    table: Text<'static>,
+    input: Object<'c>,
+    old: Json<'c>,
+    new: Json<'c>,
+    class: Atom,
+    says: Text<'c>,
+}
+
+impl<'c> From<&'c Change> for ChangeTerm<'c> {
+    fn from(change: &'c Change) -> Self {
+        Self {
+            table: Text(change.table.as_str()),
+            input: Object(&change.input.0),
+            old: Json(&change.old),
+            new: Json(&change.new),
+            class: class(change.class),
+            says: Text(&change.says),
+        }
+    }
 }
 
 /// What `OpenAgentsPolicy.Decisions.diff/3` answers with (its `format:`):
@@ -119,8 +122,8 @@ fn decisions_diff<'a>(env: Env<'a>, old: Binary<'a>, new: Binary<'a>, format: Fo
                 Format::Changes => changes
                     .changes()
                     .iter()
-                    .map(|each| change(env, each))
-                    .collect::<Vec<Term<'a>>>()
+                    .map(ChangeTerm::from)
+                    .collect::<Vec<_>>()
                     .encode(env),
                 Format::Markdown => Text(&changes.to_markdown()).encode(env),
                 // serde_json cannot refuse it: every key is a string.
