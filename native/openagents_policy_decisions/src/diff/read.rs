@@ -25,34 +25,11 @@ pub fn read(bytes: &[u8], side: Side) -> Result<Document, DocumentRefusal> {
     if bytes.len() > Limit::Bytes.max() {
         return Err(over(Limit::Bytes));
     }
-    // Its format first: a document of another format is refused as such,
-    // whatever else it holds.
-    let head = serde_json::from_slice::<Value>(bytes)
-        .map_err(|error| refuse(&format!("not JSON ({})", cut(&error))))?;
-    let head = match head {
-        Value::Object(head) => head,
-        Value::Array(_) => return Err(refuse("a JSON array, not an object")),
-        Value::Null => return Err(refuse("a JSON null, not an object")),
-        _ => return Err(refuse("a JSON scalar, not an object")),
-    };
-    match (head.get("format"), head.contains_key("rows")) {
-        (Some(format), _) if format.as_u64() != Some(u64::from(FORMAT)) => {
-            let found = format.to_string().chars().take(64).collect();
-            return Err(DocumentRefusal::UnknownFormat {
-                side,
-                found: Some(found),
-            });
-        }
-        (None, true) => return Err(DocumentRefusal::UnknownFormat { side, found: None }),
-        (None, false) => return Err(refuse("an object with no \"format\" field and no rows")),
-        _ => {}
+    let written =
+        serde_json::from_slice::<Written>(bytes).map_err(|error| why_not(bytes, side, &error))?;
+    if let Some(refused) = other_format(side, written.format.as_ref(), true) {
+        return Err(refused);
     }
-    let written: Written = serde_json::from_slice(bytes).map_err(|error| {
-        refuse(&format!(
-            "not as format {FORMAT} writes it ({})",
-            cut(&error)
-        ))
-    })?;
     if written.rows.len() > Limit::Rows.max() {
         return Err(over(Limit::Rows));
     }
@@ -78,6 +55,56 @@ pub fn read(bytes: &[u8], side: Side) -> Result<Document, DocumentRefusal> {
         format: FORMAT,
         rows,
     })
+}
+
+/// Why `bytes` did not read as a document of this format: not JSON, not an
+/// object, of another format (whatever else it holds), else the parser's
+/// complaint.
+fn why_not(bytes: &[u8], side: Side, error: &serde_json::Error) -> DocumentRefusal {
+    let refuse = |why: String| DocumentRefusal::NotADocument { side, why };
+    if let Err(error) = serde_json::from_slice::<de::IgnoredAny>(bytes) {
+        return refuse(format!("not JSON ({})", cut(&error)));
+    }
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => {}
+        Some(b'[') => return refuse("a JSON array, not an object".to_owned()),
+        Some(b'n') => return refuse("a JSON null, not an object".to_owned()),
+        _ => return refuse("a JSON scalar, not an object".to_owned()),
+    }
+    let head = serde_json::from_slice::<Head>(bytes).ok();
+    let refused =
+        head.and_then(|head| other_format(side, head.format.as_ref(), head.rows.is_some()));
+    refused.unwrap_or_else(|| refuse(format!("not as format {FORMAT} writes it ({})", cut(error))))
+}
+
+/// The refusal of a document whose `format` is not this one (`rows`: whether
+/// it has rows, which tell a document of no format from any other object).
+fn other_format(side: Side, format: Option<&Value>, rows: bool) -> Option<DocumentRefusal> {
+    match format {
+        Some(format) if format.as_u64() == Some(u64::from(FORMAT)) => None,
+        Some(format) => Some(DocumentRefusal::UnknownFormat {
+            side,
+            found: Some(format.to_string().chars().take(64).collect()),
+        }),
+        None if rows => Some(DocumentRefusal::UnknownFormat { side, found: None }),
+        None => Some(DocumentRefusal::NotADocument {
+            side,
+            why: "an object with no \"format\" field and no rows".to_owned(),
+        }),
+    }
+}
+
+/// A document's head, whatever its rows hold.
+#[derive(serde::Deserialize)]
+struct Head {
+    #[serde(default, deserialize_with = "present")]
+    format: Option<Value>,
+    rows: Option<de::IgnoredAny>,
+}
+
+/// A field that is there, even as `null`.
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
 }
 
 /// A parser's complaint, at most 200 characters of it: it may quote the
@@ -113,9 +140,8 @@ fn bounded(value: &Value) -> Result<(), Limit> {
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Written {
-    /// Read, and checked, before.
-    #[serde(rename = "format")]
-    _format: de::IgnoredAny,
+    #[serde(default, deserialize_with = "present")]
+    format: Option<Value>,
     rows: Vec<(String, Words, Strict)>,
 }
 
