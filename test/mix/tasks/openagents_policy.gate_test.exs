@@ -7,21 +7,27 @@ defmodule Mix.Tasks.OpenagentsPolicy.GateTest do
   alias OpenAgentsPolicy.Decisions
 
   @work Path.join(Mix.Project.build_path(), "gate_test")
-  @row ~s|{"family":"attempt","field":"terminal_commit"},|
 
   # Three documents: the core's own (decisions_json/0), and that document
-  # with `attempt.terminal_commit`'s one row moved from `ledger` up to
-  # `glass` (narrows) and down to `pulse` (widens), as the core writes it
-  # after that one-word edit of its rule (the rolling replacement drill
-  # builds such a candidate with the core itself).
+  # with its first field scheduled at `ledger` moved up to `glass` (narrows)
+  # and down to `pulse` (widens), one row, as the core writes that one-word
+  # edit of its rule (the rolling replacement drill builds such a candidate
+  # with the core itself).
   setup_all do
     File.mkdir_p!(@work)
     live = OpenAgentsPolicy.decisions_json()
-    [line] = for line <- String.split(live, "\n"), String.contains?(line, @row), do: line
-    assert line =~ ~s|"tier":"ledger",|
 
-    for {name, tier} <- [same: "ledger", narrowed: "glass", widened: "pulse"], into: %{} do
-      moved = String.replace(line, ~s|"tier":"ledger",|, ~s|"tier":"#{tier}",|)
+    line =
+      Enum.find(String.split(live, "\n"), fn line ->
+        String.starts_with?(line, ~s(["schedule.fields",)) and line =~ ~s("tier":"ledger",)
+      end)
+
+    [_table, %{"family" => family, "field" => field}, _answer] =
+      Jason.decode!(String.trim_trailing(line, ","))
+
+    for {name, tier} <- [same: "ledger", narrowed: "glass", widened: "pulse"],
+        into: %{field: "#{family}.#{field}"} do
+      moved = String.replace(line, ~s("tier":"ledger",), ~s("tier":"#{tier}",))
       path = Path.join(@work, "#{name}.json")
       File.write!(path, String.replace(live, line, moved))
       {name, path}
@@ -113,11 +119,11 @@ defmodule Mix.Tasks.OpenagentsPolicy.GateTest do
     end
 
     test "a widening is refused, printing the candidate's digest to accept",
-         %{same: same, widened: widened} do
+         %{same: same, widened: widened, field: field} do
       {status, out, err} = gate([same, widened])
       assert status == 1
       assert out =~ markdown(same, widened)
-      assert out =~ "`attempt.terminal_commit` is now disclosed from `pulse` (was `ledger`)"
+      assert out =~ "`#{field}` is now disclosed from `pulse` (was `ledger`)"
       assert out =~ "gate: refused (#{tally(changes(same, widened))})"
       assert [digest] = Regex.run(~r/--accept ([0-9a-f]{64})$/m, err, capture: :all_but_first)
       assert digest == sha(widened)
@@ -388,7 +394,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.GateTest do
 
       assert String.starts_with?(
                hd(receipt["changes"])["says"],
-               "`attempt.terminal_commit` is now disclosed from `pulse` (was `ledger`)"
+               "`#{docs.field}` is now disclosed from `pulse` (was `ledger`)"
              )
 
       refute inspect(receipt) =~ dir
