@@ -83,8 +83,8 @@ defmodule OpenAgentsPolicy.MixProject do
 
   # dev/lib holds the docs tooling (Report, Pictures and their Mix tasks):
   # compiled for the library's own docs and tests, and for `make demo`
-  # (MIX_ENV=demo, whose one dependency is NimbleOptions), never in a host's build (a
-  # dependency compiles as :prod) nor in the package.
+  # (MIX_ENV=demo, whose one dependency is NimbleOptions), never in a host's
+  # build (a dependency compiles as :prod) nor in the package.
   defp elixirc_paths(:test), do: ["lib", "dev/lib", "test/support"]
   defp elixirc_paths(:dev), do: ["lib", "dev/lib"]
   # dev/demo: the stand-in for rustler_precompiled that `make demo` loads
