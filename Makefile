@@ -8,7 +8,7 @@ export LANG := C.UTF-8
 export LC_ALL := C.UTF-8
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: demo check tools deps rust-checks elixir-checks docs-checks dialyzer panic-check host-check \
+.PHONY: demo check tools deps rust-checks rust-lint rust-test elixir-checks docs-checks dialyzer panic-check host-check \
 	parity bench bench-diff bench-host fuzz precompiled precompiled-check reference rolling-replace
 
 tools:
@@ -49,50 +49,52 @@ check: deps rust-checks elixir-checks lint-repo docs-checks decisions-check dial
 # build CI runs beside the lanes:
 #
 #   part                          bookworm  trixie  testing
-#   rust-checks                   yes       yes     -
+#   rust-lint (fmt, clippy)       yes       yes     -
+#   rust-test                     -         yes     -
 #   elixir-checks                 yes       yes     yes
-#   lint-repo                     yes       -       -
+#   lint-repo                     -         yes     -
+#   docs-checks                   -         yes     -
 #   decisions-check               yes       -       -
-#   docs-checks                   -         -       yes
 #   dialyzer                      -         -       yes
-#   panic-check                   -         -       yes
+#   panic-check                   yes       -       -
 #   precompiled-check             yes (+arm64) -    yes
 #   host release, faults          yes       -       yes
 #   host rolling-replace          -         -       yes
 #
 #   - bookworm is the floor: Elixir 1.14 / OTP 25, ../shared/vendor (Phoenix
-#     1.7, rustler 0.36) and rustup's stable Rust: the Rust checks with the
-#     newest clippy, the repository's checks (the source build with the
-#     oldest rustler among them), the decision check, and the oldest stack a
-#     host may run: its suites, the example host's release and faults, the
-#     precompiled check with its arm64 load (PRECOMPILED_ARM64=1: the
-#     aarch64 library in an arm64 root under qemu-user, as root);
+#     1.7, rustler 0.36) and rustup's stable Rust, whose clippy is the
+#     newest: the oldest stack a host may run (its suites, the example
+#     host's release and faults, the precompiled check with its arm64 load:
+#     PRECOMPILED_ARM64=1, the aarch64 library in an arm64 root under
+#     qemu-user, as root), and the panic check;
 #   - trixie is Rust 1.85, the declared rust-version, and Elixir 1.18 / OTP
-#     27: the Rust checks with that rustc, and the library's suites on the
-#     Elixir between the floor and the app's;
+#     27 with ../shared/vendor-1.18 (rustler 0.38, the app's ExDoc): the
+#     Rust checks and tests with that rustc, the suites, the repository's
+#     checks (the source build among them) and both docs;
 #   - testing is the app's own stack, Elixir 1.20 / OTP 29 and
-#     ../shared/vendor-1.18 (Phoenix 1.8, rustler 0.38), whose Dockerfile has
-#     no Rust: what a host sees (the suites, the docs, Dialyzer, the
-#     precompiled and panic checks, the example host's release, faults and
-#     the rolling replacement the app deploys by). Its Debian cargo builds
-#     the NIF the suites load.
-# Each of the rest runs once: the repository's checks and the decision check
-# read the same files and core on every toolchain (and every lane's own
-# compile is a source build, with its own rustler); the docs are published
-# with one ExDoc, the app's; a panic is caught by the NIF crate, the same
-# Rust in every lane; and the example host on the Elixir between the floor
-# and the app's proves nothing those two do not.
+#     ../shared/vendor-1.18 (Phoenix 1.8), whose Dockerfile has no Rust:
+#     what a host sees (the suites, Dialyzer, the precompiled check, the
+#     example host's release, faults and the rolling replacement the app
+#     deploys by). Its Debian cargo builds the NIF the suites load.
+# Each of the rest runs once, where the lanes' load is lightest (bookworm
+# starts at once, testing once its root is made, trixie after): the Rust
+# tests, the repository's checks and the decision check ask the same code
+# the same questions on every toolchain (and every lane's own compile is a
+# source build, with its own rustler); the docs come from the one ExDoc of
+# ../shared/vendor-1.18; a panic is caught by the NIF crate, the same Rust in
+# every lane; and the example host on the Elixir between the floor and the
+# app's proves nothing those two do not.
 # check-lane-single is CI's one lane where there are no newer ones: all of
 # make check, with bookworm's additions.
 .PHONY: check-lane-bookworm check-lane-trixie check-lane-testing check-lane-single
 check-lane-bookworm check-lane-single: export PRECOMPILED_ARM64 := 1
-check-lane-bookworm: deps rust-checks elixir-checks lint-repo decisions-check
+check-lane-bookworm: deps rust-lint elixir-checks decisions-check panic-check
 	@$(MAKE) --no-print-directory -C examples/host_app release faults
 	@$(MAKE) --no-print-directory precompiled-check
 	@echo "make check-lane-bookworm: every check of the lane passed"
-check-lane-trixie: deps rust-checks elixir-checks
+check-lane-trixie: deps rust-checks elixir-checks lint-repo docs-checks
 	@echo "make check-lane-trixie: every check of the lane passed"
-check-lane-testing: deps elixir-checks docs-checks dialyzer panic-check host-check
+check-lane-testing: deps elixir-checks dialyzer host-check
 	@$(MAKE) --no-print-directory precompiled-check
 	@echo "make check-lane-testing: every check of the lane passed"
 check-lane-single: check
@@ -106,11 +108,13 @@ panic-check:
 host-check:
 	@$(MAKE) --no-print-directory -C examples/host_app check
 
-rust-checks:
+# --locked: built and tested from Cargo.lock as it is (the trixie lane's
+# cargo is the declared rust-version's, so that lane proves it).
+rust-checks: rust-lint rust-test
+rust-lint:
 	cargo fmt --all -- --check
-	@# --locked: built and tested from Cargo.lock as it is (the trixie lane's
-	@# cargo is the declared rust-version's, so that lane proves it).
 	cargo clippy --workspace --all-targets --locked -- -D warnings
+rust-test:
 	cargo test --workspace --locked
 
 elixir-checks:
