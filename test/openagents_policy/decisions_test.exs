@@ -111,7 +111,7 @@ defmodule OpenAgentsPolicy.DecisionsTest do
          live,
          ~s({"vocabulary":"kind"}),
          ~s({"vocabulary":"kind","vocabulary":"x"})
-       ), :not_a_document, ~s(names "vocabulary" twice)}
+       ), :not_a_document, ~s(object names "vocabulary" twice)}
     ]
 
     for {bad, kind, why} <- cases do

@@ -92,11 +92,7 @@ pub struct Field {
 
 impl Field {
     const fn new(name: &'static str, rung: Rung) -> Self {
-        Self {
-            name,
-            rung,
-            column: name,
-        }
+        Self { name, rung, column: name }
     }
 
     const fn from(name: &'static str, rung: Rung, column: &'static str) -> Self {
@@ -151,12 +147,9 @@ const ATTEMPT: &[Field] = &by_name([
     Field::new("state", Pulse),
     // TRANSPARENCY-001 publishes a principal's kind, never its id.
     Field::from("requester_kind", Pulse, "requesting_principal"),
-    // No reason stated in the seeds.
-    Field::new("admitted_at", Pulse),
-    // No reason stated in the seeds.
-    Field::new("started_at", Pulse),
-    // No reason stated in the seeds.
-    Field::new("finished_at", Pulse),
+    Field::new("admitted_at", Pulse), // No reason stated in the seeds.
+    Field::new("started_at", Pulse),  // No reason stated in the seeds.
+    Field::new("finished_at", Pulse), // No reason stated in the seeds.
     // ── ledger: the refs and the revision it produced, repository content.
     // A ref in the repository's namespace, perhaps named after the work.
     Field::new("branch", Ledger),
@@ -170,34 +163,21 @@ const ATTEMPT: &[Field] = &by_name([
 ]);
 
 const ATTEMPT_NEVER: &[&str] = &[
-    // The prompt's home: a conversation is the requester's, not the readers'.
-    "conversation_id",
-    // The conversation's Box: the prompt's home too.
-    "conversation_box_id",
-    // A box or computer id is an internal node name TRANSPARENCY-001 bans.
-    "machine_id",
-    // Names a run on that machine; the same reason.
-    "run_id",
-    // The job is its own family, gated per field, not an id fetching them all.
-    "work_job_id",
-    // A bound on the run: published once, as the job's `budget`, not twice.
-    "deadline_at",
+    "conversation_id", // The prompt's home: a conversation is the requester's, not the readers'.
+    "conversation_box_id", // The conversation's Box: the prompt's home too.
+    "machine_id",      // A box or computer id is an internal node name TRANSPARENCY-001 bans.
+    "run_id",          // Names a run on that machine; the same reason.
+    "work_job_id",     // The job is its own family, gated per field, not an id fetching them all.
+    "deadline_at",     // A bound on the run: published once, as the job's `budget`, not twice.
     // Credential metadata: TRANSPARENCY-001 admits no credential at any level.
     "credential_delivery_status",
-    // Credential metadata, as above.
-    "credential_delivery_reason",
-    // In the reader's own URL: republishing makes it public for no gain.
-    "repository_id",
-    // In the reader's own URL, as above.
-    "issue_id",
-    // The tier is the gate, not a field the gate discloses.
-    "transparency_tier",
-    // The link that carries the gate; listed with the tier.
-    "artifact_link_id",
-    // No reason stated in the seeds.
-    "inserted_at",
-    // No reason stated in the seeds.
-    "updated_at",
+    "credential_delivery_reason", // Credential metadata, as above.
+    "repository_id", // In the reader's own URL: republishing makes it public for no gain.
+    "issue_id",      // In the reader's own URL, as above.
+    "transparency_tier", // The tier is the gate, not a field the gate discloses.
+    "artifact_link_id", // The link that carries the gate; listed with the tier.
+    "inserted_at",   // No reason stated in the seeds.
+    "updated_at",    // No reason stated in the seeds.
 ];
 
 // work_job (`work_jobs`): the execution behind an attempt, and the one family
@@ -207,19 +187,15 @@ const WORK_JOB: &[Field] = &by_name([
     // ── pulse: that the job ran, its shape, how it ended.
     // An opaque handle; the seeds give that reason for the attempt's `id`.
     Field::new("id", Pulse),
-    // Which of five delegation shapes ran: a shape, not a place.
-    Field::new("kind", Pulse),
+    Field::new("kind", Pulse), // Which of five delegation shapes ran: a shape, not a place.
     // Its lifecycle word; no reason stated (the attempt's `state` gives one).
     Field::new("status", Pulse),
-    // No reason stated in the seeds.
-    Field::new("started_at", Pulse),
-    // No reason stated in the seeds.
-    Field::new("completed_at", Pulse),
+    Field::new("started_at", Pulse), // No reason stated in the seeds.
+    Field::new("completed_at", Pulse), // No reason stated in the seeds.
     // ── ledger: how much work, and within what bounds.
     // A count of work: TRANSPARENCY-001 admits module and node counts at l2.
     Field::new("tool_call_count", Ledger),
-    // A count of work, as `tool_call_count`.
-    Field::new("continuation_count", Ledger),
+    Field::new("continuation_count", Ledger), // A count of work, as `tool_call_count`.
     // A bounded typed word on how it ended: a detail, as `failure_reason` is.
     Field::new("error_code", Ledger),
     // Wall clock, report and prompt ceilings: a bound on the run is a fact
@@ -228,47 +204,29 @@ const WORK_JOB: &[Field] = &by_name([
     // ── glass: the job's own output, for its account and an operator only.
     // Model-authored prose, up to 8 KB, may restate private content verbatim.
     Field::new("report", Glass),
-    // Token and cost accounting: billing about that account.
-    Field::new("usage", Glass),
-    // Which model did that account's work.
-    Field::new("model_id", Glass),
+    Field::new("usage", Glass), // Token and cost accounting: billing about that account.
+    Field::new("model_id", Glass), // Which model did that account's work.
 ]);
 
 const WORK_JOB_NEVER: &[&str] = &[
-    // The issue's own sentence: private repository content, retyped.
-    "goal",
-    // Restates repository content, like `goal`.
-    "context_hint",
-    // Restates repository content, like `goal`.
-    "delegation",
+    "goal",         // The issue's own sentence: private repository content, retyped.
+    "context_hint", // Restates repository content, like `goal`.
+    "delegation",   // Restates repository content, like `goal`.
     // Roots, cwd, machine name, agent id: a machine's filesystem, a node name.
     "authority_snapshot",
-    // An internal node name, as on the attempt.
-    "machine_id",
-    // The prompt's home, as on the attempt.
-    "conversation_id",
-    // No reason stated in the seeds.
-    "owner_visitor_id",
-    // No reason stated in the seeds.
-    "requesting_tool_step_ref",
-    // A handle into the operator's own substrate.
-    "instruction_digest",
-    // A handle into the operator's own substrate.
-    "tool_catalog_digest",
-    // A handle into the operator's own substrate.
-    "memory_snapshot_ref",
-    // A handle into the operator's own substrate.
-    "report_message_id",
-    // An internal node name, which TRANSPARENCY-001 bans by name.
-    "owner_node",
-    // No reason stated in the seeds (it is listed beside `owner_node`).
-    "generation",
-    // `text` or `voice`: conversation metadata about that account.
-    "surface",
-    // No reason stated in the seeds.
-    "inserted_at",
-    // No reason stated in the seeds.
-    "updated_at",
+    "machine_id",               // An internal node name, as on the attempt.
+    "conversation_id",          // The prompt's home, as on the attempt.
+    "owner_visitor_id",         // No reason stated in the seeds.
+    "requesting_tool_step_ref", // No reason stated in the seeds.
+    "instruction_digest",       // A handle into the operator's own substrate.
+    "tool_catalog_digest",      // A handle into the operator's own substrate.
+    "memory_snapshot_ref",      // A handle into the operator's own substrate.
+    "report_message_id",        // A handle into the operator's own substrate.
+    "owner_node",               // An internal node name, which TRANSPARENCY-001 bans by name.
+    "generation",               // No reason stated in the seeds (it is listed beside `owner_node`).
+    "surface",                  // `text` or `voice`: conversation metadata about that account.
+    "inserted_at",              // No reason stated in the seeds.
+    "updated_at",               // No reason stated in the seeds.
 ];
 
 // evidence (`issue_evidence`): `pulse` is exactly "a public issue can say that
@@ -281,14 +239,11 @@ const EVIDENCE: &[Field] = &by_name([
     Field::new("id", Pulse),
     // Which of four receipt families evaluated the commit: the existence.
     Field::new("family", Pulse),
-    // The receipt's terminal word: the outcome, without the artifact.
-    Field::new("result", Pulse),
-    // `forge` or `tenant`: two structural values.
-    Field::new("plane", Pulse),
+    Field::new("result", Pulse), // The receipt's terminal word: the outcome, without the artifact.
+    Field::new("plane", Pulse),  // `forge` or `tenant`: two structural values.
     // `closing_reference` or `assignment`: how the commit resolved to the issue.
     Field::new("source", Pulse),
-    // No reason stated in the seeds.
-    Field::from("recorded_at", Pulse, "inserted_at"),
+    Field::from("recorded_at", Pulse, "inserted_at"), // No reason stated in the seeds.
     // ── ledger: the artifact, the revision and the place.
     // A revision identifies repository content, as on the attempt.
     Field::from("commit", Ledger, "commit_sha"),
@@ -300,18 +255,12 @@ const EVIDENCE: &[Field] = &by_name([
 ]);
 
 const EVIDENCE_NEVER: &[&str] = &[
-    // Carries a principal's id: TRANSPARENCY-001 publishes kinds, not ids.
-    "actor",
-    // The edge and the attempt join on the revision, at `ledger`, without it.
-    "assignment_id",
-    // In the reader's own URL, as on the attempt.
-    "repository_id",
-    // In the reader's own URL, as on the attempt.
-    "issue_id",
-    // The gate, not a field it discloses, as on the attempt.
-    "transparency_tier",
-    // The link that carries the gate, as on the attempt.
-    "artifact_link_id",
+    "actor",             // Carries a principal's id: TRANSPARENCY-001 publishes kinds, not ids.
+    "assignment_id",     // The edge and the attempt join on the revision, at `ledger`, without it.
+    "repository_id",     // In the reader's own URL, as on the attempt.
+    "issue_id",          // In the reader's own URL, as on the attempt.
+    "transparency_tier", // The gate, not a field it discloses, as on the attempt.
+    "artifact_link_id",  // The link that carries the gate, as on the attempt.
 ];
 
 // trace (`traces`): no rung publishes the ATIF document, not even to its
@@ -329,8 +278,7 @@ const TRACE: &[Field] = &by_name([
     Field::from("schema_version", Pulse, "document"),
     // A count of work, a rung below `tool_call_count`: it names no repository.
     Field::from("step_count", Pulse, "document"),
-    // No reason stated in the seeds.
-    Field::from("recorded_at", Pulse, "inserted_at"),
+    Field::from("recorded_at", Pulse, "inserted_at"), // No reason stated in the seeds.
     // ── ledger: what addresses the content.
     // A sha of a document, and TRANSPARENCY-001 puts shas at l2. It lets a
     // holder of the bytes prove they are the ones this attempt recorded.
@@ -342,12 +290,9 @@ const TRACE: &[Field] = &by_name([
 ]);
 
 const TRACE_NEVER: &[&str] = &[
-    // The uploader: TRANSPARENCY-001 publishes a kind, never an id.
-    "user_id",
-    // The consent that gates this projection: the gate is not a field.
-    "visibility",
-    // The attempt is its own family, gated on its own fields.
-    "assignment_id",
+    "user_id",       // The uploader: TRANSPARENCY-001 publishes a kind, never an id.
+    "visibility",    // The consent that gates this projection: the gate is not a field.
+    "assignment_id", // The attempt is its own family, gated on its own fields.
 ];
 
 /// `fields` in field-name order, which is the order the schedule answers in.
@@ -366,10 +311,7 @@ const fn by_name<const N: usize>(mut fields: [Field; N]) -> [Field; N] {
     }
     let mut at = 1;
     while at < N {
-        assert!(
-            precedes(fields[at - 1].name, fields[at].name),
-            "a field is scheduled twice"
-        );
+        assert!(precedes(fields[at - 1].name, fields[at].name), "a field is scheduled twice");
         at += 1;
     }
     fields
@@ -455,10 +397,7 @@ impl Family {
                 positions |= 1 << position;
             }
         }
-        Admitted {
-            family: self,
-            positions,
-        }
+        Admitted { family: self, positions }
     }
 
     /// Classifies a table's columns against this family's schedule: the
@@ -560,11 +499,7 @@ pub struct FamilySchedule {
 pub fn schedule() -> Vec<FamilySchedule> {
     Family::ALL
         .iter()
-        .map(|&family| FamilySchedule {
-            family,
-            fields: family.fields(),
-            never: family.never(),
-        })
+        .map(|&family| FamilySchedule { family, fields: family.fields(), never: family.never() })
         .collect()
 }
 
@@ -652,11 +587,7 @@ impl Relationship {
     #[must_use]
     pub fn viewer<A>(self, account: Option<A>) -> ViewerDescriptor<A> {
         ViewerDescriptor {
-            account_id: if self == Self::Anonymous {
-                None
-            } else {
-                account
-            },
+            account_id: if self == Self::Anonymous { None } else { account },
             tier: self.tier(),
             admin: self == Self::Operator,
         }
@@ -801,9 +732,7 @@ pub fn link_for_attempt<R, A, S>(
         artifact_type: "attempt",
         artifact_ref: "id",
         tier: Tier::Ledger,
-        consent: Consent {
-            granted_by: "requesting_principal",
-        },
+        consent: Consent { granted_by: "requesting_principal" },
         authority_snapshot,
     })
 }

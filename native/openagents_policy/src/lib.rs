@@ -1,26 +1,19 @@
 //! The decisions of two OpenAgents modules, as plain Rust.
 //!
-//! * [`target`]: the delegation target seam. Custody, runtime class, the
-//!   unified lifecycle projected from four substrate vocabularies, and what a
-//!   caller may do to a target now, with the reason when the answer is
-//!   nothing.
-//! * [`disclosure`] and [`ladder`]: the field-by-field disclosure schedule for
-//!   work in progress, and the tier ladder (`dark < pulse < ledger < glass`)
-//!   it decides through.
+//! * [`target`]: the delegation target seam: custody, runtime class, the
+//!   lifecycle projected from four substrate vocabularies, and what a caller
+//!   may do to a target now, with the reason when it is nothing.
+//! * [`disclosure`] and [`ladder`]: the field-by-field disclosure schedule
+//!   for work in progress, and the tier ladder (`dark < pulse < ledger <
+//!   glass`) it decides through.
 //!
-//! This crate is the one home of those decisions, and holds only them. The
-//! decision document (every finite-domain answer as rows, and its digest)
-//! and the diff of two such documents are the crate
-//! `openagents_policy_decisions` beside it, which depends on this one. The
-//! Elixir library `openagents_policy` serves both to a Phoenix app through a
-//! NIF crate that only converts terms; a Rust service can depend on this
-//! crate alone and get the same answers and the same JSON. Nothing here
-//! knows of Erlang, persists anything, or reads a clock.
-//!
-//! Every vocabulary is a closed enum with its words in declaration order
-//! (`ALL`), `as_str`, and `parse`, which refuses a stranger with a typed
-//! [`Refusal`]. Substrate words that may outgrow the vocabulary are read as a
-//! [`Reading`], which can say `Unrecognized` instead of guessing.
+//! This crate is the one home of those decisions and holds only them: the
+//! decision document and its diff are `openagents_policy_decisions`, and the
+//! Elixir library serves both through a NIF crate that only converts terms.
+//! Nothing here knows of Erlang, persists anything, or reads a clock. Every
+//! vocabulary is a closed enum (`ALL`, `as_str`, and `parse`, which refuses
+//! a stranger with a typed [`Refusal`]); a substrate word that may outgrow
+//! its vocabulary is read as a [`Reading`], which can say `Unrecognized`.
 //!
 //! # Example
 //!
@@ -48,10 +41,8 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 //!
-//! The guides of the Elixir library (`mix docs`) include one for this crate,
-//! "The Rust API", whose examples run as doctests of
-//! `openagents_policy_decisions` (which depends on this crate and can run
-//! them all).
+//! The Elixir library's guide "The Rust API" runs its examples as doctests
+//! of `openagents_policy_decisions`.
 
 #![forbid(unsafe_code)]
 

@@ -295,12 +295,9 @@ impl RunState {
             Self::Admitted => DelegationLifecycle::Queued,
             // Dispatched, not yet running: the same meaning; no more stated.
             Self::Dispatched => DelegationLifecycle::Starting,
-            // The same meaning; no more stated.
-            Self::Running => DelegationLifecycle::Active,
-            // The same meaning; no more stated.
-            Self::Completed => DelegationLifecycle::Succeeded,
-            // The same word.
-            Self::Cancelled => DelegationLifecycle::Cancelled,
+            Self::Running => DelegationLifecycle::Active, // The same meaning; no more stated.
+            Self::Completed => DelegationLifecycle::Succeeded, // The same meaning; no more stated.
+            Self::Cancelled => DelegationLifecycle::Cancelled, // The same word.
             // Ended without success. The run's own state travels beside the
             // word and keeps which way (the seeds say so of the job's words).
             Self::Failed | Self::TimedOut | Self::Lost => DelegationLifecycle::Failed,
@@ -323,11 +320,7 @@ impl JobStatus {
     /// vocabulary's order.
     #[must_use]
     pub fn ended() -> Vec<Self> {
-        Self::ALL
-            .iter()
-            .copied()
-            .filter(|status| status.lifecycle().has_ended())
-            .collect()
+        Self::ALL.iter().copied().filter(|status| status.lifecycle().has_ended()).collect()
     }
 
     /// The delegation lifecycle of a work job in this status. `interrupted`
@@ -336,14 +329,10 @@ impl JobStatus {
     #[must_use]
     pub const fn lifecycle(self) -> DelegationLifecycle {
         match self {
-            // The same word.
-            Self::Queued => DelegationLifecycle::Queued,
-            // The same meaning; no more stated.
-            Self::Running => DelegationLifecycle::Active,
-            // The same meaning; no more stated.
-            Self::Completed => DelegationLifecycle::Succeeded,
-            // The same word.
-            Self::Cancelled => DelegationLifecycle::Cancelled,
+            Self::Queued => DelegationLifecycle::Queued, // The same word.
+            Self::Running => DelegationLifecycle::Active, // The same meaning; no more stated.
+            Self::Completed => DelegationLifecycle::Succeeded, // The same meaning; no more stated.
+            Self::Cancelled => DelegationLifecycle::Cancelled, // The same word.
             // Ended without success. The job's own status keeps which way, so
             // one cross-kind vocabulary grows no branch per substrate.
             Self::Failed | Self::Interrupted | Self::BudgetExhausted => DelegationLifecycle::Failed,
@@ -564,11 +553,7 @@ impl Seam {
             lifecycle,
             // Computed here once, so a surface renders it and never widens
             // it; `start` is the only target operation the facade serves.
-            capabilities: if unavailable_reason.is_none() {
-                &[Capability::Start]
-            } else {
-                &[]
-            },
+            capabilities: if unavailable_reason.is_none() { &[Capability::Start] } else { &[] },
             unavailable_reason,
         }
     }

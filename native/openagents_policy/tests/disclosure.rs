@@ -73,11 +73,7 @@ fn source_columns_are_the_fields_columns_sorted_and_unique() {
             "{family}: source columns are sorted and each appears once"
         );
         let of_fields: BTreeSet<&str> = family.fields().iter().map(Field::column).collect();
-        assert_eq!(
-            columns,
-            of_fields.into_iter().collect::<Vec<_>>(),
-            "{family}"
-        );
+        assert_eq!(columns, of_fields.into_iter().collect::<Vec<_>>(), "{family}");
     }
 }
 
@@ -134,14 +130,8 @@ fn dark_admits_nothing() {
     let dark_viewers: [Viewer<&str>; 4] = [
         word(Tier::Dark),
         Viewer::Word(Reading::Unrecognized),
-        Viewer::Tiered {
-            tier: Reading::Unrecognized,
-            account_id: Some("acct-1"),
-        },
-        Viewer::Tiered {
-            tier: Reading::Known(Tier::Dark),
-            account_id: None,
-        },
+        Viewer::Tiered { tier: Reading::Unrecognized, account_id: Some("acct-1") },
+        Viewer::Tiered { tier: Reading::Known(Tier::Dark), account_id: None },
     ];
     for &family in Family::ALL {
         for viewer in &dark_viewers {
@@ -189,15 +179,10 @@ fn the_ladder_is_monotone_and_each_field_appears_from_its_rung_up() {
 #[test]
 fn a_viewer_with_no_tier_of_its_own_reads_every_field() {
     let untiered: [Viewer<&str>; 4] = [
-        Viewer::Account {
-            account_id: Some("acct-1"),
-        },
+        Viewer::Account { account_id: Some("acct-1") },
         Viewer::Account { account_id: None },
         Viewer::Nobody,
-        Viewer::User {
-            id: Some("acct-1"),
-            admin: false,
-        },
+        Viewer::User { id: Some("acct-1"), admin: false },
     ];
     for &family in Family::ALL {
         for viewer in &untiered {
@@ -215,14 +200,8 @@ fn a_glass_viewer_reads_every_field() {
     let glass: [Viewer<&str>; 4] = [
         word(Tier::Glass),
         Viewer::Operator,
-        Viewer::User {
-            id: Some("acct-1"),
-            admin: true,
-        },
-        Viewer::Tiered {
-            tier: Reading::Known(Tier::Glass),
-            account_id: None,
-        },
+        Viewer::User { id: Some("acct-1"), admin: true },
+        Viewer::Tiered { tier: Reading::Known(Tier::Glass), account_id: None },
     ];
     for &family in Family::ALL {
         for viewer in &glass {
@@ -239,10 +218,8 @@ fn a_glass_viewer_reads_every_field() {
 fn a_viewer_map_reads_as_its_tier() {
     for &family in Family::ALL {
         for &tier in Tier::ALL {
-            let descriptor: Viewer<&str> = Viewer::Tiered {
-                tier: Reading::Known(tier),
-                account_id: Some("acct-1"),
-            };
+            let descriptor: Viewer<&str> =
+                Viewer::Tiered { tier: Reading::Known(tier), account_id: Some("acct-1") };
             assert_eq!(
                 admitted_names(family, &descriptor),
                 admitted_names(family, &word(tier)),
@@ -257,17 +234,10 @@ fn the_admitted_positions_index_the_family_table_in_order() {
     for &family in Family::ALL {
         let admitted = family.fields_at(&word(Tier::Ledger));
         let positions: Vec<usize> = admitted.positions().collect();
-        assert!(
-            positions.windows(2).all(|pair| pair[0] < pair[1]),
-            "{family}: positions ascend"
-        );
+        assert!(positions.windows(2).all(|pair| pair[0] < pair[1]), "{family}: positions ascend");
         assert_eq!(positions.len(), admitted.len());
         for (position, field) in positions.iter().zip(admitted.fields()) {
-            assert_eq!(
-                &family.fields()[*position],
-                field,
-                "{family}: a position names its field"
-            );
+            assert_eq!(&family.fields()[*position], field, "{family}: a position names its field");
         }
     }
 }
@@ -275,39 +245,23 @@ fn the_admitted_positions_index_the_family_table_in_order() {
 // ── The effective tier of a record ──────────────────────────────────────────
 
 fn link(revoked: bool) -> Link<&'static str> {
-    Link {
-        account_id: Some("acct-owner"),
-        tier: Reading::Known(Tier::Ledger),
-        revoked,
-    }
+    Link { account_id: Some("acct-owner"), tier: Reading::Known(Tier::Ledger), revoked }
 }
 
 #[test]
 fn a_linked_record_resolves_through_its_link() {
     let record = Record::Linked(link(false));
-    let owner = Viewer::Tiered {
-        tier: Reading::Known(Tier::Pulse),
-        account_id: Some("acct-owner"),
-    };
-    assert_eq!(
-        effective_tier(&record, &owner),
-        Tier::Glass,
-        "the link's owner is raised to glass"
-    );
-    let stranger = Viewer::Tiered {
-        tier: Reading::Known(Tier::Pulse),
-        account_id: Some("acct-stranger"),
-    };
+    let owner =
+        Viewer::Tiered { tier: Reading::Known(Tier::Pulse), account_id: Some("acct-owner") };
+    assert_eq!(effective_tier(&record, &owner), Tier::Glass, "the link's owner is raised to glass");
+    let stranger =
+        Viewer::Tiered { tier: Reading::Known(Tier::Pulse), account_id: Some("acct-stranger") };
     assert_eq!(
         effective_tier(&record, &stranger),
         Tier::Pulse,
         "everyone else is clamped from the link's ledger"
     );
-    assert_eq!(
-        effective_tier(&record, &Viewer::Operator),
-        Tier::Glass,
-        "an operator reads glass"
-    );
+    assert_eq!(effective_tier(&record, &Viewer::Operator), Tier::Glass, "an operator reads glass");
 }
 
 #[test]
@@ -315,13 +269,8 @@ fn a_revoked_link_makes_the_record_dark_even_for_an_operator() {
     let record = Record::Linked(link(true));
     for viewer in [
         Viewer::Operator,
-        Viewer::User {
-            id: Some("acct-owner"),
-            admin: true,
-        },
-        Viewer::Account {
-            account_id: Some("acct-owner"),
-        },
+        Viewer::User { id: Some("acct-owner"), admin: true },
+        Viewer::Account { account_id: Some("acct-owner") },
         Viewer::Nobody,
     ] {
         assert_eq!(
@@ -334,11 +283,7 @@ fn a_revoked_link_makes_the_record_dark_even_for_an_operator() {
 
 #[test]
 fn an_operator_reads_an_unlinked_record_at_glass() {
-    for column in [
-        Reading::Known(Tier::Pulse),
-        Reading::Known(Tier::Dark),
-        Reading::Unrecognized,
-    ] {
+    for column in [Reading::Known(Tier::Pulse), Reading::Known(Tier::Dark), Reading::Unrecognized] {
         assert_eq!(
             effective_tier::<&str>(&Record::Unlinked(Subject::Tier(column)), &Viewer::Operator),
             Tier::Glass,
@@ -351,24 +296,10 @@ fn an_operator_reads_an_unlinked_record_at_glass() {
 fn nobody_else_is_raised_on_an_unlinked_record() {
     let record: Record<&str> = Record::Unlinked(Subject::Tier(Reading::Known(Tier::Ledger)));
     let cases = [
+        (Viewer::User { id: Some("acct-owner"), admin: false }, Tier::Ledger),
+        (Viewer::Account { account_id: Some("acct-owner") }, Tier::Ledger),
         (
-            Viewer::User {
-                id: Some("acct-owner"),
-                admin: false,
-            },
-            Tier::Ledger,
-        ),
-        (
-            Viewer::Account {
-                account_id: Some("acct-owner"),
-            },
-            Tier::Ledger,
-        ),
-        (
-            Viewer::Tiered {
-                tier: Reading::Known(Tier::Pulse),
-                account_id: Some("acct-owner"),
-            },
+            Viewer::Tiered { tier: Reading::Known(Tier::Pulse), account_id: Some("acct-owner") },
             Tier::Pulse,
         ),
         (Viewer::Nobody, Tier::Ledger),
@@ -389,12 +320,7 @@ fn nobody_else_is_raised_on_an_unlinked_record() {
 fn a_closer_relationship_never_reads_lower_and_the_descriptor_carries_its_tier() {
     // Relationship::ALL runs from the closest (an operator) to none at all.
     for pair in Relationship::ALL.windows(2) {
-        assert!(
-            pair[0].tier() >= pair[1].tier(),
-            "{} reads below {}",
-            pair[0],
-            pair[1]
-        );
+        assert!(pair[0].tier() >= pair[1].tier(), "{} reads below {}", pair[0], pair[1]);
     }
     for &relationship in Relationship::ALL {
         assert_eq!(relationship.viewer(Some(7_u32)).tier, relationship.tier());
@@ -404,22 +330,10 @@ fn a_closer_relationship_never_reads_lower_and_the_descriptor_carries_its_tier()
 #[test]
 fn the_viewer_descriptor_serializes_as_viewer_2_returns_it() {
     let expected = [
-        (
-            Relationship::Operator,
-            json!({"account_id": 7, "tier": "glass", "admin": true}),
-        ),
-        (
-            Relationship::Member,
-            json!({"account_id": 7, "tier": "ledger"}),
-        ),
-        (
-            Relationship::Stranger,
-            json!({"account_id": 7, "tier": "pulse"}),
-        ),
-        (
-            Relationship::Anonymous,
-            json!({"account_id": null, "tier": "pulse"}),
-        ),
+        (Relationship::Operator, json!({"account_id": 7, "tier": "glass", "admin": true})),
+        (Relationship::Member, json!({"account_id": 7, "tier": "ledger"})),
+        (Relationship::Stranger, json!({"account_id": 7, "tier": "pulse"})),
+        (Relationship::Anonymous, json!({"account_id": null, "tier": "pulse"})),
     ];
     for (relationship, document) in expected {
         assert_eq!(
@@ -435,10 +349,7 @@ fn an_anonymous_reader_has_no_account_whatever_is_passed() {
     let descriptor = Relationship::Anonymous.viewer(Some("acct-1"));
     assert_eq!(descriptor.account_id, None, "no user, no account");
     assert!(!descriptor.admin);
-    assert_eq!(
-        Relationship::Stranger.viewer(Some("acct-1")).account_id,
-        Some("acct-1")
-    );
+    assert_eq!(Relationship::Stranger.viewer(Some("acct-1")).account_id, Some("acct-1"));
 }
 
 // ── The attempt's link ──────────────────────────────────────────────────────
@@ -459,17 +370,9 @@ fn a_user_requested_attempt_gets_a_link_its_requester_owns_capped_at_a_members_t
         authority.clone(),
     )
     .expect("a user with an id owns the attempt");
-    assert_eq!(
-        *link.account_id(),
-        "acct-1",
-        "the requesting user owns the link"
-    );
+    assert_eq!(*link.account_id(), "acct-1", "the requesting user owns the link");
     assert_eq!(*link.repository_id(), "repo-1");
-    assert_eq!(
-        link.authority_snapshot(),
-        &authority,
-        "the snapshot is carried as given"
-    );
+    assert_eq!(link.authority_snapshot(), &authority, "the snapshot is carried as given");
     assert!(
         link.tier() <= Relationship::Member.tier(),
         "a link grants no stranger more than a member already reads"
@@ -477,27 +380,13 @@ fn a_user_requested_attempt_gets_a_link_its_requester_owns_capped_at_a_members_t
     let other = link_for_attempt(Some("repo-2"), principal(Some(b"user"), Some("acct-2")), ())
         .expect("another user owns another attempt");
     assert_eq!(
-        (
-            link.artifact_type(),
-            link.artifact_ref(),
-            link.tier(),
-            link.consent()
-        ),
-        (
-            other.artifact_type(),
-            other.artifact_ref(),
-            other.tier(),
-            other.consent()
-        ),
+        (link.artifact_type(), link.artifact_ref(), link.tier(), link.consent()),
+        (other.artifact_type(), other.artifact_ref(), other.tier(), other.consent()),
         "the fixed attributes do not depend on who asked"
     );
     let document = serde_json::to_value(&link).expect("the attributes serialize");
-    let keys: BTreeSet<&str> = document
-        .as_object()
-        .expect("an object")
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let keys: BTreeSet<&str> =
+        document.as_object().expect("an object").keys().map(String::as_str).collect();
     assert_eq!(
         keys,
         BTreeSet::from([
@@ -521,10 +410,7 @@ fn an_attempt_in_a_repository_with_no_id_gets_no_link() {
         .expect_err("there is nothing to bind a link to");
     assert_eq!(refusal, NoLink::NoRepository);
     let message = refusal.to_string();
-    assert!(
-        message.contains("repository"),
-        "the message says why: {message:?}"
-    );
+    assert!(message.contains("repository"), "the message says why: {message:?}");
 }
 
 #[test]
@@ -534,10 +420,7 @@ fn an_attempt_an_agent_requested_gets_no_link() {
             .expect_err("an agent names no account, so nothing owns the attempt");
         assert_eq!(refusal, NoLink::AgentPrincipal);
         let message = refusal.to_string();
-        assert!(
-            message.contains("agent"),
-            "the message says why: {message:?}"
-        );
+        assert!(message.contains("agent"), "the message says why: {message:?}");
     }
 }
 
@@ -546,15 +429,9 @@ fn an_attempt_with_an_unrecognized_principal_gets_no_link() {
     let cases: [(&str, PrincipalReading<&str>); 5] = [
         ("a principal with no type", principal(None, Some("acct-1"))),
         ("a user with no id", principal(Some(b"user"), None)),
-        (
-            "another type",
-            principal(Some(b"organization"), Some("org-1")),
-        ),
+        ("another type", principal(Some(b"organization"), Some("org-1"))),
         ("a shouted type", principal(Some(b"USER"), Some("acct-1"))),
-        (
-            "a type that is not UTF-8",
-            principal(Some(b"us\xffer"), Some("acct-1")),
-        ),
+        ("a type that is not UTF-8", principal(Some(b"us\xffer"), Some("acct-1"))),
     ];
     for (case, principal) in cases {
         let refusal = link_for_attempt(Some("repo-1"), principal, ())
@@ -570,14 +447,8 @@ fn an_attempt_with_an_unrecognized_principal_gets_no_link() {
 
 #[test]
 fn each_no_link_reason_serializes_as_a_word() {
-    assert_eq!(
-        serde_json::to_value(NoLink::NoRepository).unwrap(),
-        json!("no_repository")
-    );
-    assert_eq!(
-        serde_json::to_value(NoLink::AgentPrincipal).unwrap(),
-        json!("agent_principal")
-    );
+    assert_eq!(serde_json::to_value(NoLink::NoRepository).unwrap(), json!("no_repository"));
+    assert_eq!(serde_json::to_value(NoLink::AgentPrincipal).unwrap(), json!("agent_principal"));
     assert_eq!(
         serde_json::to_value(NoLink::UnrecognizedPrincipal).unwrap(),
         json!("unrecognized_principal")
@@ -589,16 +460,10 @@ fn each_no_link_reason_serializes_as_a_word() {
 #[test]
 fn the_schedule_serializes_every_family_field_tier_and_never_list() {
     let document = serde_json::to_value(schedule()).expect("the schedule serializes");
-    let entries = document
-        .as_array()
-        .expect("the schedule is a list of families");
+    let entries = document.as_array().expect("the schedule is a list of families");
     assert_eq!(entries.len(), Family::ALL.len(), "one entry per family");
     for (entry, &family) in entries.iter().zip(Family::ALL) {
-        assert_eq!(
-            entry["family"],
-            json!(family.as_str()),
-            "families in declaration order"
-        );
+        assert_eq!(entry["family"], json!(family.as_str()), "families in declaration order");
         let fields: Vec<Value> = family
             .fields()
             .iter()
@@ -606,16 +471,8 @@ fn the_schedule_serializes_every_family_field_tier_and_never_list() {
                 json!({"field": field.name(), "tier": field.rung().as_str(), "column": field.column()})
             })
             .collect();
-        assert_eq!(
-            entry["fields"],
-            json!(fields),
-            "{family}: every field, its tier and column"
-        );
-        assert_eq!(
-            entry["never"],
-            json!(family.never()),
-            "{family}: the never list, in order"
-        );
+        assert_eq!(entry["fields"], json!(fields), "{family}: every field, its tier and column");
+        assert_eq!(entry["never"], json!(family.never()), "{family}: the never list, in order");
     }
 }
 
@@ -624,8 +481,5 @@ fn the_schedule_document_round_trips_as_json() {
     let value = serde_json::to_value(schedule()).expect("the schedule serializes");
     let text = serde_json::to_string(&schedule()).expect("the schedule prints");
     let read: Value = serde_json::from_str(&text).expect("the printed schedule parses");
-    assert_eq!(
-        read, value,
-        "printing and parsing the schedule loses nothing"
-    );
+    assert_eq!(read, value, "printing and parsing the schedule loses nothing");
 }

@@ -99,17 +99,12 @@ macro_rules! check_parse {
                 prop_assert!(<$ty>::ALL.contains(&value));
                 prop_assert_eq!(value.as_str().as_bytes(), bytes);
                 prop_assert_eq!(value.to_string(), value.as_str());
-                prop_assert_eq!(
-                    serde_json::to_string(&value).expect("serializes"),
-                    json.clone()
-                );
+                prop_assert_eq!(serde_json::to_string(&value).expect("serializes"), json.clone());
                 let back: $ty = serde_json::from_str(&json).expect("its own word deserializes");
                 prop_assert_eq!(back, value);
             }
             Err(refusal) => {
-                prop_assert!(<$ty>::ALL
-                    .iter()
-                    .all(|known| known.as_str().as_bytes() != bytes));
+                prop_assert!(<$ty>::ALL.iter().all(|known| known.as_str().as_bytes() != bytes));
                 #[allow(unreachable_patterns)]
                 match &refusal {
                     Refusal::UnknownWord { vocabulary, word } => {

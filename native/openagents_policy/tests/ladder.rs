@@ -23,71 +23,29 @@ fn named(word: &[u8]) -> Tier {
 }
 
 fn live_link(tier: Tier) -> Link<&'static str> {
-    Link {
-        account_id: Some(OWNER),
-        tier: known(tier),
-        revoked: false,
-    }
+    Link { account_id: Some(OWNER), tier: known(tier), revoked: false }
 }
 
 /// Every viewer shape the host passes, each with the tier upstream.md says it
 /// carries of its own (`None` for no clamp).
 fn every_viewer_shape() -> Vec<(&'static str, Viewer<&'static str>, Option<Tier>)> {
     vec![
-        (
-            "an operator descriptor",
-            Viewer::Operator,
-            Some(Tier::Glass),
-        ),
-        (
-            "an admin User",
-            Viewer::User {
-                id: Some(STRANGER),
-                admin: true,
-            },
-            Some(Tier::Glass),
-        ),
-        (
-            "a non-admin User",
-            Viewer::User {
-                id: Some(STRANGER),
-                admin: false,
-            },
-            None,
-        ),
+        ("an operator descriptor", Viewer::Operator, Some(Tier::Glass)),
+        ("an admin User", Viewer::User { id: Some(STRANGER), admin: true }, Some(Tier::Glass)),
+        ("a non-admin User", Viewer::User { id: Some(STRANGER), admin: false }, None),
         (
             "a map with tier ledger",
-            Viewer::Tiered {
-                tier: known(Tier::Ledger),
-                account_id: Some(STRANGER),
-            },
+            Viewer::Tiered { tier: known(Tier::Ledger), account_id: Some(STRANGER) },
             Some(Tier::Ledger),
         ),
         (
             "a map with tier: nil",
-            Viewer::Tiered {
-                tier: Reading::Unrecognized,
-                account_id: None,
-            },
+            Viewer::Tiered { tier: Reading::Unrecognized, account_id: None },
             Some(Tier::Dark),
         ),
-        (
-            "a map with an account and no tier",
-            Viewer::Account {
-                account_id: Some(STRANGER),
-            },
-            None,
-        ),
-        (
-            "a bare tier word",
-            Viewer::Word(known(Tier::Pulse)),
-            Some(Tier::Pulse),
-        ),
-        (
-            "a bare unknown word",
-            Viewer::Word(Reading::Unrecognized),
-            Some(Tier::Dark),
-        ),
+        ("a map with an account and no tier", Viewer::Account { account_id: Some(STRANGER) }, None),
+        ("a bare tier word", Viewer::Word(known(Tier::Pulse)), Some(Tier::Pulse)),
+        ("a bare unknown word", Viewer::Word(Reading::Unrecognized), Some(Tier::Dark)),
         ("nil or anything else", Viewer::Nobody, None),
     ]
 }
@@ -113,25 +71,13 @@ fn a_tiers_rank_is_its_place_on_the_ladder_and_orders_it() {
 #[test]
 fn a_known_word_names_its_own_tier() {
     for &tier in Tier::ALL {
-        assert_eq!(
-            named(tier.as_str().as_bytes()),
-            tier,
-            "{tier:?} names itself"
-        );
+        assert_eq!(named(tier.as_str().as_bytes()), tier, "{tier:?} names itself");
     }
 }
 
 #[test]
 fn anything_unknown_names_dark() {
-    for word in [
-        &b"GLASS"[..],
-        b"Glass",
-        b"glass ",
-        b"bogus",
-        b"",
-        b"3",
-        b"\xff",
-    ] {
+    for word in [&b"GLASS"[..], b"Glass", b"glass ", b"bogus", b"", b"3", b"\xff"] {
         assert_eq!(
             named(word),
             Tier::Dark,
@@ -165,10 +111,7 @@ fn only_an_operator_descriptor_and_an_admin_user_are_admins() {
 
 #[test]
 fn a_user_reads_for_its_own_id() {
-    let user: Viewer<&str> = Viewer::User {
-        id: Some(OWNER),
-        admin: false,
-    };
+    let user: Viewer<&str> = Viewer::User { id: Some(OWNER), admin: false };
     assert_eq!(
         user.account(),
         Some(&OWNER),
@@ -182,13 +125,8 @@ fn a_user_reads_for_its_own_id() {
 fn a_viewer_with_no_tier_leaves_every_tier_as_it_is() {
     for viewer in [
         Viewer::Nobody,
-        Viewer::Account {
-            account_id: Some(STRANGER),
-        },
-        Viewer::User {
-            id: Some(STRANGER),
-            admin: false,
-        },
+        Viewer::Account { account_id: Some(STRANGER) },
+        Viewer::User { id: Some(STRANGER), admin: false },
     ] {
         for &tier in Tier::ALL {
             assert_eq!(
@@ -221,17 +159,9 @@ fn a_viewer_with_a_tier_clamps_to_the_lower_rank() {
 fn the_owner_of_a_live_link_reads_glass_by_account_id() {
     let subject = Subject::Link(live_link(Tier::Ledger));
     for owner in [
-        Viewer::Account {
-            account_id: Some(OWNER),
-        },
-        Viewer::Tiered {
-            tier: known(Tier::Pulse),
-            account_id: Some(OWNER),
-        },
-        Viewer::Tiered {
-            tier: known(Tier::Dark),
-            account_id: Some(OWNER),
-        },
+        Viewer::Account { account_id: Some(OWNER) },
+        Viewer::Tiered { tier: known(Tier::Pulse), account_id: Some(OWNER) },
+        Viewer::Tiered { tier: known(Tier::Dark), account_id: Some(OWNER) },
     ] {
         assert_eq!(
             effective_tier(&subject, &owner),
@@ -244,19 +174,13 @@ fn the_owner_of_a_live_link_reads_glass_by_account_id() {
 #[test]
 fn a_user_owns_a_live_link_by_its_id() {
     let subject = Subject::Link(live_link(Tier::Pulse));
-    let owner = Viewer::User {
-        id: Some(OWNER),
-        admin: false,
-    };
+    let owner = Viewer::User { id: Some(OWNER), admin: false };
     assert_eq!(
         effective_tier(&subject, &owner),
         Tier::Glass,
         "a non-admin User whose id is the link's account_id owns it"
     );
-    let other = Viewer::User {
-        id: Some(STRANGER),
-        admin: false,
-    };
+    let other = Viewer::User { id: Some(STRANGER), admin: false };
     assert_eq!(
         effective_tier(&subject, &other),
         Tier::Pulse,
@@ -266,18 +190,9 @@ fn a_user_owns_a_live_link_by_its_id() {
 
 #[test]
 fn an_admin_reads_every_live_link_at_glass() {
-    let subject = Subject::Link(Link {
-        account_id: Some(OWNER),
-        tier: known(Tier::Dark),
-        revoked: false,
-    });
-    for admin in [
-        Viewer::Operator,
-        Viewer::User {
-            id: Some(STRANGER),
-            admin: true,
-        },
-    ] {
+    let subject =
+        Subject::Link(Link { account_id: Some(OWNER), tier: known(Tier::Dark), revoked: false });
+    for admin in [Viewer::Operator, Viewer::User { id: Some(STRANGER), admin: true }] {
         assert_eq!(
             effective_tier(&subject, &admin),
             Tier::Glass,
@@ -290,26 +205,9 @@ fn an_admin_reads_every_live_link_at_glass() {
 fn a_stranger_reads_a_live_link_at_its_tier_clamped() {
     let subject = Subject::Link(live_link(Tier::Ledger));
     let cases = [
-        (
-            Viewer::Tiered {
-                tier: known(Tier::Pulse),
-                account_id: Some(STRANGER),
-            },
-            Tier::Pulse,
-        ),
-        (
-            Viewer::Tiered {
-                tier: known(Tier::Glass),
-                account_id: Some(STRANGER),
-            },
-            Tier::Ledger,
-        ),
-        (
-            Viewer::Account {
-                account_id: Some(STRANGER),
-            },
-            Tier::Ledger,
-        ),
+        (Viewer::Tiered { tier: known(Tier::Pulse), account_id: Some(STRANGER) }, Tier::Pulse),
+        (Viewer::Tiered { tier: known(Tier::Glass), account_id: Some(STRANGER) }, Tier::Ledger),
+        (Viewer::Account { account_id: Some(STRANGER) }, Tier::Ledger),
         (Viewer::Word(known(Tier::Glass)), Tier::Ledger),
         (Viewer::Word(known(Tier::Dark)), Tier::Dark),
         (Viewer::Word(Reading::Unrecognized), Tier::Dark),
@@ -326,21 +224,12 @@ fn a_stranger_reads_a_live_link_at_its_tier_clamped() {
 
 #[test]
 fn ownership_needs_both_accounts_present() {
-    let ownerless: Subject<&str> = Subject::Link(Link {
-        account_id: None,
-        tier: known(Tier::Pulse),
-        revoked: false,
-    });
+    let ownerless: Subject<&str> =
+        Subject::Link(Link { account_id: None, tier: known(Tier::Pulse), revoked: false });
     for viewer in [
         Viewer::Account { account_id: None },
-        Viewer::User {
-            id: None,
-            admin: false,
-        },
-        Viewer::Tiered {
-            tier: known(Tier::Glass),
-            account_id: None,
-        },
+        Viewer::User { id: None, admin: false },
+        Viewer::Tiered { tier: known(Tier::Glass), account_id: None },
     ] {
         assert_eq!(
             effective_tier(&ownerless, &viewer),
@@ -369,12 +258,7 @@ fn a_link_with_an_unknown_tier_word_reads_dark_to_strangers() {
         "an unknown link tier names dark"
     );
     assert_eq!(
-        effective_tier(
-            &subject,
-            &Viewer::Account {
-                account_id: Some(OWNER)
-            }
-        ),
+        effective_tier(&subject, &Viewer::Account { account_id: Some(OWNER) }),
         Tier::Glass,
         "the owner of a live link is raised whatever its tier word"
     );
@@ -382,28 +266,14 @@ fn a_link_with_an_unknown_tier_word_reads_dark_to_strangers() {
 
 #[test]
 fn a_revoked_link_is_dark_for_everyone_operators_included() {
-    let subject = Subject::Link(Link {
-        account_id: Some(OWNER),
-        tier: known(Tier::Glass),
-        revoked: true,
-    });
+    let subject =
+        Subject::Link(Link { account_id: Some(OWNER), tier: known(Tier::Glass), revoked: true });
     let owners = [
-        Viewer::Account {
-            account_id: Some(OWNER),
-        },
-        Viewer::User {
-            id: Some(OWNER),
-            admin: false,
-        },
-        Viewer::User {
-            id: Some(OWNER),
-            admin: true,
-        },
+        Viewer::Account { account_id: Some(OWNER) },
+        Viewer::User { id: Some(OWNER), admin: false },
+        Viewer::User { id: Some(OWNER), admin: true },
     ];
-    let everyone = every_viewer_shape()
-        .into_iter()
-        .map(|(_, viewer, _)| viewer)
-        .chain(owners);
+    let everyone = every_viewer_shape().into_iter().map(|(_, viewer, _)| viewer).chain(owners);
     for viewer in everyone {
         assert_eq!(
             effective_tier(&subject, &viewer),
@@ -449,10 +319,7 @@ fn an_access_is_allowed_exactly_from_its_minimum_up() {
                 "{access} on a {tier} record"
             );
         }
-        assert!(
-            access.minimum() > Tier::Dark,
-            "{access}: a dark record allows no known access"
-        );
+        assert!(access.minimum() > Tier::Dark, "{access}: a dark record allows no known access");
     }
 }
 
@@ -461,35 +328,16 @@ fn allows_reads_the_effective_tier_not_the_subjects() {
     let subject = Subject::Link(live_link(Tier::Pulse));
     let full = Reading::Known(Access::Full);
     assert!(
-        allows(
-            &subject,
-            full,
-            &Viewer::Account {
-                account_id: Some(OWNER)
-            }
-        ),
+        allows(&subject, full, &Viewer::Account { account_id: Some(OWNER) }),
         "the owner is raised to glass, so full access is allowed"
     );
     assert!(
-        !allows(
-            &subject,
-            full,
-            &Viewer::Account {
-                account_id: Some(STRANGER)
-            }
-        ),
+        !allows(&subject, full, &Viewer::Account { account_id: Some(STRANGER) }),
         "a stranger reads pulse, which does not reach full"
     );
-    let revoked = Subject::Link(Link {
-        revoked: true,
-        ..live_link(Tier::Glass)
-    });
+    let revoked = Subject::Link(Link { revoked: true, ..live_link(Tier::Glass) });
     assert!(
-        !allows(
-            &revoked,
-            Reading::Known(Access::Metadata),
-            &Viewer::Operator
-        ),
+        !allows(&revoked, Reading::Known(Access::Metadata), &Viewer::Operator),
         "a revoked link is dark, which admits not even metadata, for an operator too"
     );
 }
@@ -503,11 +351,7 @@ fn an_unknown_access_needs_only_dark() {
     );
     let dark: Subject<&str> = Subject::Tier(known(Tier::Dark));
     assert!(
-        allows(
-            &dark,
-            Reading::Unrecognized,
-            &Viewer::Word(known(Tier::Dark))
-        ),
+        allows(&dark, Reading::Unrecognized, &Viewer::Word(known(Tier::Dark))),
         "rank(dark) >= rank(dark): upstream's allows? admits an unknown capability everywhere"
     );
 }

@@ -19,10 +19,7 @@ fn without_the_feature_the_probe_word_names_dark() {
     // As the NIF asks it of a record with no link: dark, clamped or not.
     let subject: Subject<&str> = Subject::Tier(read_tier(PANIC_PROBE));
     assert_eq!(effective_tier(&subject, &Viewer::Nobody), Tier::Dark);
-    assert_eq!(
-        effective_tier(&subject, &Viewer::Word(Reading::Known(Tier::Glass))),
-        Tier::Dark
-    );
+    assert_eq!(effective_tier(&subject, &Viewer::Word(Reading::Known(Tier::Glass))), Tier::Dark);
 }
 
 #[cfg(feature = "panic_probe")]

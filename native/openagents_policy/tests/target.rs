@@ -53,13 +53,9 @@ fn every_seam() -> impl Iterator<Item = (Kind, Lifecycle, Reach, Seam)> {
 /// Whether `text`, a JSON object, writes exactly `keys`, in that order.
 fn writes_keys_in_order(text: &str, keys: &[&str]) -> bool {
     let object: Value = serde_json::from_str(text).expect("a seam serializes as JSON");
-    let positions: Vec<Option<usize>> = keys
-        .iter()
-        .map(|key| text.find(&format!("\"{key}\":")))
-        .collect();
-    object
-        .as_object()
-        .is_some_and(|object| object.len() == keys.len())
+    let positions: Vec<Option<usize>> =
+        keys.iter().map(|key| text.find(&format!("\"{key}\":"))).collect();
+    object.as_object().is_some_and(|object| object.len() == keys.len())
         && positions.iter().all(Option::is_some)
         && positions.windows(2).all(|pair| pair[0] < pair[1])
 }
@@ -121,10 +117,7 @@ fn nothing_that_ended_can_be_cancelled() {
 fn the_job_statuses_that_ended_are_the_hosts_terminal_ones() {
     assert_eq!(JobStatus::ended(), JOB_TERMINAL);
     for &lifecycle in DelegationLifecycle::ALL.iter().filter(|l| l.has_ended()) {
-        assert!(
-            DelegationSeam::new(lifecycle).capabilities().is_empty(),
-            "{lifecycle} ended"
-        );
+        assert!(DelegationSeam::new(lifecycle).capabilities().is_empty(), "{lifecycle} ended");
     }
 }
 
@@ -139,12 +132,7 @@ fn a_revoked_or_unreachable_computer_is_never_active() {
     for status in statuses {
         for revoked in [false, true] {
             for online in [false, true] {
-                let lifecycle = MachineObservation {
-                    status,
-                    revoked,
-                    online,
-                }
-                .lifecycle();
+                let lifecycle = MachineObservation { status, revoked, online }.lifecycle();
                 let revoked = revoked || status == Reading::Known(MachineStatus::Revoked);
                 if revoked || !online {
                     assert_ne!(
@@ -176,21 +164,9 @@ fn reach_is_read_from_the_authority_the_caller_proved() {
 #[test]
 fn custody_and_runtime_class_never_vary_with_lifecycle_or_authority() {
     for (kind, lifecycle, reach, seam) in every_seam() {
-        assert_eq!(
-            seam.custody(),
-            kind.custody(),
-            "{kind} in {lifecycle}, {reach:?}"
-        );
-        assert_eq!(
-            seam.runtime_class(),
-            kind.runtime_class(),
-            "{kind} in {lifecycle}, {reach:?}"
-        );
-        assert_eq!(
-            seam.lifecycle(),
-            lifecycle,
-            "the seam carries the lifecycle given"
-        );
+        assert_eq!(seam.custody(), kind.custody(), "{kind} in {lifecycle}, {reach:?}");
+        assert_eq!(seam.runtime_class(), kind.runtime_class(), "{kind} in {lifecycle}, {reach:?}");
+        assert_eq!(seam.lifecycle(), lifecycle, "the seam carries the lifecycle given");
     }
 }
 
@@ -198,16 +174,10 @@ fn custody_and_runtime_class_never_vary_with_lifecycle_or_authority() {
 fn an_unauthorized_caller_is_offered_nothing() {
     for (kind, lifecycle, reach, seam) in every_seam() {
         if reach == Reach::NotAuthorized {
-            assert_eq!(
-                seam.capabilities(),
-                [],
-                "{kind} in {lifecycle}: offered without reach"
-            );
+            assert_eq!(seam.capabilities(), [], "{kind} in {lifecycle}: offered without reach");
         }
         assert!(
-            seam.capabilities()
-                .iter()
-                .all(|capability| *capability == Capability::Start),
+            seam.capabilities().iter().all(|capability| *capability == Capability::Start),
             "a target offers start or nothing, never {:?}",
             seam.capabilities()
         );
@@ -241,13 +211,7 @@ fn every_seam_serializes_its_five_keys_null_included() {
         assert!(
             writes_keys_in_order(
                 &text,
-                &[
-                    "custody",
-                    "runtime_class",
-                    "lifecycle",
-                    "capabilities",
-                    "unavailable_reason"
-                ]
+                &["custody", "runtime_class", "lifecycle", "capabilities", "unavailable_reason"]
             ),
             "{kind} in {lifecycle}, {reach:?}: the five keys, in order, nothing omitted even \
              when null: {text}"
@@ -276,16 +240,11 @@ fn every_delegation_seam_keeps_its_lifecycle_and_offers_cancel_or_nothing() {
         let seam = DelegationSeam::new(lifecycle);
         assert_eq!(seam.lifecycle(), lifecycle);
         assert!(
-            seam.capabilities()
-                .iter()
-                .all(|capability| *capability == Capability::Cancel),
+            seam.capabilities().iter().all(|capability| *capability == Capability::Cancel),
             "{lifecycle}: a delegation offers cancel or nothing"
         );
         let text = serde_json::to_string(&seam).expect("a delegation seam serializes");
-        assert!(
-            writes_keys_in_order(&text, &["lifecycle", "capabilities"]),
-            "{text}"
-        );
+        assert!(writes_keys_in_order(&text, &["lifecycle", "capabilities"]), "{text}");
         let document: Value = serde_json::from_str(&text).expect("parses");
         assert_eq!(document["lifecycle"], lifecycle.as_str());
     }

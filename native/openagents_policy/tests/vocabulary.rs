@@ -21,15 +21,7 @@ use serde_json::{json, Value};
 
 /// Inputs no vocabulary contains: near misses, nothing, and bytes that are
 /// not UTF-8.
-const STRANGERS: &[&[u8]] = &[
-    b"",
-    b"nonsense",
-    b"BOX",
-    b"glass ",
-    b"\0",
-    b"\xff\xfe",
-    b"caf\xe9",
-];
+const STRANGERS: &[&[u8]] = &[b"", b"nonsense", b"BOX", b"glass ", b"\0", b"\xff\xfe", b"caf\xe9"];
 
 /// Runs the vocabulary checks for one enum, naming the vocabulary it must
 /// refuse as.
@@ -151,17 +143,9 @@ vocabulary_checks!(kind, Kind, Vocabulary::Kind);
 vocabulary_checks!(custody, Custody, Vocabulary::Custody);
 vocabulary_checks!(runtime_class, RuntimeClass, Vocabulary::RuntimeClass);
 vocabulary_checks!(lifecycle, Lifecycle, Vocabulary::Lifecycle);
-vocabulary_checks!(
-    delegation_lifecycle,
-    DelegationLifecycle,
-    Vocabulary::DelegationLifecycle
-);
+vocabulary_checks!(delegation_lifecycle, DelegationLifecycle, Vocabulary::DelegationLifecycle);
 vocabulary_checks!(capability, Capability, Vocabulary::Capability);
-vocabulary_checks!(
-    unavailable_reason,
-    UnavailableReason,
-    Vocabulary::UnavailableReason
-);
+vocabulary_checks!(unavailable_reason, UnavailableReason, Vocabulary::UnavailableReason);
 vocabulary_checks!(box_state, BoxState, Vocabulary::BoxState);
 vocabulary_checks!(run_state, RunState, Vocabulary::RunState);
 vocabulary_checks!(job_status, JobStatus, Vocabulary::JobStatus);
@@ -177,10 +161,7 @@ fn a_refusal_of_bytes_that_are_not_utf8_can_still_be_printed() {
     let refusal = Kind::parse(b"bo\xffx").expect_err("not a kind");
     assert_eq!(
         refusal,
-        Refusal::UnknownWord {
-            vocabulary: Vocabulary::Kind,
-            word: "bo\u{fffd}x".to_owned()
-        },
+        Refusal::UnknownWord { vocabulary: Vocabulary::Kind, word: "bo\u{fffd}x".to_owned() },
         "bytes that are not UTF-8 are replaced, so the refusal always prints"
     );
     assert!(refusal.to_string().contains("target kind"));
@@ -207,8 +188,16 @@ fn a_reading_says_whether_the_word_was_known() {
     assert!(Reading::Known(Kind::Box).is_known());
     assert!(!Reading::<Kind>::Unrecognized.is_known());
     assert_eq!(Reading::from(Kind::parse("box")), Reading::Known(Kind::Box));
-    assert_eq!(
-        Reading::from(Kind::parse("cloud_computer")),
-        Reading::<Kind>::Unrecognized
-    );
+    assert_eq!(Reading::from(Kind::parse("cloud_computer")), Reading::<Kind>::Unrecognized);
+}
+
+/// A refusal keeps a bounded prefix of what it was handed, so refusing a
+/// ten-megabyte binary costs what refusing a short word costs.
+#[test]
+fn a_huge_word_is_refused_with_a_bounded_copy() {
+    let huge = vec![b'x'; 10 * 1024 * 1024];
+    let Refusal::UnknownWord { vocabulary, word } = Refusal::unknown(Vocabulary::Kind, &huge);
+    assert_eq!(vocabulary, Vocabulary::Kind);
+    assert!(word.len() < Refusal::KEPT + 32, "kept {} bytes", word.len());
+    assert!(word.ends_with("(10485760 bytes)"), "{word}");
 }

@@ -64,26 +64,16 @@ fn changes(old: &str, format: &str) -> Result<(), String> {
 
 /// The lines of `text`, each without its trailing whitespace.
 fn normalized(text: &str) -> String {
-    text.lines()
-        .map(str::trim_end)
-        .collect::<Vec<_>>()
-        .join("\n")
+    text.lines().map(str::trim_end).collect::<Vec<_>>().join("\n")
 }
 
 /// The Unreleased section of a Keep a Changelog file: from its heading to
 /// the next `## ` heading.
 fn unreleased(changelog: &str) -> Option<String> {
-    let mut lines = changelog
-        .lines()
-        .skip_while(|line| !line.starts_with("## [Unreleased]"));
+    let mut lines = changelog.lines().skip_while(|line| !line.starts_with("## [Unreleased]"));
     let heading = lines.next()?;
     let body = lines.take_while(|line| !line.starts_with("## "));
-    Some(
-        std::iter::once(heading)
-            .chain(body)
-            .collect::<Vec<_>>()
-            .join("\n"),
-    )
+    Some(std::iter::once(heading).chain(body).collect::<Vec<_>>().join("\n"))
 }
 
 fn check(old_path: &str, changelog_path: &str) -> Result<(), String> {

@@ -200,11 +200,7 @@ impl Rows {
     fn push<T: Serialize>(&mut self, table: Table, input: &[(&str, Value)], answer: T) -> Res {
         let input = input.iter().map(|(k, v)| ((*k).to_owned(), v.clone()));
         let answer = serde_json::to_value(answer)?;
-        self.0.push(Row {
-            table,
-            input: Input(input.collect()),
-            answer,
-        });
+        self.0.push(Row { table, input: Input(input.collect()), answer });
         Ok(())
     }
 }
@@ -290,10 +286,9 @@ pub fn subject_term(subject: &Subject<u8>) -> String {
 pub fn record_term(record: &Record<u8>) -> String {
     match record {
         Record::Linked(link) => format!("%{{artifact_link: {}}}", link_term(link)),
-        Record::Unlinked(subject) => format!(
-            "%{{artifact_link: nil, transparency_tier: {}}}",
-            subject_term(subject)
-        ),
+        Record::Unlinked(subject) => {
+            format!("%{{artifact_link: nil, transparency_tier: {}}}", subject_term(subject))
+        }
     }
 }
 
@@ -321,11 +316,7 @@ pub fn subjects() -> Vec<Subject<u8>> {
     for account_id in [Some(OWNER), None] {
         for tier in readings(Tier::ALL) {
             for revoked in [false, true] {
-                all.push(Subject::Link(Link {
-                    account_id,
-                    tier,
-                    revoked,
-                }));
+                all.push(Subject::Link(Link { account_id, tier, revoked }));
             }
         }
     }
@@ -354,10 +345,7 @@ fn schedule(rows: &mut Rows) -> Res {
 
 fn ladder(rows: &mut Rows) -> Res {
     let (viewers, subjects) = (viewers(), subjects());
-    let viewers: Vec<_> = viewers
-        .iter()
-        .map(|viewer| (viewer, viewer_term(viewer)))
-        .collect();
+    let viewers: Vec<_> = viewers.iter().map(|viewer| (viewer, viewer_term(viewer))).collect();
     for &tier in Tier::ALL {
         ask!(rows, LadderRanks { "tier": tier } => tier.rank());
     }
@@ -461,15 +449,10 @@ fn seams(rows: &mut Rows) -> Res {
     }
     // The two principal kinds the rule names, one it does not, and none.
     let kinds = [Some("user"), Some("agent"), Some("machine"), None];
-    for (repository, kind) in [true, false]
-        .into_iter()
-        .flat_map(|r| kinds.map(|k| (r, k)))
-    {
+    for (repository, kind) in [true, false].into_iter().flat_map(|r| kinds.map(|k| (r, k))) {
         for id in [true, false] {
-            let principal = PrincipalReading {
-                kind: kind.map(str::as_bytes),
-                id: id.then_some(OWNER),
-            };
+            let principal =
+                PrincipalReading { kind: kind.map(str::as_bytes), id: id.then_some(OWNER) };
             let outcome = link_for_attempt(repository.then_some(OTHER), principal, ());
             ask!(rows, Links { "repository_id": repository, "principal_type": kind, "principal_id": id } => outcome);
         }
@@ -493,10 +476,7 @@ impl Document {
         ladder(&mut rows)?;
         lifecycles(&mut rows)?;
         seams(&mut rows)?;
-        Ok(Self {
-            format: FORMAT,
-            rows: rows.0,
-        })
+        Ok(Self { format: FORMAT, rows: rows.0 })
     }
 
     /// The canonical document: `{"format":3,"rows":[`, then each row as
@@ -536,12 +516,10 @@ impl fmt::Display for Table {
 /// 64 lowercase hex digits of the SHA-256 of `bytes`.
 #[must_use]
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .fold(String::with_capacity(64), |mut hex, byte| {
-            let _ = write!(hex, "{byte:02x}");
-            hex
-        })
+    Sha256::digest(bytes).iter().fold(String::with_capacity(64), |mut hex, byte| {
+        let _ = write!(hex, "{byte:02x}");
+        hex
+    })
 }
 
 /// The digest of this build's decisions.

@@ -38,16 +38,11 @@ impl Rows {
     }
 
     fn rank(&self, tier: &Value) -> u64 {
-        self.get(Table::LadderRanks, &json!({ "tier": tier }))
-            .as_u64()
-            .unwrap()
+        self.get(Table::LadderRanks, &json!({ "tier": tier })).as_u64().unwrap()
     }
 
     fn effective(&self, subject: &str, viewer: &str) -> &Value {
-        self.get(
-            Table::LadderEffective,
-            &json!({"subject": subject, "viewer": viewer}),
-        )
+        self.get(Table::LadderEffective, &json!({"subject": subject, "viewer": viewer}))
     }
 
     /// Every seam row of `seams.seams`, and of `seams.delegation_seams`.
@@ -83,10 +78,7 @@ fn allows_follows_from_the_effective_tier_and_the_minimums() {
 fn clamp_follows_from_the_viewers_and_the_ranks() {
     let rows = Rows::live();
     for viewer in &viewers() {
-        let read = rows.get(
-            Table::LadderViewers,
-            &json!({"viewer": viewer_term(viewer)}),
-        );
+        let read = rows.get(Table::LadderViewers, &json!({"viewer": viewer_term(viewer)}));
         for &tier in Tier::ALL {
             let derived = match &read["tier"] {
                 Value::Null => json!(tier),
@@ -109,10 +101,7 @@ fn records_follow_from_the_effective_tier_but_for_the_operators_own_rows() {
             Subject::Link(link) => Some(Record::Linked(link.clone())),
             Subject::Tier(_) => None,
         };
-        for record in linked
-            .into_iter()
-            .chain([Record::Unlinked(subject.clone())])
-        {
+        for record in linked.into_iter().chain([Record::Unlinked(subject.clone())]) {
             for viewer in &viewers() {
                 let (record_word, viewer_word) = (record_term(&record), viewer_term(viewer));
                 let derived = match (&record, viewer) {
@@ -140,26 +129,17 @@ fn the_schedules_columns_and_admissions_follow_from_its_fields() {
         let scheduled: Vec<&Value> = fields
             .iter()
             .map(|field| {
-                rows.get(
-                    Table::ScheduleFields,
-                    &json!({"family": family, "field": field.name()}),
-                )
+                rows.get(Table::ScheduleFields, &json!({"family": family, "field": field.name()}))
             })
             .collect();
-        let mut columns: Vec<&str> = scheduled
-            .iter()
-            .map(|f| f["column"].as_str().unwrap())
-            .collect();
+        let mut columns: Vec<&str> =
+            scheduled.iter().map(|f| f["column"].as_str().unwrap()).collect();
         columns.sort_unstable();
         columns.dedup();
         assert_eq!(family.source_columns(), columns, "{family:?}");
         for tier in readings(Tier::ALL).into_iter().map(Some).chain([None]) {
             let viewer: Viewer<u8> = tier.map_or(Viewer::Nobody, Viewer::Word);
-            let admitted: Vec<&str> = family
-                .fields_at(&viewer)
-                .fields()
-                .map(Field::name)
-                .collect();
+            let admitted: Vec<&str> = family.fields_at(&viewer).fields().map(Field::name).collect();
             let derived: Vec<&str> = scheduled
                 .iter()
                 .filter(|field| {
@@ -189,11 +169,7 @@ fn kinds_reasons_and_offers_follow_from_the_seams() {
                 let input = json!({"kind": kind, "lifecycle": lifecycle, "reach": reach});
                 let seam = rows.get(Table::SeamsSeams, &input);
                 assert_eq!(seam["custody"], json!(kind.custody()), "{input}");
-                assert_eq!(
-                    seam["runtime_class"],
-                    json!(kind.runtime_class()),
-                    "{input}"
-                );
+                assert_eq!(seam["runtime_class"], json!(kind.runtime_class()), "{input}");
                 let reason = UnavailableReason::of(lifecycle, reach);
                 assert_eq!(seam["unavailable_reason"], json!(reason), "{input}");
             }

@@ -31,10 +31,7 @@ fn the_same_document_gives_no_change_in_either_rendering() {
     let changes = diff(json(&live()), json(&live())).unwrap();
     assert!(changes.is_empty() && !changes.widens());
     assert_eq!(changes.to_json().unwrap(), r#"{"changes":[]}"#);
-    assert_eq!(
-        changes.to_markdown(),
-        "### Decision changes\n\nno decision changes\n"
-    );
+    assert_eq!(changes.to_markdown(), "### Decision changes\n\nno decision changes\n");
 }
 
 /// Each refusal, on either side: never "no changes".
@@ -49,28 +46,23 @@ fn what_is_not_a_decision_document_is_refused_as_such() {
         (b"[1, 2]".to_vec(), "a JSON array, not an object"),
         (b"null".to_vec(), "a JSON null, not an object"),
         (b"7".to_vec(), "a JSON scalar, not an object"),
+        (b"{}".to_vec(), "an object with no \"format\" field and no rows"),
+        (format!(r#"{{"format":{FORMAT}}}"#).into_bytes(), "missing field `rows`"),
         (
-            b"{}".to_vec(),
-            "an object with no \"format\" field and no rows",
-        ),
-        (
-            format!(r#"{{"format":{FORMAT}}}"#).into_bytes(),
-            "missing field `rows`",
-        ),
-        (
-            live.replacen(r#""rows":["#, r#""extra":1,"rows":["#, 1)
-                .into_bytes(),
+            live.replacen(r#""rows":["#, r#""extra":1,"rows":["#, 1).into_bytes(),
             "unknown field `extra`",
         ),
         (
-            live.replacen(r#"["vocabularies","#, r#"["elsewhere","#, 1)
-                .into_bytes(),
+            live.replacen(r#"["vocabularies","#, r#"["elsewhere","#, 1).into_bytes(),
             "no table of format",
         ),
         (
-            live.replacen(r#"["vocabularies",{"#, r#"["vocabularies",7,{"#, 1)
-                .into_bytes(),
+            live.replacen(r#"["vocabularies",{"#, r#"["vocabularies",7,{"#, 1).into_bytes(),
             "not as format",
+        ),
+        (
+            live.replacen(r#"{"vocabulary":"kind"}"#, r#"["kind"]"#, 1).into_bytes(),
+            "a row of vocabularies asks no question: its input is not an object",
         ),
         (repeated.into_bytes(), "two rows of vocabularies ask"),
     ];
@@ -81,8 +73,7 @@ fn what_is_not_a_decision_document_is_refused_as_such() {
         let new = refusal(live.as_bytes(), &bad);
         assert_eq!(new.side(), Some(Side::New));
         assert!(
-            new.to_string()
-                .starts_with("the new document is not a decision document: "),
+            new.to_string().starts_with("the new document is not a decision document: "),
             "{new}"
         );
     }
@@ -94,30 +85,18 @@ fn a_document_of_another_format_is_refused_as_such() {
     let format = format!(r#"{{"format":{FORMAT},"#);
     let cases = [
         (live.replacen(&format, r#"{"format":1,"#, 1), Some("1")),
-        (
-            live.replacen(&format, r#"{"format":"2","#, 1),
-            Some("\"2\""),
-        ),
-        (
-            live.replacen(&format, r#"{"format":null,"#, 1),
-            Some("null"),
-        ),
+        (live.replacen(&format, r#"{"format":"2","#, 1), Some("\"2\"")),
+        (live.replacen(&format, r#"{"format":null,"#, 1), Some("null")),
         (live.replacen(&format, "{", 1), None),
         // The first format: one record per table, no rows.
-        (
-            r#"{"format":1,"vocabularies":[],"schedule":[]}"#.to_owned(),
-            Some("1"),
-        ),
+        (r#"{"format":1,"vocabularies":[],"schedule":[]}"#.to_owned(), Some("1")),
     ];
     for (document, found) in cases {
         for (old, new, side) in [(&document, &live, Side::Old), (&live, &document, Side::New)] {
             let refused = refusal(old.as_bytes(), new.as_bytes());
             assert_eq!(
                 refused,
-                DocumentRefusal::UnknownFormat {
-                    side,
-                    found: found.map(str::to_owned)
-                }
+                DocumentRefusal::UnknownFormat { side, found: found.map(str::to_owned) }
             );
             assert!(refused
                 .to_string()
@@ -141,10 +120,7 @@ fn each_limit_is_refused_by_name() {
     many.rows = rows.collect();
     let long = edited(|d| d.rows[0].answer = json!(["w".repeat(Limit::Word.max() + 1)]));
     let long_key = edited(|d| {
-        d.rows[0]
-            .input
-            .0
-            .insert("k".repeat(Limit::Word.max() + 1), json!(1));
+        d.rows[0].input.0.insert("k".repeat(Limit::Word.max() + 1), json!(1));
     });
     let wordy = edited(|d| {
         let words = (0..Limit::Words.max()).map(|n| (format!("w{n}"), json!(n)));
@@ -167,9 +143,7 @@ fn each_limit_is_refused_by_name() {
         let refused = refusal(document.as_bytes(), live.as_bytes());
         assert_eq!(refused, too_large(limit)(Some(Side::Old)));
         assert!(
-            refused
-                .to_string()
-                .contains(&format!("over the limit of {}", limit.max())),
+            refused.to_string().contains(&format!("over the limit of {}", limit.max())),
             "{refused}"
         );
         assert_eq!(
@@ -198,25 +172,12 @@ fn one_changed_answer_in_any_table_is_a_change_in_that_table() {
 #[test]
 fn documents_of_different_versions_compare_word_by_word() {
     let base = live();
-    let other = answer(
-        &base,
-        "lifecycles.box_states",
-        &[("box_state", json!(ANY_OTHER_WORD))],
-    );
-    let lifecycle = if other == json!("stopping") {
-        "destroyed"
-    } else {
-        "stopping"
-    };
+    let other = answer(&base, "lifecycles.box_states", &[("box_state", json!(ANY_OTHER_WORD))]);
+    let lifecycle = if other == json!("stopping") { "destroyed" } else { "stopping" };
     let mut grown = base.clone();
-    edit(
-        &mut grown,
-        "vocabularies",
-        &[("vocabulary", json!("box_state"))],
-        |words| {
-            words.as_array_mut().unwrap().push(json!("hibernating"));
-        },
-    );
+    edit(&mut grown, "vocabularies", &[("vocabulary", json!("box_state"))], |words| {
+        words.as_array_mut().unwrap().push(json!("hibernating"));
+    });
     grown.rows.push(row(
         "lifecycles.box_states",
         &[("box_state", json!("hibernating"))],
@@ -226,11 +187,7 @@ fn documents_of_different_versions_compare_word_by_word() {
         let seam = answer(
             &base,
             "seams.seams",
-            &[
-                ("kind", json!("box")),
-                ("lifecycle", json!(lifecycle)),
-                ("reach", json!(reach)),
-            ],
+            &[("kind", json!("box")), ("lifecycle", json!(lifecycle)), ("reach", json!(reach))],
         );
         grown.rows.push(row(
             "capabilities.box_states",
@@ -250,16 +207,11 @@ fn documents_of_different_versions_compare_word_by_word() {
             code(other.as_str().unwrap())
         )
     );
-    assert!(tables[2..]
-        .iter()
-        .all(|table| *table == "capabilities.box_states"));
+    assert!(tables[2..].iter().all(|table| *table == "capabilities.box_states"));
     // The other way round: the word is gone, and reads as any other word.
     let back = diff(json(&grown), json(&base)).unwrap();
     assert_eq!(back.changes().len(), changes.changes().len());
-    assert_eq!(
-        (&back.changes()[0].old, &back.changes()[0].new),
-        (&json!(true), &json!(false))
-    );
+    assert_eq!((&back.changes()[0].old, &back.changes()[0].new), (&json!(true), &json!(false)));
 }
 
 /// A family on one side only: its fields are gains, its never list neither
@@ -274,17 +226,10 @@ fn a_family_on_one_side_only_widens_by_its_fields() {
     });
     let changes = diff(&without, json(&live())).unwrap();
     let rows = |table: &str| {
-        live()
-            .rows
-            .into_iter()
-            .filter(|row| asks(row, table, &family))
-            .collect::<Vec<_>>()
+        live().rows.into_iter().filter(|row| asks(row, table, &family)).collect::<Vec<_>>()
     };
     let words = |table: &str| {
-        rows(table)
-            .iter()
-            .map(|row| row.answer.as_array().unwrap().len())
-            .sum::<usize>()
+        rows(table).iter().map(|row| row.answer.as_array().unwrap().len()).sum::<usize>()
     };
     let classes = |table: &str| {
         changes
@@ -294,18 +239,9 @@ fn a_family_on_one_side_only_widens_by_its_fields() {
             .map(|c| c.class)
             .collect::<Vec<_>>()
     };
-    assert_eq!(
-        classes("schedule.fields"),
-        vec![Class::Widens; rows("schedule.fields").len()]
-    );
-    assert_eq!(
-        classes("schedule.never"),
-        vec![Class::Changes; words("schedule.never")]
-    );
-    assert_eq!(
-        changes.changes().len(),
-        rows("schedule.fields").len() + words("schedule.never")
-    );
+    assert_eq!(classes("schedule.fields"), vec![Class::Widens; rows("schedule.fields").len()]);
+    assert_eq!(classes("schedule.never"), vec![Class::Changes; words("schedule.never")]);
+    assert_eq!(changes.changes().len(), rows("schedule.fields").len() + words("schedule.never"));
 }
 
 /// A gain is never hidden behind a loss: a seam that grants one capability
@@ -354,16 +290,9 @@ fn the_json_has_the_five_keys_and_the_markdown_groups_widening_first() {
     let changes = diff(json(&base), json(&flipped)).unwrap();
     let written: Value = serde_json::from_str(&changes.to_json().unwrap()).unwrap();
     let first = written["changes"][0].as_object().unwrap();
-    assert_eq!(
-        first.keys().collect::<Vec<_>>(),
-        ["table", "input", "old", "new", "class"]
-    );
+    assert_eq!(first.keys().collect::<Vec<_>>(), ["table", "input", "old", "new", "class"]);
     let classes: Vec<&Value> = (0..2).map(|n| &written["changes"][n]["class"]).collect();
-    let expected = if taken < granted {
-        ["narrows", "widens"]
-    } else {
-        ["widens", "narrows"]
-    };
+    let expected = if taken < granted { ["narrows", "widens"] } else { ["widens", "narrows"] };
     assert_eq!(classes, expected);
     let markdown = changes.to_markdown();
     assert!(
@@ -380,15 +309,8 @@ fn a_vocabulary_in_another_order_is_one_change() {
     let changes = diff(json(&live()), &swapped).unwrap();
     assert_eq!(changes.changes().len(), 1);
     let change = &changes.changes()[0];
-    assert_eq!(
-        (change.class, change.input.get("order")),
-        (Class::Changes, Some(&json!(true)))
-    );
-    assert!(
-        change.says.ends_with(" vocabulary are in another order"),
-        "{}",
-        change.says
-    );
+    assert_eq!((change.class, change.input.get("order")), (Class::Changes, Some(&json!(true))));
+    assert!(change.says.ends_with(" vocabulary are in another order"), "{}", change.says);
 }
 
 /// A word from a document can neither end its code span, nor start a
@@ -411,9 +333,5 @@ fn every_document_word_is_escaped_in_the_markdown() {
         ),
         "{markdown}"
     );
-    assert_eq!(
-        lines.iter().filter(|line| line.starts_with('#')).count(),
-        2,
-        "{markdown}"
-    );
+    assert_eq!(lines.iter().filter(|line| line.starts_with('#')).count(), 2, "{markdown}");
 }

@@ -46,11 +46,7 @@ fn golden(probe: &str, edited: &Document, widens: bool) {
     }
     let file = |ext: &str| common::read(&format!("{GOLDEN}{probe}.{ext}"));
     assert_eq!(changes.to_markdown(), file("md"), "{probe}.md");
-    assert_eq!(
-        changes.to_json().unwrap(),
-        file("json").trim_end(),
-        "{probe}.json"
-    );
+    assert_eq!(changes.to_json().unwrap(), file("json").trim_end(), "{probe}.json");
     assert_eq!(changes.widens(), widens, "{probe}");
 }
 
@@ -71,9 +67,7 @@ fn seams_of(
     mut change: impl FnMut(&mut Value),
 ) {
     for row in &mut document.rows {
-        let seam = ["seams.", "capabilities."]
-            .iter()
-            .any(|t| row.table.as_str().starts_with(t));
+        let seam = ["seams.", "capabilities."].iter().any(|t| row.table.as_str().starts_with(t));
         let reached = reach.is_none_or(|reach| row.input.get("reach") == Some(&json!(reach)));
         if seam && row.answer.get("lifecycle") == Some(&json!(lifecycle)) && reached {
             change(&mut row.answer);
@@ -84,18 +78,12 @@ fn seams_of(
 /// A Box state reads `lifecycle`: its row, and the seams that follow it,
 /// from the document's own Box seams of that lifecycle.
 fn box_state_reads(document: &mut Document, state: &str, lifecycle: &str) {
-    edit(
-        document,
-        "lifecycles.box_states",
-        &[("box_state", json!(state))],
-        |to| *to = json!(lifecycle),
-    );
+    edit(document, "lifecycles.box_states", &[("box_state", json!(state))], |to| {
+        *to = json!(lifecycle);
+    });
     for reach in ["authorized", "not_authorized"] {
-        let asked = [
-            ("kind", json!("box")),
-            ("lifecycle", json!(lifecycle)),
-            ("reach", json!(reach)),
-        ];
+        let asked =
+            [("kind", json!("box")), ("lifecycle", json!(lifecycle)), ("reach", json!(reach))];
         let seam = answer(document, "seams.seams", &asked);
         let words = [("box_state", json!(state)), ("reach", json!(reach))];
         edit(document, "capabilities.box_states", &words, |answer| {
@@ -107,45 +95,33 @@ fn box_state_reads(document: &mut Document, state: &str, lifecycle: &str) {
 #[test]
 fn a_field_moved_down_widens() {
     let mut document = last_release();
-    edit(
-        &mut document,
-        "schedule.fields",
-        &attempt("field", "terminal_commit"),
-        |f| f["tier"] = json!("pulse"),
-    );
+    edit(&mut document, "schedule.fields", &attempt("field", "terminal_commit"), |f| {
+        f["tier"] = json!("pulse");
+    });
     golden("field_down", &document, true);
 }
 
 #[test]
 fn a_field_moved_up_narrows() {
     let mut document = last_release();
-    edit(
-        &mut document,
-        "schedule.fields",
-        &attempt("field", "branch"),
-        |f| f["tier"] = json!("glass"),
-    );
+    edit(&mut document, "schedule.fields", &attempt("field", "branch"), |f| {
+        f["tier"] = json!("glass");
+    });
     golden("field_up", &document, false);
 }
 
 #[test]
 fn a_never_listed_column_scheduled_widens() {
     let mut document = last_release();
-    let at = document
-        .rows
-        .iter()
-        .position(|r| asks(r, "schedule.fields", &attempt("field", "branch")));
+    let at =
+        document.rows.iter().position(|r| asks(r, "schedule.fields", &attempt("field", "branch")));
     let field = json!({"column": "deadline_at", "field": "deadline_at", "tier": "ledger"});
-    document.rows.insert(
-        at.unwrap() + 1,
-        row("schedule.fields", &attempt("field", "deadline_at"), field),
-    );
-    edit(
-        &mut document,
-        "schedule.never",
-        &attempt("family", "attempt")[..1],
-        |never| drop_word(never, "deadline_at"),
-    );
+    document
+        .rows
+        .insert(at.unwrap() + 1, row("schedule.fields", &attempt("field", "deadline_at"), field));
+    edit(&mut document, "schedule.never", &attempt("family", "attempt")[..1], |never| {
+        drop_word(never, "deadline_at");
+    });
     golden("never_scheduled", &document, true);
 }
 

@@ -55,22 +55,14 @@ fn every_table_is_there_in_order_and_asks_each_question_once() {
 #[test]
 fn every_vocabulary_is_there_with_its_words() {
     let document = live();
-    let vocabularies: Vec<_> = document
-        .rows
-        .iter()
-        .filter(|row| row.table == Table::Vocabularies)
-        .collect();
-    let named: Vec<Value> = vocabularies
-        .iter()
-        .map(|row| row.input.get("vocabulary").unwrap().clone())
-        .collect();
+    let vocabularies: Vec<_> =
+        document.rows.iter().filter(|row| row.table == Table::Vocabularies).collect();
+    let named: Vec<Value> =
+        vocabularies.iter().map(|row| row.input.get("vocabulary").unwrap().clone()).collect();
     let all: Vec<Value> = Vocabulary::ALL.iter().map(|v| json!(v)).collect();
     assert_eq!(named, all);
-    let box_states = common::answer(
-        &document,
-        "vocabularies",
-        &[("vocabulary", json!("box_state"))],
-    );
+    let box_states =
+        common::answer(&document, "vocabularies", &[("vocabulary", json!("box_state"))]);
     assert_eq!(box_states, json!(BoxState::words()));
 }
 
@@ -84,36 +76,17 @@ fn shapes_are_written_in_the_hosts_terms() {
         .filter(|row| row.table == Table::LadderViewers)
         .map(|row| row.input.get("viewer").unwrap())
         .collect();
-    for term in [
-        "%{admin: true}",
-        "%User{id: 2} with admin? false",
-        r#"%{tier: "ledger", account_id: 1}"#,
-    ] {
-        assert!(
-            viewers.contains(&&json!(term)),
-            "{term} is not among {viewers:?}"
-        );
+    for term in
+        ["%{admin: true}", "%User{id: 2} with admin? false", r#"%{tier: "ledger", account_id: 1}"#]
+    {
+        assert!(viewers.contains(&&json!(term)), "{term} is not among {viewers:?}");
     }
-    for term in [
-        r#""glass""#,
-        "<any other word>",
-        "%{account_id: nil}",
-        "nil",
-    ] {
-        assert!(
-            viewers.contains(&&json!(term)),
-            "{term} is not among {viewers:?}"
-        );
+    for term in [r#""glass""#, "<any other word>", "%{account_id: nil}", "nil"] {
+        assert!(viewers.contains(&&json!(term)), "{term} is not among {viewers:?}");
     }
     let record = r#"%{artifact_link: nil, transparency_tier: %ArtifactLink{account_id: 1, tier: "ledger", revoked_at: <set>}}"#;
-    let words = [
-        ("record", json!(record)),
-        ("viewer", json!("%{admin: true}")),
-    ];
-    assert!(document
-        .rows
-        .iter()
-        .any(|row| common::asks(row, "ladder.records", &words)));
+    let words = [("record", json!(record)), ("viewer", json!("%{admin: true}"))];
+    assert!(document.rows.iter().any(|row| common::asks(row, "ladder.records", &words)));
 }
 
 #[test]
@@ -139,14 +112,7 @@ fn the_document_is_one_row_a_line_and_small() {
     for (n, line) in rows.iter().enumerate() {
         let line = line.strip_suffix(',').unwrap_or(line);
         assert!(line.ends_with(']'), "row {n}: {line}");
-        assert_eq!(
-            serde_json::from_str::<Value>(line)
-                .unwrap()
-                .as_array()
-                .unwrap()
-                .len(),
-            3
-        );
+        assert_eq!(serde_json::from_str::<Value>(line).unwrap().as_array().unwrap().len(), 3);
     }
     assert!(text.len() <= 300 * 1024, "{} bytes", text.len());
     assert!(text.len() * 4 <= diff::Limit::Bytes.max());
@@ -155,16 +121,9 @@ fn the_document_is_one_row_a_line_and_small() {
 
 /// The digest `last-release/README.md` records (its line "Digest: <sha256>").
 fn last_release_digest() -> String {
-    let readme = common::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../last-release/README.md"
-    ));
-    let line = readme
-        .lines()
-        .find_map(|line| line.strip_prefix("Digest: "));
-    line.expect("last-release/README.md has a line \"Digest: <sha256>\"")
-        .trim()
-        .to_owned()
+    let readme = common::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../last-release/README.md"));
+    let line = readme.lines().find_map(|line| line.strip_prefix("Digest: "));
+    line.expect("last-release/README.md has a line \"Digest: <sha256>\"").trim().to_owned()
 }
 
 /// The last release's document is the diff's fixed baseline: one file,
@@ -188,10 +147,6 @@ fn one_changed_answer_in_any_table_is_another_digest() {
     let document = live();
     let digest = document.digest().unwrap();
     for (table, changed) in common::one_answer_changed(&document) {
-        assert_ne!(
-            changed.digest().unwrap(),
-            digest,
-            "a changed answer of {table:?}"
-        );
+        assert_ne!(changed.digest().unwrap(), digest, "a changed answer of {table:?}");
     }
 }

@@ -33,14 +33,8 @@ fn a_row_with_hundreds_of_input_words_is_refused() {
         d.rows[0].answer = json!((0..200).map(|n| format!("word{n}")).collect::<Vec<_>>());
     });
     assert!(wordy.len() < Limit::Bytes.max());
-    assert_eq!(
-        diff(&live, &wordy).unwrap_err(),
-        too_large(Some(Side::New), Limit::Words)
-    );
-    assert_eq!(
-        diff(&wordy, &live).unwrap_err(),
-        too_large(Some(Side::Old), Limit::Words)
-    );
+    assert_eq!(diff(&live, &wordy).unwrap_err(), too_large(Some(Side::New), Limit::Words));
+    assert_eq!(diff(&wordy, &live).unwrap_err(), too_large(Some(Side::Old), Limit::Words));
 }
 
 /// A list answer of tens of thousands of items, in a document of the byte
@@ -52,15 +46,8 @@ fn list_answers_of_tens_of_thousands_of_items_are_refused() {
         let grown = edited(|d| {
             d.rows[0].answer = json!((0..items).map(|n| format!("w{n}")).collect::<Vec<_>>());
         });
-        assert!(
-            grown.len() <= Limit::Bytes.max(),
-            "{items}: {}",
-            grown.len()
-        );
-        assert_eq!(
-            diff(&live, &grown).unwrap_err(),
-            too_large(Some(Side::New), Limit::Items)
-        );
+        assert!(grown.len() <= Limit::Bytes.max(), "{items}: {}", grown.len());
+        assert_eq!(diff(&live, &grown).unwrap_err(), too_large(Some(Side::New), Limit::Items));
     }
     // Within the limit, each item a change, every one counted.
     let within = edited(|d| {
@@ -128,9 +115,7 @@ fn a_diff_past_the_output_budget_is_refused_naming_it() {
     let refused = diff(&low, &high).unwrap_err();
     assert_eq!(refused, too_large(None, Limit::Output));
     assert!(
-        refused
-            .to_string()
-            .starts_with("the diff is over the limit of 1048576 bytes of output"),
+        refused.to_string().starts_with("the diff is over the limit of 1048576 bytes of output"),
         "{refused}"
     );
     // Alike, they are read whole and compared: no change.
@@ -147,10 +132,7 @@ fn the_empty_word_keeps_the_markdown_whole() {
     let grown = edited(|d| d.rows[0].answer.as_array_mut().unwrap().push(json!("")));
     let markdown = diff(json(&live()), &grown).unwrap().to_markdown();
     let line = markdown.lines().last().unwrap();
-    assert_eq!(
-        line,
-        "- the `kind` vocabulary gained the word (empty) (`vocabularies`)"
-    );
+    assert_eq!(line, "- the `kind` vocabulary gained the word (empty) (`vocabularies`)");
     assert_eq!(line.matches('`').count() % 2, 0, "{line}");
 }
 
@@ -174,10 +156,7 @@ fn bidi_and_zero_width_characters_are_escaped() {
     let forged = "admin\u{202E}txt.exe\u{200B}";
     let grown = edited(|d| d.rows[0].answer.as_array_mut().unwrap().push(json!(forged)));
     let markdown = diff(json(&live()), &grown).unwrap().to_markdown();
-    assert!(
-        markdown.contains("`admin\\u{202e}txt.exe\\u{200b}`"),
-        "{markdown}"
-    );
+    assert!(markdown.contains("`admin\\u{202e}txt.exe\\u{200b}`"), "{markdown}");
     assert!(!markdown.contains('\u{202E}') && !markdown.contains('\u{200B}'));
 }
 
@@ -197,16 +176,9 @@ fn a_repeated_key_in_a_rows_input_is_refused() {
         panic!("{refused:?}");
     };
     assert_eq!(*side, Side::New);
-    assert!(
-        why.contains(r#"an input names "vocabulary" twice"#),
-        "{why}"
-    );
+    assert!(why.contains(r#"an object names "vocabulary" twice"#), "{why}");
     // And an answer's object that names a key twice.
-    let twice = live.replacen(
-        r#""tier":"ledger","#,
-        r#""tier":"ledger","tier":"pulse","#,
-        1,
-    );
+    let twice = live.replacen(r#""tier":"ledger","#, r#""tier":"ledger","tier":"pulse","#, 1);
     assert!(diff(&live, &twice)
         .unwrap_err()
         .to_string()

@@ -32,9 +32,7 @@ pub struct FamilyWord(pub Family);
 
 impl<'a> Decoder<'a> for FamilyWord {
     fn decode(term: Term<'a>) -> NifResult<Self> {
-        find(&words().families, term)
-            .map(|at| Self(Family::ALL[at]))
-            .ok_or(Error::BadArg)
+        find(&words().families, term).map(|at| Self(Family::ALL[at])).ok_or(Error::BadArg)
     }
 }
 
@@ -110,17 +108,9 @@ impl ViewerTerm {
     pub const fn viewer(self) -> Viewer<Owner> {
         match self {
             Self::Operator => Viewer::Operator,
-            Self::User(admin) => Viewer::User {
-                id: Some(()),
-                admin,
-            },
-            Self::Tiered(tier) => Viewer::Tiered {
-                tier: tier.0,
-                account_id: Some(()),
-            },
-            Self::Account => Viewer::Account {
-                account_id: Some(()),
-            },
+            Self::User(admin) => Viewer::User { id: Some(()), admin },
+            Self::Tiered(tier) => Viewer::Tiered { tier: tier.0, account_id: Some(()) },
+            Self::Account => Viewer::Account { account_id: Some(()) },
             Self::Word(tier) => Viewer::Word(tier.0),
             Self::Nobody => Viewer::Nobody,
         }

@@ -119,12 +119,9 @@ fn decisions_diff<'a>(env: Env<'a>, old: Binary<'a>, new: Binary<'a>, format: Fo
     match diff(old.as_slice(), new.as_slice()) {
         Ok(changes) => {
             let answer = match format {
-                Format::Changes => changes
-                    .changes()
-                    .iter()
-                    .map(ChangeTerm::from)
-                    .collect::<Vec<_>>()
-                    .encode(env),
+                Format::Changes => {
+                    changes.changes().iter().map(ChangeTerm::from).collect::<Vec<_>>().encode(env)
+                }
                 Format::Markdown => Text(&changes.to_markdown()).encode(env),
                 // serde_json cannot refuse it: every key is a string.
                 Format::Json => Text(&changes.to_json().unwrap_or_default()).encode(env),

@@ -84,22 +84,14 @@ fn tier_for(family: FamilyWord, field: Term) -> Option<Atom> {
 #[rustler::nif]
 fn fields_at(family: FamilyWord, viewer: ViewerTerm) -> Vec<Atom> {
     let names = &words().fields[family_index(family.0)];
-    family
-        .0
-        .fields_at(&viewer.viewer())
-        .positions()
-        .map(|at| names[at])
-        .collect()
+    family.0.fields_at(&viewer.viewer()).positions().map(|at| names[at]).collect()
 }
 
 /// The tier `viewer` reads a record at: through its loaded link, or its
 /// tier column.
 #[rustler::nif]
 fn effective_tier(record: RecordTerm, viewer: ViewerTerm) -> Atom {
-    tier_atom(disclosure::effective_tier(
-        &record.record(),
-        &viewer.viewer(),
-    ))
+    tier_atom(disclosure::effective_tier(&record.record(), &viewer.viewer()))
 }
 
 /// `%{account_id: _, tier: _}`, plus `admin: true` for an operator.
@@ -111,9 +103,7 @@ fn viewer<'a>(
 ) -> NifResult<Term<'a>> {
     let account = (!decode::is(account, atom::nil())).then_some(account);
     let descriptor = relationship.0.viewer(account);
-    let account_id = descriptor
-        .account_id
-        .unwrap_or_else(|| atom::nil().to_term(env));
+    let account_id = descriptor.account_id.unwrap_or_else(|| atom::nil().to_term(env));
     let tier = tier_atom(descriptor.tier).to_term(env);
     if descriptor.admin {
         let keys = [words::account_id(), words::admin(), words::tier()].map(|key| key.to_term(env));
@@ -200,10 +190,7 @@ fn classify(family: FamilyWord, columns: Vec<Binary>) -> NifResult<(Vec<usize>, 
         .map(|column| std::str::from_utf8(column.as_slice()).map_err(|_| Error::BadArg))
         .collect::<NifResult<Vec<&str>>>()?;
     let check = family.0.classify(names.iter().copied());
-    Ok((
-        positions(&names, &check.unclassified),
-        positions(&names, &check.doubly_classified),
-    ))
+    Ok((positions(&names, &check.unclassified), positions(&names, &check.doubly_classified)))
 }
 
 /// The positions in `names` of the names in `found`, ascending. Linear in
@@ -231,11 +218,7 @@ fn positions(names: &[&str], found: &[String]) -> Vec<usize> {
 fn field_columns(family: FamilyWord) -> Vec<(Atom, Atom)> {
     let at = family_index(family.0);
     let words = words();
-    words.fields[at]
-        .iter()
-        .copied()
-        .zip(words.columns[at].iter().copied())
-        .collect()
+    words.fields[at].iter().copied().zip(words.columns[at].iter().copied()).collect()
 }
 
 // ── the ladder (`OpenAgents.Transparency.Ladder`) ───────────────────────

@@ -1,22 +1,10 @@
-//! The NIF for `OpenAgentsPolicy.Native`: terms in, the core's answer out.
-//!
-//! Every decision is made by the `openagents_policy` crate; the decision
-//! document and the diff are `openagents_policy_decisions`'. This crate reads
-//! typed terms into the core's plain types (`decode`: the viewer's class, a
-//! link's state, tier and ownership, each reduced once by
-//! `OpenAgentsPolicy.Host` before the call), calls the core, and writes its
-//! answers back as terms. Each NIF is a `#[rustler::nif]` function, so
-//! rustler decodes its typed arguments (a bad one raises `badarg`) and
-//! catches any panic (raised as `nif_panicked`, never allowed to take the VM
-//! down). Every NIF reads bounded terms and runs on a normal scheduler,
-//! except the three whose work grows with their input or is computed once:
-//! `classify`, the decision diff and the decision document, which are
-//! `schedule = "DirtyCpu"`.
-//!
-//! The entry is `rustler::init!`'s, as every rustler library has it: no
-//! `upgrade` callback, so a new build reaches a VM by a restart (a release
-//! by rolling replacement), never by loading it over the code that holds the
-//! old one.
+//! The NIF for `OpenAgentsPolicy.Native`: typed terms in, the core's answer
+//! out. Every decision is `openagents_policy`'s (the document and the diff
+//! are `openagents_policy_decisions`'); this crate only converts. Each NIF is
+//! a `#[rustler::nif]`, so a bad argument raises `badarg` and a panic raises
+//! `nif_panicked` rather than taking the VM down. All run on a normal
+//! scheduler but `classify`, the diff and the document (`DirtyCpu`). No
+//! `upgrade` callback: a new build reaches a VM by restart, never by reload.
 
 #![deny(unsafe_code)]
 

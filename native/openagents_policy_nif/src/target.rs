@@ -1,8 +1,7 @@
-//! `OpenAgents.Delegations.Target`'s decisions.
-//!
-//! rustler decodes the typed arguments in order before the body runs, so the
-//! wrong type is a bad argument even where a refusal would otherwise be the
-//! answer. A refusal is `{:error, "<the core's sentence>"}`.
+//! `OpenAgents.Delegations.Target`'s decisions. rustler decodes the typed
+//! arguments before the body runs, so a wrong type is a bad argument even
+//! where a refusal would otherwise answer; a refusal is
+//! `{:error, "<the core's sentence>"}`.
 
 use openagents_policy::target::{
     self, BoxState, Capability, Custody, DelegationLifecycle, DelegationSeam, JobStatus, Kind,
@@ -15,10 +14,19 @@ use rustler::{Binary, Encoder, Env, NifResult, Term};
 use crate::decode::is;
 use crate::text::{texts, Text};
 
-/// `{:error, "<the refusal's sentence>"}`.
-#[allow(clippy::needless_pass_by_value)] // called with the refusal a parse hands over
-fn refused(env: Env<'_>, refusal: Refusal) -> Term<'_> {
-    (atom::error(), Text(&refusal.to_string())).encode(env)
+/// The answer, or `{:error, "<the refusal's sentence>"}`.
+fn answer(env: Env<'_>, parsed: Result<impl Encoder, Refusal>) -> Term<'_> {
+    match parsed {
+        Ok(answer) => answer.encode(env),
+        Err(refusal) => (atom::error(), Text(&refusal.to_string())).encode(env),
+    }
+}
+
+/// A map with binary keys, as the seed's seams are written.
+fn map<'a>(env: Env<'a>, entries: &[(&str, Term<'a>)]) -> NifResult<Term<'a>> {
+    let keys: Vec<Term> = entries.iter().map(|(key, _)| Text(key).encode(env)).collect();
+    let values: Vec<Term> = entries.iter().map(|(_, value)| *value).collect();
+    Term::map_from_term_arrays(env, &keys, &values)
 }
 
 #[rustler::nif]
@@ -34,10 +42,7 @@ fn delegation_lifecycles() -> Vec<Text<'static>> {
 /// The job statuses whose delegation has ended.
 #[rustler::nif]
 fn job_terminal_statuses() -> Vec<Text<'static>> {
-    JobStatus::ended()
-        .into_iter()
-        .map(|status| Text(status.as_str()))
-        .collect()
+    texts(&JobStatus::ended(), JobStatus::as_str)
 }
 
 #[rustler::nif]
@@ -52,21 +57,13 @@ fn kinds() -> Vec<Text<'static>> {
 
 #[rustler::nif]
 fn custody<'a>(env: Env<'a>, kind: Binary) -> Term<'a> {
-    match Kind::parse(kind.as_slice()) {
-        Ok(kind) => Text(kind.custody().as_str()).encode(env),
-        Err(refusal) => refused(env, refusal),
-    }
+    answer(env, Kind::parse(kind.as_slice()).map(|kind| Text(kind.custody().as_str())))
 }
 
 #[rustler::nif]
 fn runtime_class<'a>(env: Env<'a>, kind: Binary) -> Term<'a> {
-    match Kind::parse(kind.as_slice()) {
-        Ok(kind) => kind
-            .runtime_class()
-            .map(|class| Text(class.as_str()))
-            .encode(env),
-        Err(refusal) => refused(env, refusal),
-    }
+    let class = |kind: Kind| kind.runtime_class().map(|class| Text(class.as_str()));
+    answer(env, Kind::parse(kind.as_slice()).map(class))
 }
 
 #[rustler::nif]
@@ -85,41 +82,24 @@ fn job_lifecycle(status: Binary) -> Text<'static> {
 }
 
 /// `status` is any term (only a binary can be a known status); `revoked_at`
-/// counts as set when it is anything but `nil`. Called as
-/// `OpenAgents.Delegations.Target` compiles, which caches an answer for every
-/// machine the core tells apart, so no request reaches it.
+/// counts as set when it is anything but `nil`. Asked only as
+/// `OpenAgents.Delegations.Target` compiles its table of every machine the
+/// core tells apart.
 #[rustler::nif]
 fn computer_lifecycle(status: Term, revoked_at: Term, online: bool) -> Text<'static> {
-    let status = Binary::from_term(status).map_or(Reading::Unrecognized, |word| {
-        target::read_machine_status(word.as_slice())
-    });
-    Text(
-        MachineObservation {
-            status,
-            revoked: !is(revoked_at, atom::nil()),
-            online,
-        }
-        .lifecycle()
-        .as_str(),
-    )
+    let status = Binary::from_term(status)
+        .map_or(Reading::Unrecognized, |word| target::read_machine_status(word.as_slice()));
+    let revoked = !is(revoked_at, atom::nil());
+    Text(MachineObservation { status, revoked, online }.lifecycle().as_str())
 }
 
-/// The seam of the arguments, or the refusal of the first word that is not
-/// one.
-fn parse_seam(kind: &Binary, lifecycle: &Binary, authorized: bool) -> Result<Seam, Refusal> {
-    let kind = Kind::parse(kind.as_slice())?;
-    let lifecycle = Lifecycle::parse(lifecycle.as_slice())?;
-    Ok(Seam::new(kind, lifecycle, Reach::from(authorized)))
-}
-
-/// A list of capability words.
 fn capabilities(capabilities: &[Capability]) -> Vec<Text<'static>> {
     texts(capabilities, Capability::as_str)
 }
 
-/// The seam as the Elixir map: string keys, `nil` for nothing. The keys are
-/// the core's serde field names; `OpenAgents.Delegations.TargetTest` holds
-/// the two to each other through the decision document's seam rows.
+/// The seam as the Elixir map: the core's serde field names as binary keys,
+/// `nil` for nothing (`TargetTest` holds the two to each other through the
+/// decision document's seam rows).
 #[rustler::nif]
 fn seam<'a>(
     env: Env<'a>,
@@ -127,44 +107,41 @@ fn seam<'a>(
     lifecycle: Binary,
     authorized: bool,
 ) -> NifResult<Term<'a>> {
-    let seam = match parse_seam(&kind, &lifecycle, authorized) {
+    let parsed = Kind::parse(kind.as_slice()).and_then(|kind| {
+        Ok(Seam::new(kind, Lifecycle::parse(lifecycle.as_slice())?, Reach::from(authorized)))
+    });
+    let seam = match parsed {
         Ok(seam) => seam,
-        Err(refusal) => return Ok(refused(env, refusal)),
+        Err(refused) => return Ok(answer(env, Err::<(), _>(refused))),
     };
-    let keys = [
-        "capabilities",
-        "custody",
-        "lifecycle",
-        "runtime_class",
-        "unavailable_reason",
-    ]
-    .map(|key| Text(key).encode(env));
-    let values = [
-        capabilities(seam.capabilities()).encode(env),
-        Text(seam.custody().as_str()).encode(env),
-        Text(seam.lifecycle().as_str()).encode(env),
-        seam.runtime_class()
-            .map(|class| Text(class.as_str()))
-            .encode(env),
-        seam.unavailable_reason()
-            .map(|reason| Text(reason.as_str()))
-            .encode(env),
-    ];
-    Term::map_from_term_arrays(env, &keys, &values)
+    map(
+        env,
+        &[
+            ("capabilities", capabilities(seam.capabilities()).encode(env)),
+            ("custody", Text(seam.custody().as_str()).encode(env)),
+            ("lifecycle", Text(seam.lifecycle().as_str()).encode(env)),
+            ("runtime_class", seam.runtime_class().map(|class| Text(class.as_str())).encode(env)),
+            (
+                "unavailable_reason",
+                seam.unavailable_reason().map(|why| Text(why.as_str())).encode(env),
+            ),
+        ],
+    )
 }
 
 #[rustler::nif]
 fn delegation_seam<'a>(env: Env<'a>, lifecycle: Binary) -> NifResult<Term<'a>> {
     let seam = match DelegationLifecycle::parse(lifecycle.as_slice()) {
         Ok(lifecycle) => DelegationSeam::new(lifecycle),
-        Err(refusal) => return Ok(refused(env, refusal)),
+        Err(refused) => return Ok(answer(env, Err::<(), _>(refused))),
     };
-    let keys = ["capabilities", "lifecycle"].map(|key| Text(key).encode(env));
-    let values = [
-        capabilities(seam.capabilities()).encode(env),
-        Text(seam.lifecycle().as_str()).encode(env),
-    ];
-    Term::map_from_term_arrays(env, &keys, &values)
+    map(
+        env,
+        &[
+            ("capabilities", capabilities(seam.capabilities()).encode(env)),
+            ("lifecycle", Text(seam.lifecycle().as_str()).encode(env)),
+        ],
+    )
 }
 
 /// The substrate vocabularies the lifecycle projections read, for the
@@ -185,22 +162,12 @@ fn machine_statuses() -> Vec<Text<'static>> {
 }
 
 /// What each substrate projection answers for a word its vocabulary does not
-/// hold: `[{substrate, lifecycle}]`. The core reads every such word as the one
-/// `Reading::Unrecognized`, so there is one answer per substrate.
+/// hold (the core's one `Reading::Unrecognized`): `[{substrate, lifecycle}]`.
 #[rustler::nif]
 fn unrecognized_lifecycles() -> Vec<(Text<'static>, Text<'static>)> {
     vec![
-        (
-            Text("box"),
-            Text(Reading::<BoxState>::Unrecognized.lifecycle().as_str()),
-        ),
-        (
-            Text("run"),
-            Text(Reading::<RunState>::Unrecognized.lifecycle().as_str()),
-        ),
-        (
-            Text("job"),
-            Text(Reading::<JobStatus>::Unrecognized.lifecycle().as_str()),
-        ),
+        (Text("box"), Text(Reading::<BoxState>::Unrecognized.lifecycle().as_str())),
+        (Text("run"), Text(Reading::<RunState>::Unrecognized.lifecycle().as_str())),
+        (Text("job"), Text(Reading::<JobStatus>::Unrecognized.lifecycle().as_str())),
     ]
 }

@@ -1,13 +1,7 @@
-//! Text into binaries.
-//!
-//! rustler encodes a `&str` or `String` as a reference-counted binary: a
-//! separate allocation, freed only when a garbage collection finds it dead.
-//! Every word this library answers with is a few bytes, and the VM keeps a
-//! binary of up to 64 bytes on the calling process's heap instead, which is
-//! what `enif_make_new_binary` (rustler's `NewBinary`) makes. Answers are
-//! encoded through [`Text`] so each gets the cheaper kind; the two are the
-//! same term to every Erlang operation. The `link_for_attempt/3` rows of
-//! `make bench` are where the difference shows.
+//! Text into binaries: rustler encodes a `&str` as a reference-counted
+//! binary, freed only by a garbage collection; the VM keeps one of up to 64
+//! bytes on the process heap instead, which `NewBinary` makes. Every word
+//! answered here is a few bytes, so answers go through [`Text`].
 
 use rustler::{Encoder, Env, NewBinary, Term};
 

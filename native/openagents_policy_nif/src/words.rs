@@ -44,18 +44,12 @@ pub struct Words {
 static WORDS: OnceLock<Words> = OnceLock::new();
 
 fn atoms<'w>(env: Env, words: impl IntoIterator<Item = &'w str>) -> NifResult<Vec<Atom>> {
-    words
-        .into_iter()
-        .map(|word| Atom::from_str(env, word))
-        .collect()
+    words.into_iter().map(|word| Atom::from_str(env, word)).collect()
 }
 
 fn make(env: Env) -> NifResult<Words> {
     let per_family = |table: &dyn Fn(Family) -> Vec<&'static str>| {
-        Family::ALL
-            .iter()
-            .map(|&family| atoms(env, table(family)))
-            .collect::<NifResult<Vec<_>>>()
+        Family::ALL.iter().map(|&family| atoms(env, table(family))).collect::<NifResult<Vec<_>>>()
     };
     let per_field = |word: fn(&Field) -> &'static str| {
         per_family(&|family| family.fields().iter().map(word).collect())
@@ -76,11 +70,7 @@ fn make(env: Env) -> NifResult<Words> {
 /// The atoms, made on the first call that asks (an atom lives as long as the
 /// VM, so holding it in a static is sound).
 pub fn words() -> &'static Words {
-    WORDS.get_or_init(|| {
-        OwnedEnv::new()
-            .run(make)
-            .expect("every word of the core is a valid atom")
-    })
+    WORDS.get_or_init(|| OwnedEnv::new().run(make).expect("every word of the core is a valid atom"))
 }
 
 /// Index of a core enum value in its `ALL` list.

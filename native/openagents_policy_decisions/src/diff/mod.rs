@@ -225,9 +225,7 @@ impl Diff {
 
     /// The changes of one class.
     pub fn of_class(&self, class: Class) -> impl Iterator<Item = &Change> {
-        self.changes
-            .iter()
-            .filter(move |change| change.class == class)
+        self.changes.iter().filter(move |change| change.class == class)
     }
 
     /// `{"changes":[{"table","input","old","new","class"}...]}`, compact:
@@ -370,10 +368,7 @@ struct Asked {
 }
 
 fn asked(rows: Vec<Row>) -> Vec<Asked> {
-    let with_key = |row: Row| Asked {
-        key: key_of(&row.input),
-        row,
-    };
+    let with_key = |row: Row| Asked { key: key_of(&row.input), row };
     rows.into_iter().map(with_key).collect()
 }
 
@@ -388,10 +383,7 @@ pub fn diff(old: impl AsRef<[u8]>, new: impl AsRef<[u8]>) -> Result<Diff, Docume
     let old = asked(read(old.as_ref(), Side::Old)?.rows);
     let new = asked(read(new.as_ref(), Side::New)?.rows);
     let context = says::Context::new([&old, &new])?;
-    let mut out = Output {
-        changes: Vec::new(),
-        bytes: 0,
-    };
+    let mut out = Output { changes: Vec::new(), bytes: 0 };
     let only_old = old.iter().filter(|asked| !context.asks(Side::New, asked));
     let questions = new.iter().map(|asked| (asked, Side::Old));
     for (asked, other) in questions.chain(only_old.map(|asked| (asked, Side::New))) {
@@ -403,7 +395,5 @@ pub fn diff(old: impl AsRef<[u8]>, new: impl AsRef<[u8]>) -> Result<Diff, Docume
             context.changes(&asked.row, answers, &mut out)?;
         }
     }
-    Ok(Diff {
-        changes: out.changes,
-    })
+    Ok(Diff { changes: out.changes })
 }

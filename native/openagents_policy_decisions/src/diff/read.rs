@@ -17,10 +17,7 @@ use crate::document::{Document, Input, Row, Table, FORMAT};
 ///
 /// [`DocumentRefusal`], naming `side`.
 pub fn read(bytes: &[u8], side: Side) -> Result<Document, DocumentRefusal> {
-    let refuse = |why: &str| DocumentRefusal::NotADocument {
-        side,
-        why: why.to_owned(),
-    };
+    let refuse = |why: &str| DocumentRefusal::NotADocument { side, why: why.to_owned() };
     let over = |limit: Limit| limit.refuse(Some(side));
     if bytes.len() > Limit::Bytes.max() {
         return Err(over(Limit::Bytes));
@@ -34,10 +31,15 @@ pub fn read(bytes: &[u8], side: Side) -> Result<Document, DocumentRefusal> {
         return Err(over(Limit::Rows));
     }
     let mut rows = Vec::with_capacity(written.rows.len());
-    for (name, Words(words), Strict(answer)) in written.rows {
+    for (name, Strict(input), Strict(answer)) in written.rows {
         word(&name).map_err(over)?;
         let table = Table::parse(&name)
             .ok_or_else(|| refuse(&format!("no table of format {FORMAT} is named {name:?}")))?;
+        let Value::Object(words) = input else {
+            return Err(refuse(&format!(
+                "a row of {name} asks no question: its input is not an object"
+            )));
+        };
         if words.len() > Limit::Words.max() {
             return Err(over(Limit::Words));
         }
@@ -45,16 +47,9 @@ pub fn read(bytes: &[u8], side: Side) -> Result<Document, DocumentRefusal> {
             word(name).and_then(|()| bounded(value)).map_err(over)?;
         }
         bounded(&answer).map_err(over)?;
-        rows.push(Row {
-            table,
-            input: Input(words),
-            answer,
-        });
+        rows.push(Row { table, input: Input(words), answer });
     }
-    Ok(Document {
-        format: FORMAT,
-        rows,
-    })
+    Ok(Document { format: FORMAT, rows })
 }
 
 /// Why `bytes` did not read as a document of this format: not JSON, not an
@@ -129,48 +124,21 @@ fn bounded(value: &Value) -> Result<(), Limit> {
         Value::Array(items) if items.len() > Limit::Items.max() => Err(Limit::Items),
         Value::Object(entries) if entries.len() > Limit::Items.max() => Err(Limit::Items),
         Value::Array(items) => items.iter().try_for_each(bounded),
-        Value::Object(entries) => entries
-            .iter()
-            .try_for_each(|(key, value)| word(key).and_then(|()| bounded(value))),
+        Value::Object(entries) => {
+            entries.iter().try_for_each(|(key, value)| word(key).and_then(|()| bounded(value)))
+        }
         Value::Null | Value::Bool(_) | Value::Number(_) => Ok(()),
     }
 }
 
-/// A document as this [`FORMAT`] writes it: rows of `[table, input, answer]`.
+/// A document as this [`FORMAT`] writes it: rows of `[table, input, answer]`,
+/// each input an object of words in the order written.
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Written {
     #[serde(default, deserialize_with = "present")]
     format: Option<Value>,
-    rows: Vec<(String, Words, Strict)>,
-}
-
-/// A row's input: its words in the order written, each name given once.
-struct Words(Map<String, Value>);
-
-impl<'de> Deserialize<'de> for Words {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Named;
-        impl<'de> Visitor<'de> for Named {
-            type Value = Words;
-            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-                formatter.write_str("an input: an object of words")
-            }
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Words, M::Error> {
-                let mut words = Map::new();
-                while let Some(name) = map.next_key::<String>()? {
-                    if words.contains_key(&name) {
-                        let why = format!("an input names {name:?} twice");
-                        return Err(de::Error::custom(why));
-                    }
-                    let Strict(word) = map.next_value()?;
-                    words.insert(name, word);
-                }
-                Ok(Words(words))
-            }
-        }
-        deserializer.deserialize_map(Named)
-    }
+    rows: Vec<(String, Strict, Strict)>,
 }
 
 /// Any JSON value; an object that names a key twice is refused, where

@@ -61,10 +61,7 @@ fn flag(input: &Input, key: &str) -> bool {
 
 /// The words of a list answer, by their text.
 fn items(value: Option<&Value>) -> Vec<String> {
-    let text = |item: &Value| {
-        item.as_str()
-            .map_or_else(|| item.to_string(), str::to_owned)
-    };
+    let text = |item: &Value| item.as_str().map_or_else(|| item.to_string(), str::to_owned);
     let all = value.and_then(Value::as_array).into_iter().flatten();
     all.map(text).collect()
 }
@@ -142,16 +139,8 @@ fn reach(input: &Input) -> String {
 
 /// A Computer as a machine row's input describes it.
 fn computer(input: &Input) -> String {
-    let revoked = if flag(input, "revoked") {
-        "revoked"
-    } else {
-        "not revoked"
-    };
-    let online = if flag(input, "online") {
-        "online"
-    } else {
-        "offline"
-    };
+    let revoked = if flag(input, "revoked") { "revoked" } else { "not revoked" };
+    let online = if flag(input, "online") { "online" } else { "offline" };
     let status = word(input.get("status"));
     format!("a Computer with status {status}, {revoked}, {online}")
 }
@@ -206,19 +195,13 @@ impl<'d> Context<'d> {
         let mut index = [Index::new(), Index::new()];
         for (side, document) in [Side::Old, Side::New].into_iter().zip(documents) {
             for Asked { row, key } in document {
-                if index[side as usize]
-                    .insert((row.table, key), &row.answer)
-                    .is_some()
-                {
+                if index[side as usize].insert((row.table, key), &row.answer).is_some() {
                     let why = format!("two rows of {} ask {key}", row.table.as_str());
                     return Err(DocumentRefusal::NotADocument { side, why });
                 }
             }
         }
-        let mut context = Self {
-            index,
-            readers: Vec::new(),
-        };
+        let mut context = Self { index, readers: Vec::new() };
         let reader = |Asked { row, .. }: &Asked| {
             let relationship = match row.table {
                 Table::Relationships => row.input.get("relationship")?.as_str()?,
@@ -281,16 +264,13 @@ impl<'d> Context<'d> {
 
     /// A tier's rank, by a side's `ladder.ranks`.
     fn rank(&self, side: Side, tier: Option<&str>) -> Option<u64> {
-        self.answer(side, Table::LadderRanks, "tier", tier)?
-            .as_u64()
+        self.answer(side, Table::LadderRanks, "tier", tier)?.as_u64()
     }
 
     /// The tier a rung word stands at, by a side's `rungs`.
     fn rung(&self, side: Side, rung: Option<&Value>) -> Option<&'d str> {
         let rung = rung.and_then(Value::as_str);
-        self.answer(side, Table::Rungs, "rung", rung)?
-            .get("tier")?
-            .as_str()
+        self.answer(side, Table::Rungs, "rung", rung)?.get("tier")?.as_str()
     }
 
     /// Whether a tier rose (`[true, false]`) or fell from `before` to
@@ -311,13 +291,10 @@ impl<'d> Context<'d> {
             return String::new();
         };
         let start = self.readers.partition_point(|(rank, _)| *rank < from);
-        let end = to.map_or(self.readers.len(), |to| {
-            self.readers.partition_point(|(rank, _)| *rank < to)
-        });
-        let names: Vec<&str> = self.readers[start..end.max(start)]
-            .iter()
-            .map(|(_, name)| name.as_str())
-            .collect();
+        let end = to
+            .map_or(self.readers.len(), |to| self.readers.partition_point(|(rank, _)| *rank < to));
+        let names: Vec<&str> =
+            self.readers[start..end.max(start)].iter().map(|(_, name)| name.as_str()).collect();
         joined(&names)
     }
 
@@ -348,17 +325,12 @@ impl<'d> Context<'d> {
                 (class, format!("a {} reader {how}", at("relationship")))
             }
             Table::Rungs => self.rung_moved(input, [old, new]),
-            Table::LadderRanks => (
-                Class::Changes,
-                format!("{} now ranks {}", at("tier"), was(old, new)),
-            ),
+            Table::LadderRanks => {
+                (Class::Changes, format!("{} now ranks {}", at("tier"), was(old, new)))
+            }
             Table::LadderNamed => (
                 tier_class(old, new),
-                format!(
-                    "the tier word {} now names {}",
-                    at("tier_word"),
-                    was(old, new)
-                ),
+                format!("the tier word {} now names {}", at("tier_word"), was(old, new)),
             ),
             // A lower minimum widens.
             Table::LadderMinimums => (
@@ -371,12 +343,7 @@ impl<'d> Context<'d> {
             }
             Table::LadderEffective => (
                 tier_class(old, new),
-                format!(
-                    "{} now reads {} at {}",
-                    at("viewer"),
-                    at("subject"),
-                    was(old, new)
-                ),
+                format!("{} now reads {} at {}", at("viewer"), at("subject"), was(old, new)),
             ),
             Table::LadderRecords => (
                 tier_class(old, new),
@@ -391,20 +358,16 @@ impl<'d> Context<'d> {
             Table::LifecyclesBoxStates
             | Table::LifecyclesRunStates
             | Table::LifecyclesJobStatuses
-            | Table::LifecyclesMachines => (
-                Class::Changes,
-                format!("{} now reads {}", substrate(table, input), was(old, new)),
-            ),
+            | Table::LifecyclesMachines => {
+                (Class::Changes, format!("{} now reads {}", substrate(table, input), was(old, new)))
+            }
             Table::LifecyclesEnded => {
                 let counts = match new {
                     Some(Value::Bool(true)) => "now counts as ended".to_owned(),
                     Some(Value::Bool(false)) => "now counts as under way".to_owned(),
                     _ => format!("is now answered {}", was(old, new)),
                 };
-                (
-                    Class::Changes,
-                    format!("a {} delegation {counts}", at("lifecycle")),
-                )
+                (Class::Changes, format!("a {} delegation {counts}", at("lifecycle")))
             }
             // What follows from a substrate word, said only where its
             // lifecycle moved: the seams tables say the rest.
@@ -432,18 +395,11 @@ impl<'d> Context<'d> {
                 };
                 let (kind, lifecycle) = (at("kind"), at("lifecycle"));
                 let caller = format!("a caller {} on a {kind} that is {lifecycle}", reach(input));
-                (
-                    offer_class(old, new),
-                    format!("{caller} {}{note}", offer(old, new)),
-                )
+                (offer_class(old, new), format!("{caller} {}{note}", offer(old, new)))
             }
             Table::SeamsDelegationSeams => (
                 offer_class(old, new),
-                format!(
-                    "a caller on a {} delegation {}",
-                    at("lifecycle"),
-                    offer(old, new)
-                ),
+                format!("a caller on a {} delegation {}", at("lifecycle"), offer(old, new)),
             ),
             Table::Links => self.link_moved(input, [old, new]),
         };
@@ -455,8 +411,7 @@ impl<'d> Context<'d> {
         let at = |v| get(v, "tier").and_then(Value::as_str);
         let needs = |side, v| {
             let access = get(v, "access").and_then(Value::as_str);
-            self.answer(side, Table::LadderMinimums, "access", access)?
-                .as_str()
+            self.answer(side, Table::LadderMinimums, "access", access)?.as_str()
         };
         let [lower, higher] = self.rise(at(new), at(old));
         let [easier, harder] = self.rise(needs(Side::New, new), needs(Side::Old, old));
@@ -495,10 +450,9 @@ impl<'d> Context<'d> {
         );
         let [gains, loses] = match (get(old, "Ok"), get(new, "Ok")) {
             (Some(before), Some(after)) => self.rise(tier_of(before), tier_of(after)),
-            (before, after) => [
-                after.is_some() && before.is_none(),
-                before.is_some() && after.is_none(),
-            ],
+            (before, after) => {
+                [after.is_some() && before.is_none(), before.is_some() && after.is_none()]
+            }
         };
         (Class::of(gains, loses), says)
     }
@@ -507,11 +461,7 @@ impl<'d> Context<'d> {
     /// Who gains is by the rungs' tiers, each side's own; who is named as
     /// gaining is the new document's readers between the two.
     fn field(&self, input: &Input, [old, new]: Answers<'_>) -> (Class, String) {
-        let name = code(&format!(
-            "{}.{}",
-            text(input, "family"),
-            text(input, "field")
-        ));
+        let name = code(&format!("{}.{}", text(input, "family"), text(input, "field")));
         let [before, after] =
             [(Side::Old, old), (Side::New, new)].map(|(side, v)| self.rung(side, get(v, "tier")));
         let [from, to] = [before, after].map(|tier| self.rank(Side::New, tier));
@@ -555,10 +505,7 @@ impl<'d> Context<'d> {
                     (false, true) => see(from, to, "no longer"),
                     (false, false) => String::new(),
                 };
-                (
-                    Class::of(gains, loses),
-                    format!("{name} {}{readers}", said.join(" and ")),
-                )
+                (Class::of(gains, loses), format!("{name} {}{readers}", said.join(" and ")))
             }
         }
     }
@@ -575,10 +522,7 @@ impl<'d> Context<'d> {
             (None, Some(_)) => [false, true],
             (before, after) => self.rise(before, after),
         };
-        let set = |v: &Value, key| {
-            v.get(key)
-                .is_some_and(|v| !v.is_null() && *v != json!(false))
-        };
+        let set = |v: &Value, key| v.get(key).is_some_and(|v| !v.is_null() && *v != json!(false));
         let marks = ["admin", "account_id"].map(|key| (set(before, key), set(after, key)));
         let gains = more || marks.iter().any(|&(was, is)| is && !was);
         let loses = less || marks.iter().any(|&(was, is)| was && !is);
@@ -634,10 +578,9 @@ impl<'d> Context<'d> {
             let mut input = row.input.clone();
             input.0.insert("order".to_owned(), json!(true));
             let says = match list {
-                List::Vocabulary => format!(
-                    "the words of the {} vocabulary are in another order",
-                    code(owner)
-                ),
+                List::Vocabulary => {
+                    format!("the words of the {} vocabulary are in another order", code(owner))
+                }
                 List::Never => format!("the never list of {} is in another order", code(owner)),
             };
             out.push(change(row.table, input, [old, new], Class::Changes, says))?;
@@ -654,12 +597,5 @@ fn change(
     says: String,
 ) -> Change {
     let [old, new] = answers.map(|answer| answer.cloned().unwrap_or(Value::Null));
-    Change {
-        table,
-        input,
-        old,
-        new,
-        class,
-        says,
-    }
+    Change { table, input, old, new, class, says }
 }

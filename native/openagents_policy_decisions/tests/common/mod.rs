@@ -13,10 +13,8 @@ use serde_json::Value;
 pub const PACKAGED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../priv/decisions.json");
 
 /// The last release's decision document.
-pub const LAST_RELEASE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../last-release/decisions.json"
-);
+pub const LAST_RELEASE: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../../last-release/decisions.json");
 
 /// A file's text; empty when it is missing, for the test that says so.
 #[must_use]
@@ -39,10 +37,7 @@ pub fn last_release() -> Document {
 /// Whether `row` is of `table` and asks (at least) `words`.
 #[must_use]
 pub fn asks(row: &Row, table: &str, words: &[(&str, Value)]) -> bool {
-    row.table.as_str() == table
-        && words
-            .iter()
-            .all(|(key, word)| row.input.get(key) == Some(word))
+    row.table.as_str() == table && words.iter().all(|(key, word)| row.input.get(key) == Some(word))
 }
 
 /// Edits every row of `table` that asks `words`; panics when there is none.
@@ -53,11 +48,7 @@ pub fn edit(
     mut edit: impl FnMut(&mut Value),
 ) {
     let mut found = false;
-    for row in document
-        .rows
-        .iter_mut()
-        .filter(|row| asks(row, table, words))
-    {
+    for row in document.rows.iter_mut().filter(|row| asks(row, table, words)) {
         edit(&mut row.answer);
         found = true;
     }
@@ -68,22 +59,14 @@ pub fn edit(
 #[must_use]
 pub fn answer(document: &Document, table: &str, words: &[(&str, Value)]) -> Value {
     let row = document.rows.iter().find(|row| asks(row, table, words));
-    row.unwrap_or_else(|| panic!("no row of {table} asks {words:?}"))
-        .answer
-        .clone()
+    row.unwrap_or_else(|| panic!("no row of {table} asks {words:?}")).answer.clone()
 }
 
 /// A row of `table` asking `words`, in that order.
 #[must_use]
 pub fn row(table: &str, words: &[(&str, Value)], answer: Value) -> Row {
-    let input = words
-        .iter()
-        .map(|(key, word)| ((*key).to_owned(), word.clone()));
-    Row {
-        table: Table::parse(table).unwrap(),
-        input: Input(input.collect()),
-        answer,
-    }
+    let input = words.iter().map(|(key, word)| ((*key).to_owned(), word.clone()));
+    Row { table: Table::parse(table).unwrap(), input: Input(input.collect()), answer }
 }
 
 /// `document` as JSON.
@@ -96,11 +79,7 @@ pub fn json(document: &Document) -> String {
 #[must_use]
 pub fn summary(changes: &[Change]) -> Vec<(&'static str, String, Class)> {
     let summed = changes.iter().map(|change| {
-        (
-            change.table.as_str(),
-            serde_json::to_string(&change.input).unwrap(),
-            change.class,
-        )
+        (change.table.as_str(), serde_json::to_string(&change.input).unwrap(), change.class)
     });
     summed.collect()
 }
@@ -110,11 +89,7 @@ pub fn summary(changes: &[Change]) -> Vec<(&'static str, String, Class)> {
 pub fn one_answer_changed(document: &Document) -> impl Iterator<Item = (Table, Document)> + '_ {
     Table::ALL.iter().map(|&table| {
         let mut changed = document.clone();
-        let row = changed
-            .rows
-            .iter_mut()
-            .find(|row| row.table == table)
-            .unwrap();
+        let row = changed.rows.iter_mut().find(|row| row.table == table).unwrap();
         row.answer = perturbed(&row.answer);
         (table, changed)
     })
@@ -127,15 +102,12 @@ pub fn perturbed(answer: &Value) -> Value {
     match answer {
         Value::Bool(flag) => Value::Bool(!flag),
         Value::Number(number) => Value::from(number.as_u64().unwrap_or(0) + 100),
-        Value::Array(items) => items
-            .iter()
-            .map(perturbed)
-            .chain([Value::from("perturbed")])
-            .collect(),
-        Value::Object(map) => map
-            .iter()
-            .map(|(key, value)| (key.clone(), perturbed(value)))
-            .collect(),
+        Value::Array(items) => {
+            items.iter().map(perturbed).chain([Value::from("perturbed")]).collect()
+        }
+        Value::Object(map) => {
+            map.iter().map(|(key, value)| (key.clone(), perturbed(value))).collect()
+        }
         _ => Value::from("perturbed"),
     }
 }
