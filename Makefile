@@ -49,52 +49,52 @@ check: deps rust-checks elixir-checks lint-repo docs-checks decisions-check dial
 # build CI runs beside the lanes:
 #
 #   part                          bookworm  trixie  testing
-#   rust-lint (fmt, clippy)       yes       yes     -
+#   rust-lint (fmt, clippy)       yes       -       -
 #   rust-test                     -         yes     -
 #   elixir-checks                 yes       yes     yes
-#   lint-repo                     -         yes     -
-#   docs-checks                   -         yes     -
+#   lint-repo                     yes       -       -
 #   decisions-check               yes       -       -
-#   dialyzer                      -         -       yes
-#   panic-check                   yes       -       -
+#   docs-checks                   -         yes     -
+#   dialyzer                      -         yes     -
+#   panic-check                   -         yes     -
 #   precompiled-check             yes (+arm64) -    yes
 #   host release, faults          yes       -       yes
 #   host rolling-replace          -         -       yes
 #
 #   - bookworm is the floor: Elixir 1.14 / OTP 25, ../shared/vendor (Phoenix
-#     1.7, rustler 0.36) and rustup's stable Rust, whose clippy is the
-#     newest: the oldest stack a host may run (its suites, the example
-#     host's release and faults, the precompiled check with its arm64 load:
-#     PRECOMPILED_ARM64=1, the aarch64 library in an arm64 root under
-#     qemu-user, as root), and the panic check;
+#     1.7, rustler 0.36) and rustup's stable Rust, whose rustfmt and clippy
+#     are the ones a contributor runs: the oldest stack a host may run (the
+#     suites, the source build, the example host's release and faults, the
+#     precompiled check with its arm64 load: PRECOMPILED_ARM64=1, the
+#     aarch64 library in an arm64 root under qemu-user, as root);
 #   - trixie is Rust 1.85, the declared rust-version, and Elixir 1.18 / OTP
-#     27 with ../shared/vendor-1.18 (rustler 0.38, the app's ExDoc): the
-#     Rust checks and tests with that rustc, the suites, the repository's
-#     checks (the source build among them) and both docs;
+#     27 with ../shared/vendor-1.18 (rustler 0.38, the app's ExDoc and
+#     dialyxir): the workspace built and tested with that rustc, the suites,
+#     Dialyzer, both docs and the panic check;
 #   - testing is the app's own stack, Elixir 1.20 / OTP 29 and
 #     ../shared/vendor-1.18 (Phoenix 1.8), whose Dockerfile has no Rust:
-#     what a host sees (the suites, Dialyzer, the precompiled check, the
-#     example host's release, faults and the rolling replacement the app
-#     deploys by). Its Debian cargo builds the NIF the suites load.
-# Each of the rest runs once, where the lanes' load is lightest (bookworm
-# starts at once, testing once its root is made, trixie after): the Rust
-# tests, the repository's checks and the decision check ask the same code
-# the same questions on every toolchain (and every lane's own compile is a
-# source build, with its own rustler); the docs come from the one ExDoc of
-# ../shared/vendor-1.18; a panic is caught by the NIF crate, the same Rust in
-# every lane; and the example host on the Elixir between the floor and the
-# app's proves nothing those two do not.
+#     what a host sees (the suites, the precompiled check, the example
+#     host's release, faults and the rolling replacement the app deploys
+#     by). Its Debian cargo builds the NIF the suites load.
+# Each of the rest runs once, on the lane with room for it (bookworm starts
+# at once, the newer two once their roots are made): they ask the same code
+# the same questions on every toolchain. The repository's checks and the
+# decision check read the same files and core everywhere (and every lane's
+# own compile is a source build, with its own rustler); the docs and
+# Dialyzer judge this library's own code, not a host's; a panic is caught
+# by the NIF crate, the same Rust in every lane; and the example host on the
+# Elixir between the floor and the app's proves nothing those two do not.
 # check-lane-single is CI's one lane where there are no newer ones: all of
 # make check, with bookworm's additions.
 .PHONY: check-lane-bookworm check-lane-trixie check-lane-testing check-lane-single
 check-lane-bookworm check-lane-single: export PRECOMPILED_ARM64 := 1
-check-lane-bookworm: deps rust-lint elixir-checks decisions-check panic-check
+check-lane-bookworm: deps rust-lint elixir-checks lint-repo decisions-check
 	@$(MAKE) --no-print-directory -C examples/host_app release faults
 	@$(MAKE) --no-print-directory precompiled-check
 	@echo "make check-lane-bookworm: every check of the lane passed"
-check-lane-trixie: deps rust-checks elixir-checks lint-repo docs-checks
+check-lane-trixie: deps rust-test elixir-checks dialyzer docs-checks panic-check
 	@echo "make check-lane-trixie: every check of the lane passed"
-check-lane-testing: deps elixir-checks dialyzer host-check
+check-lane-testing: deps elixir-checks host-check
 	@$(MAKE) --no-print-directory precompiled-check
 	@echo "make check-lane-testing: every check of the lane passed"
 check-lane-single: check
@@ -111,11 +111,14 @@ host-check:
 # --locked: built and tested from Cargo.lock as it is (the trixie lane's
 # cargo is the declared rust-version's, so that lane proves it).
 rust-checks: rust-lint rust-test
+# Each also with the core's test-only panic_probe feature (scripts/panic_check.sh).
 rust-lint:
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --locked -- -D warnings
+	cargo clippy -p openagents_policy --all-targets --locked --features panic_probe -- -D warnings
 rust-test:
 	cargo test --workspace --locked
+	cargo test -p openagents_policy --locked --features panic_probe --test panic_probe
 
 elixir-checks:
 	mix format --check-formatted
