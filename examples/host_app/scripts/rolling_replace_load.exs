@@ -82,18 +82,21 @@ defmodule RollingReplace.Load do
 
   # Every reader's page from every node: one page per reader, one digest.
   defp baseline(ports) do
-    pages =
+    answers =
       for reader <- readers(), port <- ports do
         case one(port, reader) do
-          %{status: 200, body: body, digest: d} when is_binary(d) -> {reader, body, d}
+          %{status: 200, body: body, digest: d} when is_binary(d) -> {port, {reader, body, d}}
           other -> fail("#{reader || "anonymous"}'s first page from #{port}: #{inspect(other)}")
         end
       end
 
-    unique = Enum.uniq(pages)
+    unique = answers |> Enum.map(&elem(&1, 1)) |> Enum.uniq()
 
     unless length(unique) == 5 and length(Enum.uniq_by(unique, &elem(&1, 2))) == 1,
-      do: fail("the nodes do not answer alike at start: #{length(unique)} pages")
+      do:
+        fail(
+          "the nodes do not answer alike at start: #{length(unique)} pages\n" <> apart(answers)
+        )
 
     bodies = Map.new(unique, &{elem(&1, 0), elem(&1, 1)})
 
@@ -101,6 +104,32 @@ defmodule RollingReplace.Load do
       do: fail("A shows the member no terminal_commit")
 
     {bodies, unique |> hd() |> elem(2)}
+  end
+
+  # Each port's page for the first reader whose pages differ, from the first
+  # byte where they part (or every reader's digests, when only those differ).
+  defp apart(answers) do
+    parted =
+      answers
+      |> Enum.group_by(fn {_port, {reader, _, _}} -> reader end)
+      |> Enum.find(fn {_, pages} -> length(Enum.uniq_by(pages, &elem(elem(&1, 1), 1))) > 1 end)
+
+    case parted do
+      nil ->
+        Enum.map_join(answers, "\n", fn {port, {reader, _, d}} ->
+          "#{reader} from #{port}: #{d}"
+        end)
+
+      {reader, pages} ->
+        from = :binary.longest_common_prefix(for {_, {_, body, _}} <- pages, do: body)
+
+        Enum.map_join(pages, "\n", fn {port, {_, body, digest}} ->
+          rest = binary_part(body, from, min(300, byte_size(body) - from))
+
+          "#{reader || "anonymous"} from #{port} (#{String.slice(digest, 0, 16)}), " <>
+            "#{byte_size(body)} bytes, from byte #{from}: #{inspect(rest)}"
+        end)
+    end
   end
 
   defp one(port, reader) do
