@@ -80,7 +80,8 @@ defmodule RollingReplace.Load do
     if :counters.get(inflight, port) > 0, do: Process.sleep(1) && drained(inflight, port)
   end
 
-  # Every reader's page from every node: one page per reader, one digest.
+  # Every reader's page from every node: one page per reader (as JSON: an
+  # object's keys in any order), one digest.
   defp baseline(ports) do
     answers =
       for reader <- readers(), port <- ports do
@@ -90,7 +91,10 @@ defmodule RollingReplace.Load do
         end
       end
 
-    unique = answers |> Enum.map(&elem(&1, 1)) |> Enum.uniq()
+    unique =
+      answers
+      |> Enum.map(fn {_port, {reader, body, d}} -> {reader, Jason.decode!(body), d} end)
+      |> Enum.uniq()
 
     unless length(unique) == 5 and length(Enum.uniq_by(unique, &elem(&1, 2))) == 1,
       do:
@@ -98,7 +102,7 @@ defmodule RollingReplace.Load do
           "the nodes do not answer alike at start: #{length(unique)} pages\n" <> apart(answers)
         )
 
-    bodies = Map.new(unique, &{elem(&1, 0), elem(&1, 1)})
+    bodies = Map.new(answers, fn {_port, {reader, body, _}} -> {reader, body} end)
 
     unless bodies["member"] =~ ~s("terminal_commit"),
       do: fail("A shows the member no terminal_commit")
@@ -152,8 +156,8 @@ defmodule RollingReplace.Load do
     cond do
       a.status != 200 -> "status #{inspect(a.status)}: #{String.slice(a.body, 0, 200)}"
       is_nil(a.node) -> "no x-served-by-node"
-      a.digest == digest_a and a.body == pages.a[a.reader] -> :a
-      a.digest == digest_b and Jason.decode!(a.body) == pages.b[a.reader] -> :b
+      a.digest == digest_a and Jason.decode(a.body) == {:ok, pages.a[a.reader]} -> :a
+      a.digest == digest_b and Jason.decode(a.body) == {:ok, pages.b[a.reader]} -> :b
       a.digest in [digest_a, digest_b] -> "not its digest's page: #{String.slice(a.body, 0, 200)}"
       true -> "a digest neither A's nor B's: #{inspect(a.digest)}"
     end
@@ -164,10 +168,9 @@ defmodule RollingReplace.Load do
     digest_b = String.trim(read.("digest_b"))
     {start, stop} = {mark(dir, "window_start"), mark(dir, "window_end")}
 
-    pages_b =
-      Map.new(pages_a, fn {r, p} ->
-        {r, strip(Jason.decode!(p), r == "member" && "terminal_commit")}
-      end)
+    pages_a = Map.new(pages_a, fn {r, p} -> {r, Jason.decode!(p)} end)
+
+    pages_b = Map.new(pages_a, fn {r, p} -> {r, strip(p, r == "member" && "terminal_commit")} end)
 
     name = &(%{digest_a => "A", digest_b => "B"}[&1] || inspect(&1))
 
