@@ -121,7 +121,7 @@ defmodule RollingReplace.Load do
     case parted do
       nil ->
         Enum.map_join(answers, "\n", fn {port, {reader, _, d}} ->
-          "#{reader} from #{port}: #{d}"
+          "#{reader || "anonymous"} from #{port}: #{d}"
         end)
 
       {reader, pages} ->
