@@ -7,6 +7,7 @@
 //! (what it reads, and what it writes).
 
 use openagents_policy_decisions::diff::{diff, Change, Class, DocumentRefusal, Side};
+use rustler::serde::SerdeTerm;
 use rustler::types::atom;
 use rustler::{Atom, Binary, Encoder, Env, NifMap, Term};
 use serde_json::{Map, Value};
@@ -15,55 +16,11 @@ use crate::text::Text;
 
 mod atoms {
     rustler::atoms! {
-        widens,
-        narrows,
-        changes,
         not_a_document,
         unknown_format,
         too_large,
         old,
         new,
-    }
-}
-
-/// A JSON value as the term `Jason.decode!/1` would make of it: `nil`,
-/// booleans, integers, binaries, lists, maps with binary keys.
-struct Json<'v>(&'v Value);
-
-impl Encoder for Json<'_> {
-    fn encode<'a>(&self, env: Env<'a>) -> Term<'a> {
-        match self.0 {
-            Value::Null => atom::nil().encode(env),
-            Value::Bool(boolean) => boolean.encode(env),
-            Value::Number(number) => match (number.as_i64(), number.as_u64()) {
-                (Some(integer), _) => integer.encode(env),
-                (None, Some(integer)) => integer.encode(env),
-                (None, None) => number.as_f64().unwrap_or_default().encode(env),
-            },
-            Value::String(text) => Text(text).encode(env),
-            Value::Array(items) => items.iter().map(Json).collect::<Vec<_>>().encode(env),
-            Value::Object(object) => Object(object).encode(env),
-        }
-    }
-}
-
-/// A JSON object as a map with binary keys.
-struct Object<'v>(&'v Map<String, Value>);
-
-impl Encoder for Object<'_> {
-    fn encode<'a>(&self, env: Env<'a>) -> Term<'a> {
-        let keys: Vec<Text<'_>> = self.0.keys().map(|key| Text(key)).collect();
-        let values: Vec<Json<'_>> = self.0.values().map(Json).collect();
-        // A JSON object's keys are distinct, so this cannot fail.
-        Term::map_from_arrays(env, &keys, &values).unwrap_or_else(|_| atom::error().encode(env))
-    }
-}
-
-fn class(class: Class) -> Atom {
-    match class {
-        Class::Widens => atoms::widens(),
-        Class::Narrows => atoms::narrows(),
-        Class::Changes => atoms::changes(),
     }
 }
 
@@ -76,15 +33,17 @@ fn side(side: Option<Side>) -> Atom {
 }
 
 /// A change as `OpenAgentsPolicy.Decisions.diff/3` gives it: `%{table:,
-/// input:, old:, new:, class:, says:}`, the input a map with binary keys.
+/// input:, old:, new:, class:, says:}`. rustler's serde encoder writes the
+/// JSON values as `Jason.decode!/1` would (`nil`, booleans, integers,
+/// binaries, lists, maps with binary keys) and the class as its atom.
 #[derive(NifMap)]
 #[rustler(encode)]
 struct ChangeTerm<'c> {
     table: Text<'static>,
-    input: Object<'c>,
-    old: Json<'c>,
-    new: Json<'c>,
-    class: Atom,
+    input: SerdeTerm<&'c Map<String, Value>>,
+    old: SerdeTerm<&'c Value>,
+    new: SerdeTerm<&'c Value>,
+    class: SerdeTerm<Class>,
     says: Text<'c>,
 }
 
@@ -92,10 +51,10 @@ impl<'c> From<&'c Change> for ChangeTerm<'c> {
     fn from(change: &'c Change) -> Self {
         Self {
             table: Text(change.table.as_str()),
-            input: Object(&change.input.0),
-            old: Json(&change.old),
-            new: Json(&change.new),
-            class: class(change.class),
+            input: SerdeTerm(&change.input.0),
+            old: SerdeTerm(&change.old),
+            new: SerdeTerm(&change.new),
+            class: SerdeTerm(change.class),
             says: Text(&change.says),
         }
     }

@@ -4,29 +4,33 @@
 //! `{:error, "<the core's sentence>"}`.
 
 use openagents_policy::target::{
-    self, BoxState, Capability, Custody, DelegationLifecycle, DelegationSeam, JobStatus, Kind,
-    Lifecycle, MachineObservation, MachineStatus, Reach, RunState, Seam,
+    self, BoxState, Custody, DelegationLifecycle, DelegationSeam, JobStatus, Kind, Lifecycle,
+    MachineObservation, MachineStatus, RunState, Seam,
 };
 use openagents_policy::{Reading, Refusal};
 use rustler::types::atom;
-use rustler::{Binary, Encoder, Env, NifResult, Term};
+use rustler::{Binary, Encoder, Env, Error, NifResult, Term};
+use serde::Serialize;
 
 use crate::decode::is;
 use crate::text::{texts, Text};
 
-/// The answer, or `{:error, "<the refusal's sentence>"}`.
-fn answer(env: Env<'_>, parsed: Result<impl Encoder, Refusal>) -> Term<'_> {
-    match parsed {
-        Ok(answer) => answer.encode(env),
-        Err(refusal) => (atom::error(), Text(&refusal.to_string())).encode(env),
-    }
+/// `{:error, "<the refusal's sentence>"}`.
+fn refused<'a>(env: Env<'a>, refusal: &Refusal) -> Term<'a> {
+    (atom::error(), Text(&refusal.to_string())).encode(env)
 }
 
-/// A map with binary keys, as the seed's seams are written.
-fn map<'a>(env: Env<'a>, entries: &[(&str, Term<'a>)]) -> NifResult<Term<'a>> {
-    let keys: Vec<Term> = entries.iter().map(|(key, _)| Text(key).encode(env)).collect();
-    let values: Vec<Term> = entries.iter().map(|(_, value)| *value).collect();
-    Term::map_from_term_arrays(env, &keys, &values)
+/// The answer, or the refusal.
+fn answer(env: Env<'_>, parsed: Result<impl Encoder, Refusal>) -> Term<'_> {
+    parsed.map_or_else(|refusal| refused(env, &refusal), |answer| answer.encode(env))
+}
+
+/// A seam as the seed writes it: the core's serde JSON as a term, so a map
+/// with binary keys and `nil` for nothing (`TargetTest` holds the two to each
+/// other through the decision document's seam rows).
+fn seam_term<'a>(env: Env<'a>, seam: &impl Serialize) -> NifResult<Term<'a>> {
+    let json = serde_json::to_value(seam).map_err(|why| Error::Term(Box::new(why.to_string())))?;
+    Ok(rustler::serde::to_term(env, json)?)
 }
 
 #[rustler::nif]
@@ -93,13 +97,6 @@ fn computer_lifecycle(status: Term, revoked_at: Term, online: bool) -> Text<'sta
     Text(MachineObservation { status, revoked, online }.lifecycle().as_str())
 }
 
-fn capabilities(capabilities: &[Capability]) -> Vec<Text<'static>> {
-    texts(capabilities, Capability::as_str)
-}
-
-/// The seam as the Elixir map: the core's serde field names as binary keys,
-/// `nil` for nothing (`TargetTest` holds the two to each other through the
-/// decision document's seam rows).
 #[rustler::nif]
 fn seam<'a>(
     env: Env<'a>,
@@ -107,41 +104,20 @@ fn seam<'a>(
     lifecycle: Binary,
     authorized: bool,
 ) -> NifResult<Term<'a>> {
-    let parsed = Kind::parse(kind.as_slice()).and_then(|kind| {
-        Ok(Seam::new(kind, Lifecycle::parse(lifecycle.as_slice())?, Reach::from(authorized)))
-    });
-    let seam = match parsed {
-        Ok(seam) => seam,
-        Err(refused) => return Ok(answer(env, Err::<(), _>(refused))),
-    };
-    map(
-        env,
-        &[
-            ("capabilities", capabilities(seam.capabilities()).encode(env)),
-            ("custody", Text(seam.custody().as_str()).encode(env)),
-            ("lifecycle", Text(seam.lifecycle().as_str()).encode(env)),
-            ("runtime_class", seam.runtime_class().map(|class| Text(class.as_str())).encode(env)),
-            (
-                "unavailable_reason",
-                seam.unavailable_reason().map(|why| Text(why.as_str())).encode(env),
-            ),
-        ],
-    )
+    let seam =
+        |kind| Ok(Seam::new(kind, Lifecycle::parse(lifecycle.as_slice())?, authorized.into()));
+    match Kind::parse(kind.as_slice()).and_then(seam) {
+        Ok(seam) => seam_term(env, &seam),
+        Err(refusal) => Ok(refused(env, &refusal)),
+    }
 }
 
 #[rustler::nif]
 fn delegation_seam<'a>(env: Env<'a>, lifecycle: Binary) -> NifResult<Term<'a>> {
-    let seam = match DelegationLifecycle::parse(lifecycle.as_slice()) {
-        Ok(lifecycle) => DelegationSeam::new(lifecycle),
-        Err(refused) => return Ok(answer(env, Err::<(), _>(refused))),
-    };
-    map(
-        env,
-        &[
-            ("capabilities", capabilities(seam.capabilities()).encode(env)),
-            ("lifecycle", Text(seam.lifecycle().as_str()).encode(env)),
-        ],
-    )
+    match DelegationLifecycle::parse(lifecycle.as_slice()) {
+        Ok(lifecycle) => seam_term(env, &DelegationSeam::new(lifecycle)),
+        Err(refusal) => Ok(refused(env, &refusal)),
+    }
 }
 
 /// The substrate vocabularies the lifecycle projections read, for the
