@@ -114,7 +114,7 @@ pub fn read_tier(word: impl AsRef<[u8]>) -> Reading<Tier> {
     let word = word.as_ref();
     #[cfg(feature = "panic_probe")]
     assert!(word != PANIC_PROBE.as_bytes(), "{PANIC_PROBE_MESSAGE}");
-    Tier::find(word).into()
+    Tier::read(word)
 }
 
 /// The tier word on which [`read_tier`] panics when this crate is built with

@@ -379,30 +379,6 @@ impl Reading<JobStatus> {
     }
 }
 
-/// Reads a Box state word; anything unknown is [`Reading::Unrecognized`].
-#[must_use]
-pub fn read_box_state(word: impl AsRef<[u8]>) -> Reading<BoxState> {
-    BoxState::find(word).into()
-}
-
-/// Reads a Box run state word; anything unknown is [`Reading::Unrecognized`].
-#[must_use]
-pub fn read_run_state(word: impl AsRef<[u8]>) -> Reading<RunState> {
-    RunState::find(word).into()
-}
-
-/// Reads a work job status word; anything unknown is [`Reading::Unrecognized`].
-#[must_use]
-pub fn read_job_status(word: impl AsRef<[u8]>) -> Reading<JobStatus> {
-    JobStatus::find(word).into()
-}
-
-/// Reads a machine status word; anything unknown is [`Reading::Unrecognized`].
-#[must_use]
-pub fn read_machine_status(word: impl AsRef<[u8]>) -> Reading<MachineStatus> {
-    MachineStatus::find(word).into()
-}
-
 /// The unified lifecycle of a Box from its last observed substrate word.
 ///
 /// ```
@@ -413,13 +389,13 @@ pub fn read_machine_status(word: impl AsRef<[u8]>) -> Reading<MachineStatus> {
 /// ```
 #[must_use]
 pub fn box_lifecycle(word: impl AsRef<[u8]>) -> Lifecycle {
-    read_box_state(word).lifecycle()
+    BoxState::read(word).lifecycle()
 }
 
 /// The delegation lifecycle of one Box run from its state word.
 #[must_use]
 pub fn run_lifecycle(word: impl AsRef<[u8]>) -> DelegationLifecycle {
-    read_run_state(word).lifecycle()
+    RunState::read(word).lifecycle()
 }
 
 /// The delegation lifecycle of one Computer delegation from its job status.
@@ -432,7 +408,7 @@ pub fn run_lifecycle(word: impl AsRef<[u8]>) -> DelegationLifecycle {
 /// ```
 #[must_use]
 pub fn job_lifecycle(word: impl AsRef<[u8]>) -> DelegationLifecycle {
-    read_job_status(word).lifecycle()
+    JobStatus::read(word).lifecycle()
 }
 
 /// What the host knows of a paired machine when it asks for its lifecycle.
@@ -452,8 +428,8 @@ impl MachineObservation {
     /// else is `cold`, since nothing the host can do opens a shut laptop.
     ///
     /// ```
-    /// use openagents_policy::target::{Lifecycle, MachineObservation, read_machine_status};
-    /// let seen = MachineObservation { status: read_machine_status("active"), revoked: false, online: true };
+    /// use openagents_policy::target::{Lifecycle, MachineObservation, MachineStatus};
+    /// let seen = MachineObservation { status: MachineStatus::read("active"), revoked: false, online: true };
     /// let lifecycle: Lifecycle = seen.lifecycle();
     /// assert!(Lifecycle::ALL.contains(&lifecycle));
     /// ```

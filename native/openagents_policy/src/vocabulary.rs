@@ -1,10 +1,11 @@
 //! Closed vocabularies, and the one refusal a word outside them earns.
 //!
 //! Every word this crate publishes belongs to a closed vocabulary declared
-//! once with [`vocabulary!`]. The macro gives each enum the same four things a
+//! once with [`vocabulary!`]. The macro gives each enum the same things a
 //! caller needs: its words in declaration order (`ALL`), the word of a value
-//! (`as_str`), the value of a word (`parse`, which refuses with
-//! [`Refusal::UnknownWord`]), and serde that reads and writes the word itself.
+//! (`as_str`), how a word reads (`read`, which can say `Unrecognized`), the
+//! value of a word (`parse`, which refuses with [`Refusal::UnknownWord`]), and
+//! serde that reads and writes the word itself.
 
 use serde::{Deserialize, Serialize};
 
@@ -135,30 +136,35 @@ macro_rules! vocabulary {
                 }
             }
 
-            /// The value a word names, or `None`: [`Self::parse`] without
-            /// building a refusal. Constant time in the length of `word`,
-            /// since a word of another length is never compared byte by byte.
+            /// How `word` reads: the value it names, or
+            /// [`crate::Reading::Unrecognized`]. Takes bytes, because the words
+            /// arrive from Erlang binaries that need not be UTF-8.
             #[must_use]
-            pub fn find(word: impl AsRef<[u8]>) -> Option<Self> {
+            pub fn read(word: impl AsRef<[u8]>) -> $crate::Reading<Self> {
                 let word = word.as_ref();
-                Self::ALL
-                    .iter()
-                    .copied()
-                    .find(|known| known.as_str().as_bytes() == word)
+                Self::ALL.iter().copied().find(|known| known.as_str().as_bytes() == word).into()
             }
 
-            /// The value a word names. Takes bytes, because the words arrive
-            /// from Erlang binaries that need not be UTF-8.
+            /// The value a word names, or the refusal of anything else.
             ///
             /// # Errors
             ///
             /// [`crate::Refusal::UnknownWord`] for anything that is not
             /// exactly one of the words.
             pub fn parse(word: impl AsRef<[u8]>) -> Result<Self, $crate::Refusal> {
-                let word = word.as_ref();
-                Self::find(word).ok_or_else(|| {
-                    $crate::Refusal::unknown($crate::Vocabulary::$vocabulary, word)
-                })
+                match Self::read(word.as_ref()) {
+                    $crate::Reading::Known(value) => Ok(value),
+                    $crate::Reading::Unrecognized => Err($crate::Refusal::unknown(
+                        $crate::Vocabulary::$vocabulary,
+                        word.as_ref(),
+                    )),
+                }
+            }
+
+            /// Its position in [`Self::ALL`], which is its declaration order.
+            #[must_use]
+            pub const fn index(self) -> usize {
+                self as usize
             }
 
             /// Every word of the vocabulary as a string, in declaration order.

@@ -24,10 +24,9 @@ use openagents_policy::disclosure::{
 };
 use openagents_policy::ladder::{allows, effective_tier, Access, Link, Subject, Tier, Viewer};
 use openagents_policy::target::{
-    box_lifecycle, job_lifecycle, read_box_state, read_job_status, read_machine_status,
-    read_run_state, run_lifecycle, BoxState, Capability, Custody, DelegationLifecycle,
-    DelegationSeam, JobStatus, Kind, Lifecycle, MachineObservation, MachineStatus, Reach, RunState,
-    RuntimeClass, Seam, UnavailableReason,
+    box_lifecycle, job_lifecycle, run_lifecycle, BoxState, Capability, Custody,
+    DelegationLifecycle, DelegationSeam, JobStatus, Kind, Lifecycle, MachineObservation,
+    MachineStatus, Reach, RunState, RuntimeClass, Seam, UnavailableReason,
 };
 use openagents_policy::{Reading, Refusal, Vocabulary};
 use proptest::prelude::*;
@@ -222,13 +221,13 @@ proptest! {
     /// the one answer the core gives every stranger.
     #[test]
     fn substrate_lifecycles_of_any_bytes(bytes in bytes()) {
-        let box_state = read_box_state(&bytes);
+        let box_state = BoxState::read(&bytes);
         prop_assert_eq!(box_state.is_known(), is_one_of(&BoxState::words(), &bytes));
         prop_assert_eq!(box_lifecycle(&bytes), box_state.lifecycle());
-        let run_state = read_run_state(&bytes);
+        let run_state = RunState::read(&bytes);
         prop_assert_eq!(run_state.is_known(), is_one_of(&RunState::words(), &bytes));
         prop_assert_eq!(run_lifecycle(&bytes), run_state.lifecycle());
-        let job_status = read_job_status(&bytes);
+        let job_status = JobStatus::read(&bytes);
         prop_assert_eq!(job_status.is_known(), is_one_of(&JobStatus::words(), &bytes));
         prop_assert_eq!(job_lifecycle(&bytes), job_status.lifecycle());
         if let Ok(word) = std::str::from_utf8(&bytes) {
@@ -247,7 +246,7 @@ proptest! {
         revoked in any::<bool>(),
         online in any::<bool>(),
     ) {
-        let status = read_machine_status(&status_bytes);
+        let status = MachineStatus::read(&status_bytes);
         prop_assert_eq!(status.is_known(), is_one_of(&MachineStatus::words(), &status_bytes));
         let lifecycle = MachineObservation { status, revoked, online }.lifecycle();
         let revoked = revoked || status == Reading::Known(MachineStatus::Revoked);

@@ -15,14 +15,10 @@ use crate::decode::{
     self, AccessTerm, FamilyWord, RecordTerm, RelationshipWord, SubjectTerm, TierTerm, ViewerTerm,
 };
 use crate::text::Text;
-use crate::words::{self, position, words};
+use crate::words::{self, words};
 
 fn tier_atom(tier: Tier) -> Atom {
-    words().tiers[position(Tier::ALL, tier)]
-}
-
-fn family_index(family: Family) -> usize {
-    position(Family::ALL, family)
+    words().tiers[tier.index()]
 }
 
 #[rustler::nif]
@@ -61,17 +57,17 @@ fn schedule_json(env: Env<'_>) -> Term<'_> {
 
 #[rustler::nif]
 fn never(family: FamilyWord) -> &'static [Atom] {
-    &words().never[family_index(family.0)]
+    &words().never[family.0.index()]
 }
 
 #[rustler::nif]
 fn source_columns(family: FamilyWord) -> &'static [Atom] {
-    &words().sources[family_index(family.0)]
+    &words().sources[family.0.index()]
 }
 
 #[rustler::nif]
 fn tier_for(family: FamilyWord, field: Term) -> Option<Atom> {
-    let at = family_index(family.0);
+    let at = family.0.index();
     let words = words();
     words.fields[at]
         .iter()
@@ -83,7 +79,7 @@ fn tier_for(family: FamilyWord, field: Term) -> Option<Atom> {
 /// `{:word, tier}`) admits, as a list of atoms in field-name order.
 #[rustler::nif]
 fn fields_at(family: FamilyWord, viewer: ViewerTerm) -> Vec<Atom> {
-    let names = &words().fields[family_index(family.0)];
+    let names = &words().fields[family.0.index()];
     family.0.fields_at(&viewer.viewer()).positions().map(|at| names[at]).collect()
 }
 
@@ -216,7 +212,7 @@ fn positions(names: &[&str], found: &[String]) -> Vec<usize> {
 /// `family` is read from.
 #[rustler::nif]
 fn field_columns(family: FamilyWord) -> Vec<(Atom, Atom)> {
-    let at = family_index(family.0);
+    let at = family.0.index();
     let words = words();
     words.fields[at].iter().copied().zip(words.columns[at].iter().copied()).collect()
 }

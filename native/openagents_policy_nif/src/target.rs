@@ -92,7 +92,7 @@ fn job_lifecycle(status: Binary) -> Text<'static> {
 #[rustler::nif]
 fn computer_lifecycle(status: Term, revoked_at: Term, online: bool) -> Text<'static> {
     let status = Binary::from_term(status)
-        .map_or(Reading::Unrecognized, |word| target::read_machine_status(word.as_slice()));
+        .map_or(Reading::Unrecognized, |word| MachineStatus::read(word.as_slice()));
     let revoked = !is(revoked_at, atom::nil());
     Text(MachineObservation { status, revoked, online }.lifecycle().as_str())
 }

@@ -72,10 +72,3 @@ fn make(env: Env) -> NifResult<Words> {
 pub fn words() -> &'static Words {
     WORDS.get_or_init(|| OwnedEnv::new().run(make).expect("every word of the core is a valid atom"))
 }
-
-/// Index of a core enum value in its `ALL` list.
-pub fn position<T: PartialEq + Copy>(all: &[T], value: T) -> usize {
-    all.iter()
-        .position(|known| *known == value)
-        .expect("every value is in its vocabulary's ALL list")
-}
