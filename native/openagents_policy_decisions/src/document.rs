@@ -149,22 +149,7 @@ tables! {
 
 /// A question: the host's words, named, in the order a caller passes them
 /// (serde_json's `preserve_order` keeps it), and written in that order.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(transparent)]
-pub struct Input(pub Map<String, Value>);
-
-impl Input {
-    /// The word given as `name`, if any.
-    #[must_use]
-    pub fn get(&self, name: &str) -> Option<&Value> {
-        self.0.get(name)
-    }
-
-    /// Every (name, word), in order.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
-        self.0.iter().map(|(key, value)| (key.as_str(), value))
-    }
-}
+pub type Input = Map<String, Value>;
 
 /// One answer: `[table, input, answer]` in the document.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -200,7 +185,7 @@ impl Rows {
     fn push<T: Serialize>(&mut self, table: Table, input: &[(&str, Value)], answer: T) -> Res {
         let input = input.iter().map(|(k, v)| ((*k).to_owned(), v.clone()));
         let answer = serde_json::to_value(answer)?;
-        self.0.push(Row { table, input: Input(input.collect()), answer });
+        self.0.push(Row { table, input: input.collect(), answer });
         Ok(())
     }
 }

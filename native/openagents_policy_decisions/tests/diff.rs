@@ -120,11 +120,11 @@ fn each_limit_is_refused_by_name() {
     many.rows = rows.collect();
     let long = edited(|d| d.rows[0].answer = json!(["w".repeat(Limit::Word.max() + 1)]));
     let long_key = edited(|d| {
-        d.rows[0].input.0.insert("k".repeat(Limit::Word.max() + 1), json!(1));
+        d.rows[0].input.insert("k".repeat(Limit::Word.max() + 1), json!(1));
     });
     let wordy = edited(|d| {
         let words = (0..Limit::Words.max()).map(|n| (format!("w{n}"), json!(n)));
-        d.rows[0].input.0.extend(words);
+        d.rows[0].input.extend(words);
     });
     let listed = edited(|d| d.rows[0].answer = json!(vec![0; Limit::Items.max() + 1]));
     let keyed = edited(|d| {

@@ -29,7 +29,7 @@ fn a_row_with_hundreds_of_input_words_is_refused() {
     let live = json(&live());
     let wordy = edited(|d| {
         let words = (0..500).map(|n| (format!("extra_{n}"), json!("w".repeat(100))));
-        d.rows[0].input.0.extend(words);
+        d.rows[0].input.extend(words);
         d.rows[0].answer = json!((0..200).map(|n| format!("word{n}")).collect::<Vec<_>>());
     });
     assert!(wordy.len() < Limit::Bytes.max());

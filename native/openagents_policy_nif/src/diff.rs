@@ -51,7 +51,7 @@ impl<'c> From<&'c Change> for ChangeTerm<'c> {
     fn from(change: &'c Change) -> Self {
         Self {
             table: Text(change.table.as_str()),
-            input: SerdeTerm(&change.input.0),
+            input: SerdeTerm(&change.input),
             old: SerdeTerm(&change.old),
             new: SerdeTerm(&change.new),
             class: SerdeTerm(change.class),

@@ -357,7 +357,7 @@ pub fn code(text: &str) -> String {
 /// A question's key: its words by name, whatever order a document wrote
 /// them in.
 pub(crate) fn key_of(input: &Input) -> String {
-    let words: std::collections::BTreeMap<&str, &Value> = input.iter().collect();
+    let words: std::collections::BTreeMap<&String, &Value> = input.iter().collect();
     serde_json::to_string(&words).unwrap_or_default()
 }
 

@@ -7,7 +7,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::{DocumentRefusal, Limit, Side};
-use crate::document::{Document, Input, Row, Table, FORMAT};
+use crate::document::{Document, Row, Table, FORMAT};
 
 /// The document in `bytes`, or why it is not one this build reads: not a
 /// decision document, of another format, or past a [`Limit`] (`side` says
@@ -47,7 +47,7 @@ pub fn read(bytes: &[u8], side: Side) -> Result<Document, DocumentRefusal> {
             word(name).and_then(|()| bounded(value)).map_err(over)?;
         }
         bounded(&answer).map_err(over)?;
-        rows.push(Row { table, input: Input(words), answer });
+        rows.push(Row { table, input: words, answer });
     }
     Ok(Document { format: FORMAT, rows })
 }

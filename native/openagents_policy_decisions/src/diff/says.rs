@@ -245,7 +245,7 @@ impl<'d> Context<'d> {
                 _ => return None,
             };
             let mut other = row.input.clone();
-            let words = other.0.iter_mut().filter(|(name, _)| *name == reading);
+            let words = other.iter_mut().filter(|(name, _)| *name == reading);
             words.for_each(|(_, word)| *word = json!(ANY_OTHER_WORD));
             self.find(side, row.table, &key_of(&other))
         })
@@ -553,7 +553,7 @@ impl<'d> Context<'d> {
         let listed = listed.into_iter().map(|word| (word, true));
         for (word, listed) in listed.chain(unlisted.into_iter().map(|word| (word, false))) {
             let mut input = row.input.clone();
-            input.0.insert(item.to_owned(), json!(word));
+            input.insert(item.to_owned(), json!(word));
             let (class, says) = match (list, listed) {
                 (List::Vocabulary, true) => (Class::Changes, "gained the word"),
                 (List::Vocabulary, false) => (Class::Changes, "lost the word"),
@@ -576,7 +576,7 @@ impl<'d> Context<'d> {
         }
         if both && among(&before, &after, true) != among(&after, &before, true) {
             let mut input = row.input.clone();
-            input.0.insert("order".to_owned(), json!(true));
+            input.insert("order".to_owned(), json!(true));
             let says = match list {
                 List::Vocabulary => {
                     format!("the words of the {} vocabulary are in another order", code(owner))

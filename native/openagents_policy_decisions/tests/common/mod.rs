@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use openagents_policy_decisions::diff::{self, Change, Class, Side};
-use openagents_policy_decisions::document::{Document, Input, Row, Table};
+use openagents_policy_decisions::document::{Document, Row, Table};
 use serde_json::Value;
 
 /// The decision document the package carries, at the repository's root.
@@ -37,7 +37,7 @@ pub fn last_release() -> Document {
 /// Whether `row` is of `table` and asks (at least) `words`.
 #[must_use]
 pub fn asks(row: &Row, table: &str, words: &[(&str, Value)]) -> bool {
-    row.table.as_str() == table && words.iter().all(|(key, word)| row.input.get(key) == Some(word))
+    row.table.as_str() == table && words.iter().all(|(key, word)| row.input.get(*key) == Some(word))
 }
 
 /// Edits every row of `table` that asks `words`; panics when there is none.
@@ -66,7 +66,7 @@ pub fn answer(document: &Document, table: &str, words: &[(&str, Value)]) -> Valu
 #[must_use]
 pub fn row(table: &str, words: &[(&str, Value)], answer: Value) -> Row {
     let input = words.iter().map(|(key, word)| ((*key).to_owned(), word.clone()));
-    Row { table: Table::parse(table).unwrap(), input: Input(input.collect()), answer }
+    Row { table: Table::parse(table).unwrap(), input: input.collect(), answer }
 }
 
 /// `document` as JSON.
