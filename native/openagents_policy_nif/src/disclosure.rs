@@ -189,23 +189,11 @@ fn classify(family: FamilyWord, columns: Vec<Binary>) -> NifResult<(Vec<usize>, 
     Ok((positions(&names, &check.unclassified), positions(&names, &check.doubly_classified)))
 }
 
-/// The positions in `names` of the names in `found`, ascending. Linear in
-/// `names`: `found` is a set once it is more than a handful.
+/// The positions in `names` of the names in `found`, ascending: linear in
+/// `names`, whatever the size of `found`.
 fn positions(names: &[&str], found: &[String]) -> Vec<usize> {
-    let hits = |hit: &dyn Fn(&str) -> bool| {
-        names
-            .iter()
-            .enumerate()
-            .filter(|(_, name)| hit(name))
-            .map(|(position, _)| position)
-            .collect()
-    };
-    if found.len() <= 8 {
-        hits(&|name| found.iter().any(|column| column == name))
-    } else {
-        let found: HashSet<&str> = found.iter().map(String::as_str).collect();
-        hits(&|name| found.contains(name))
-    }
+    let found: HashSet<&str> = found.iter().map(String::as_str).collect();
+    (0..names.len()).filter(|&at| found.contains(names[at])).collect()
 }
 
 /// `[{field, column}]` in field-name order: the column each scheduled field of
