@@ -90,25 +90,20 @@ impl Reading<Tier> {
     }
 }
 
-/// How a tier word reads: [`Reading::Known`] for one of the four words,
-/// spelled exactly, and [`Reading::Unrecognized`] for anything else, which
-/// [`Reading::named`] names `dark`. Takes bytes, because tier words arrive
-/// from Erlang binaries (a record's `transparency_tier` column, a link's
-/// `tier`) that need not be UTF-8.
+/// How a tier word reads: [`Tier::read`], spelled exactly, so anything else
+/// (`"GLASS"`, bytes that are not UTF-8) is unrecognized and names `dark`.
+/// The NIF reads every tier binary a host hands it here, which is why the
+/// test-only panic probe sits here.
 ///
 /// ```
 /// use openagents_policy::ladder::{read_tier, Tier};
-/// use openagents_policy::Reading;
-/// assert_eq!(read_tier("ledger"), Reading::Known(Tier::Ledger));
 /// assert_eq!(read_tier("GLASS").named(), Tier::Dark);
-/// assert_eq!(read_tier(b"\xff").named(), Tier::Dark);
 /// ```
 ///
 /// # Panics
 ///
-/// Never in a normal build. Only when the crate is built with the test-only
-/// `panic_probe` feature, on the word [`PANIC_PROBE`], with the message
-/// [`PANIC_PROBE_MESSAGE`].
+/// Only when the crate is built with the test-only `panic_probe` feature, on
+/// the word [`PANIC_PROBE`], with the message [`PANIC_PROBE_MESSAGE`].
 #[must_use]
 pub fn read_tier(word: impl AsRef<[u8]>) -> Reading<Tier> {
     let word = word.as_ref();
@@ -117,20 +112,15 @@ pub fn read_tier(word: impl AsRef<[u8]>) -> Reading<Tier> {
     Tier::read(word)
 }
 
-/// The tier word on which [`read_tier`] panics when this crate is built with
-/// the test-only `panic_probe` feature, so that fault tests can put a panic
-/// inside a real decision on purpose. Without the feature (every normal
-/// build) it is an unknown word like any other and names `dark`.
-///
-/// The probe sits where a word is read at run time: the NIF reads every tier
-/// binary it is handed through [`read_tier`], so a record with no loaded link
-/// whose `transparency_tier` holds this word fires it on the request that
-/// reads the record. The Elixir modules' compile-time tables ask the core
-/// only about the four tier words (as atoms and as strings) and `nil`, so the
-/// probe word never reaches [`read_tier`] while they compile.
+/// The word on which [`read_tier`] panics under the test-only `panic_probe`
+/// feature, so fault tests can put a panic inside a real decision: a record
+/// with no loaded link whose `transparency_tier` holds it fires it on the
+/// request that reads the record. The Elixir modules' compile-time tables
+/// ask only about the four tier words and `nil`, so it never fires while
+/// they compile. In a normal build it is an unknown word and names `dark`.
 pub const PANIC_PROBE: &str = "panic_probe";
 
-/// The message of the `panic_probe` panic. Fault tests look for it in what
+/// The `panic_probe` panic's message. Fault tests look for it in what
 /// readers receive: it must never be there.
 pub const PANIC_PROBE_MESSAGE: &str = "PANIC-PROBE-FIRED: read_tier panicked on purpose";
 
@@ -298,11 +288,8 @@ pub enum Subject<A> {
     Tier(Reading<Tier>),
 }
 
-/// The tier `viewer` reads `subject` at.
-///
-/// A revoked link is `dark` for everyone. A live link is `glass` for its
-/// owner and for an operator, and its own tier clamped by the viewer for
-/// anyone else. A bare tier is named and clamped.
+/// The tier `viewer` reads `subject` at: a link's [`Link::tier_for`], or a
+/// bare tier named and clamped by the viewer.
 ///
 /// ```
 /// use openagents_policy::ladder::{effective_tier, Link, Subject, Tier, Viewer};

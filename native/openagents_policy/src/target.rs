@@ -260,9 +260,7 @@ impl Kind {
 }
 
 impl BoxState {
-    /// The unified lifecycle of a Box in this state. A provisioned Box that is
-    /// not bootstrapped reads `starting`: refusing work on a half-ready Box
-    /// costs a poll, advertising it costs a failed command.
+    /// The unified lifecycle of a Box in this state.
     #[must_use]
     pub const fn lifecycle(self) -> Lifecycle {
         match self {
@@ -306,9 +304,9 @@ impl RunState {
 }
 
 impl DelegationLifecycle {
-    /// Whether a delegation in this lifecycle has ended (succeeded, failed or
-    /// cancelled): a surface showing work in motion leaves it out. Apart from
-    /// what may be cancelled, which [`DelegationSeam::new`] decides.
+    /// Whether a delegation in this lifecycle has ended: a surface showing
+    /// work in motion leaves it out. What may be cancelled is
+    /// [`DelegationSeam::new`]'s.
     #[must_use]
     pub const fn has_ended(self) -> bool {
         matches!(self, Self::Succeeded | Self::Failed | Self::Cancelled)
@@ -323,9 +321,7 @@ impl JobStatus {
         Self::ALL.iter().copied().filter(|status| status.lifecycle().has_ended()).collect()
     }
 
-    /// The delegation lifecycle of a work job in this status. `interrupted`
-    /// and `budget_exhausted` both read `failed`; the job's own status keeps
-    /// the distinction beside the word.
+    /// The delegation lifecycle of a work job in this status.
     #[must_use]
     pub const fn lifecycle(self) -> DelegationLifecycle {
         match self {
@@ -366,8 +362,7 @@ impl Reading<RunState> {
 }
 
 impl Reading<JobStatus> {
-    /// The delegation lifecycle: a known status's own, `failed` otherwise
-    /// (a job whose cancel is in flight is `"stopping"`, and reads `failed`).
+    /// The delegation lifecycle: a known status's own, `failed` otherwise.
     #[must_use]
     pub const fn lifecycle(self) -> DelegationLifecycle {
         match self {
@@ -423,9 +418,7 @@ pub struct MachineObservation {
 }
 
 impl MachineObservation {
-    /// The unified lifecycle of the Computer. Revoked (by status or by
-    /// timestamp) is `destroyed`; active and reachable is `active`; anything
-    /// else is `cold`, since nothing the host can do opens a shut laptop.
+    /// The unified lifecycle of the Computer.
     ///
     /// ```
     /// use openagents_policy::target::{Lifecycle, MachineObservation, MachineStatus};
@@ -517,9 +510,8 @@ pub struct Seam {
 }
 
 impl Seam {
-    /// The seam of a `kind` target in `lifecycle`, for a caller with `reach`.
-    /// `start` is offered exactly when the target is active and the caller
-    /// has reach; otherwise the reason says which of the two is missing.
+    /// The seam of a `kind` target in `lifecycle`, for a caller with `reach`:
+    /// `start` exactly when [`UnavailableReason::of`] gives no reason.
     #[must_use]
     pub fn new(kind: Kind, lifecycle: Lifecycle, reach: Reach) -> Self {
         let unavailable_reason = UnavailableReason::of(lifecycle, reach);
@@ -580,9 +572,7 @@ pub struct DelegationSeam {
 }
 
 impl DelegationSeam {
-    /// The seam of a delegation in `lifecycle`. A caller that resolved the
-    /// delegation already passed the per-kind reach check, so cancellation
-    /// turns only on whether it is still under way.
+    /// The seam of a delegation in `lifecycle`.
     #[must_use]
     pub fn new(lifecycle: DelegationLifecycle) -> Self {
         let running = matches!(

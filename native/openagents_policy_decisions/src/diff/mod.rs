@@ -8,13 +8,9 @@
 //! a caller passing the word would get. A document this module cannot read,
 //! or past a [`Limit`], is refused, typed, and never read as "no changes".
 //!
-//! Its cost is bounded by what it reads and what it writes: no more than
-//! [`Limit::Bytes`] of a document is parsed, and it is refused, before any
-//! answer is compared, past [`Limit::Rows`], [`Limit::Words`],
-//! [`Limit::Items`] or [`Limit::Word`];
-//! and every change is counted, as it is made, against one budget of
-//! [`Limit::Output`] bytes that the Markdown and the JSON are written
-//! within, so a diff that would say more is refused as soon as it would.
+//! Its cost is bounded by what it reads and what it writes ([`Limit`]): a
+//! document past a read limit is refused before any answer is compared, and
+//! a diff that would write more than [`Limit::Output`] as soon as it would.
 //!
 //! ```
 //! use openagents_policy_decisions::diff::{diff, Class};
