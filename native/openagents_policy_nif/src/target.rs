@@ -120,8 +120,8 @@ fn delegation_seam<'a>(env: Env<'a>, lifecycle: Binary) -> NifResult<Term<'a>> {
     }
 }
 
-/// The substrate vocabularies the lifecycle projections read, for the
-/// demonstration task: `[{substrate, [word]}]`.
+/// The substrate vocabularies the lifecycle projections read (each
+/// projection's clauses, and the demonstration task): `[{substrate, [word]}]`.
 #[rustler::nif]
 fn substrates() -> Vec<(Text<'static>, Vec<Text<'static>>)> {
     vec![
