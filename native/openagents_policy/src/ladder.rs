@@ -77,9 +77,8 @@ impl Reading<Tier> {
     ///
     /// ```
     /// use openagents_policy::ladder::Tier;
-    /// use openagents_policy::Reading;
-    /// assert_eq!(Reading::from(Tier::parse("ledger")).named(), Tier::Ledger);
-    /// assert_eq!(Reading::from(Tier::parse("GLASS")).named(), Tier::Dark);
+    /// assert_eq!(Tier::read("ledger").named(), Tier::Ledger);
+    /// assert_eq!(Tier::read("GLASS").named(), Tier::Dark);
     /// ```
     #[must_use]
     pub const fn named(self) -> Tier {

@@ -221,9 +221,3 @@ impl<S> From<Option<S>> for Reading<S> {
         found.map_or(Self::Unrecognized, Self::Known)
     }
 }
-
-impl<S> From<Result<S, Refusal>> for Reading<S> {
-    fn from(parsed: Result<S, Refusal>) -> Self {
-        parsed.map_or(Self::Unrecognized, Self::Known)
-    }
-}

@@ -136,7 +136,7 @@ fn reading() -> impl Strategy<Value = Reading<Tier>> {
     prop_oneof![
         prop::sample::select(Tier::ALL).prop_map(Reading::Known),
         Just(Reading::Unrecognized),
-        bytes().prop_map(|word| Tier::parse(word).into()),
+        bytes().prop_map(Tier::read),
     ]
 }
 

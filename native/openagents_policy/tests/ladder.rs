@@ -19,7 +19,7 @@ fn known(tier: Tier) -> Reading<Tier> {
 }
 
 fn named(word: &[u8]) -> Tier {
-    Reading::from(Tier::parse(word)).named()
+    Tier::read(word).named()
 }
 
 fn live_link(tier: Tier) -> Link<&'static str> {
