@@ -4,10 +4,17 @@ defmodule OpenAgentsPolicy.Native do
   # against the package's checksum file; or built by rustler (`force_build`)
   # in a checkout (no checksum file), with OPENAGENTS_POLICY_BUILD=1, or with
   # rustler_precompiled's own settings, which it reads. Demo: dev/demo/.
+  # Its load data is the SHA-256 of the package's own priv/decisions.json:
+  # the library refuses to load unless its rules digest to it (a build from
+  # another checkout's rules, through a shared cargo target directory, or an
+  # artifact of another version), and says so on stderr with both digests.
   alias OpenAgentsPolicy.Native.{BaseURL, Cargo}
 
   version = Mix.Project.config()[:version]
   checkout? = not File.regular?(Path.expand("../../checksum-#{__MODULE__}.exs", __DIR__))
+  decisions = Path.expand("../../priv/decisions.json", __DIR__)
+  @external_resource decisions
+  digest = Base.encode16(:crypto.hash(:sha256, File.read!(decisions)), case: :lower)
   release = "https://github.com/OpenAgentsInc/openagents_policy/releases/download/v#{version}"
 
   use RustlerPrecompiled,
@@ -20,7 +27,8 @@ defmodule OpenAgentsPolicy.Native do
         force_build: System.get_env("OPENAGENTS_POLICY_BUILD") in ["1", "true"] or checkout?,
         targets: ~w(aarch64-apple-darwin aarch64-unknown-linux-gnu aarch64-unknown-linux-musl
                     x86_64-apple-darwin x86_64-unknown-linux-gnu x86_64-unknown-linux-musl),
-        nif_versions: ["2.15"]
+        nif_versions: ["2.15"],
+        load_data: digest
       ] ++ Cargo.rustler_0_36_target_dir(Path.expand("../..", __DIR__))
 
   # The library loaded, `{otp_app, path}` without `.so`, as rustler_precompiled
@@ -31,7 +39,7 @@ defmodule OpenAgentsPolicy.Native do
   # The NIFs, named as the public functions they serve (guides/rust.md). The
   # ones a request reaches take the typed terms OpenAgentsPolicy.Host makes
   # (a viewer's class, a subject, a record, a bounded tier); each runs on one
-  # scheduler, a dirty one for classify/2 and the decision document and diff.
+  # scheduler, a dirty one for classify/2 and the diff.
   # Target (lib/openagents/delegations/target.ex)
   def lifecycles, do: err()
   def delegation_lifecycles, do: err()

@@ -1,35 +1,25 @@
-//! `OpenAgents.Delegations.Target`'s decisions. rustler decodes the typed
-//! arguments before the body runs, so a wrong type is a bad argument even
-//! where a refusal would otherwise answer; a refusal is
-//! `{:error, "<the core's sentence>"}`.
+//! `OpenAgents.Delegations.Target`'s decisions. `Target` asks them only as
+//! it compiles, of the words the core gave it: a word the core does not
+//! have is a bad argument.
 
 use openagents_policy::target::{
     self, BoxState, Custody, DelegationLifecycle, DelegationSeam, JobStatus, Kind, Lifecycle,
     MachineObservation, MachineStatus, RunState, Seam,
 };
-use openagents_policy::{Reading, Refusal};
+use openagents_policy::Reading;
 use rustler::types::atom;
-use rustler::{Binary, Encoder, Env, Error, NifResult, Term};
+use rustler::{Binary, Env, NifResult, Term};
 use serde::Serialize;
 
-use crate::decode::is;
+use crate::error::raise;
 use crate::text::{texts, Text};
-
-/// `{:error, "<the refusal's sentence>"}`.
-fn refused<'a>(env: Env<'a>, refusal: &Refusal) -> Term<'a> {
-    (atom::error(), Text(&refusal.to_string())).encode(env)
-}
-
-/// The answer, or the refusal.
-fn answer(env: Env<'_>, parsed: Result<impl Encoder, Refusal>) -> Term<'_> {
-    parsed.map_or_else(|refusal| refused(env, &refusal), |answer| answer.encode(env))
-}
+use crate::word::Word;
 
 /// A seam as the seed writes it: the core's serde JSON as a term, so a map
 /// with binary keys and `nil` for nothing (`TargetTest` holds the two to each
 /// other through the decision document's seam rows).
 fn seam_term<'a>(env: Env<'a>, seam: &impl Serialize) -> NifResult<Term<'a>> {
-    let json = serde_json::to_value(seam).map_err(|why| Error::Term(Box::new(why.to_string())))?;
+    let json = serde_json::to_value(seam).map_err(raise)?;
     Ok(rustler::serde::to_term(env, json)?)
 }
 
@@ -60,14 +50,13 @@ fn kinds() -> Vec<Text<'static>> {
 }
 
 #[rustler::nif]
-fn custody<'a>(env: Env<'a>, kind: Binary) -> Term<'a> {
-    answer(env, Kind::parse(kind.as_slice()).map(|kind| Text(kind.custody().as_str())))
+fn custody(kind: Word<Kind>) -> Text<'static> {
+    Text(kind.0.custody().as_str())
 }
 
 #[rustler::nif]
-fn runtime_class<'a>(env: Env<'a>, kind: Binary) -> Term<'a> {
-    let class = |kind: Kind| kind.runtime_class().map(|class| Text(class.as_str()));
-    answer(env, Kind::parse(kind.as_slice()).map(class))
+fn runtime_class(kind: Word<Kind>) -> Option<Text<'static>> {
+    kind.0.runtime_class().map(|class| Text(class.as_str()))
 }
 
 #[rustler::nif]
@@ -93,31 +82,23 @@ fn job_lifecycle(status: Binary) -> Text<'static> {
 fn computer_lifecycle(status: Term, revoked_at: Term, online: bool) -> Text<'static> {
     let status = Binary::from_term(status)
         .map_or(Reading::Unrecognized, |word| MachineStatus::read(word.as_slice()));
-    let revoked = !is(revoked_at, atom::nil());
+    let revoked = atom::nil() != revoked_at;
     Text(MachineObservation { status, revoked, online }.lifecycle().as_str())
 }
 
 #[rustler::nif]
-fn seam<'a>(
-    env: Env<'a>,
-    kind: Binary,
-    lifecycle: Binary,
+fn seam(
+    env: Env<'_>,
+    kind: Word<Kind>,
+    lifecycle: Word<Lifecycle>,
     authorized: bool,
-) -> NifResult<Term<'a>> {
-    let seam =
-        |kind| Ok(Seam::new(kind, Lifecycle::parse(lifecycle.as_slice())?, authorized.into()));
-    match Kind::parse(kind.as_slice()).and_then(seam) {
-        Ok(seam) => seam_term(env, &seam),
-        Err(refusal) => Ok(refused(env, &refusal)),
-    }
+) -> NifResult<Term<'_>> {
+    seam_term(env, &Seam::new(kind.0, lifecycle.0, authorized.into()))
 }
 
 #[rustler::nif]
-fn delegation_seam<'a>(env: Env<'a>, lifecycle: Binary) -> NifResult<Term<'a>> {
-    match DelegationLifecycle::parse(lifecycle.as_slice()) {
-        Ok(lifecycle) => seam_term(env, &DelegationSeam::new(lifecycle)),
-        Err(refusal) => Ok(refused(env, &refusal)),
-    }
+fn delegation_seam(env: Env<'_>, lifecycle: Word<DelegationLifecycle>) -> NifResult<Term<'_>> {
+    seam_term(env, &DelegationSeam::new(lifecycle.0))
 }
 
 /// The substrate vocabularies the lifecycle projections read (each
