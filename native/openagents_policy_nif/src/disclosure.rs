@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use openagents_policy::disclosure::{self, Family, Field, PrincipalReading, Relationship};
 use openagents_policy::ladder::{self, Tier};
-use rustler::{Atom, Binary, Env, Error, NifMap, NifResult, NifUntaggedEnum, Term};
+use rustler::{Atom, Binary, Encoder, Env, NifMap, NifResult, Term};
 
 use crate::decode::{RecordTerm, SubjectTerm, ViewerTerm};
 use crate::error::{self, raise};
@@ -14,7 +14,7 @@ use crate::text::Text;
 use crate::word::{atom, atoms, AccessTerm, TierTerm, Word};
 
 mod keys {
-    rustler::atoms! { id }
+    rustler::atoms! { id, account_id, tier, admin }
 }
 
 #[rustler::nif]
@@ -85,41 +85,20 @@ fn effective_tier(env: Env<'_>, record: RecordTerm, viewer: ViewerTerm) -> NifRe
 
 /// A reader's descriptor: `%{account_id: _, tier: _}`, with `admin: true`
 /// for an operator.
-#[derive(NifUntaggedEnum)]
-#[rustler(encode)]
-enum Descriptor<'a> {
-    Operator(OperatorMap<'a>),
-    Reader(ReaderMap<'a>),
-}
-
-#[derive(NifMap)]
-#[rustler(encode)]
-struct OperatorMap<'a> {
-    account_id: Option<Term<'a>>,
-    admin: bool,
-    tier: Atom,
-}
-
-#[derive(NifMap)]
-#[rustler(encode)]
-struct ReaderMap<'a> {
-    account_id: Option<Term<'a>>,
-    tier: Atom,
-}
-
 #[rustler::nif]
 fn viewer<'a>(
     env: Env<'a>,
     relationship: Word<Relationship>,
     account: Option<Term<'a>>,
-) -> NifResult<Descriptor<'a>> {
+) -> NifResult<Term<'a>> {
     let descriptor = relationship.0.viewer(account);
-    let (account_id, tier) = (descriptor.account_id, atom(env, descriptor.tier)?);
-    Ok(if descriptor.admin {
-        Descriptor::Operator(OperatorMap { account_id, admin: true, tier })
+    let values = [descriptor.account_id.encode(env), atom(env, descriptor.tier)?.encode(env)];
+    let map = Term::map_from_arrays(env, &[keys::account_id(), keys::tier()], &values)?;
+    if descriptor.admin {
+        map.map_put(keys::admin(), true)
     } else {
-        Descriptor::Reader(ReaderMap { account_id, tier })
-    })
+        Ok(map)
+    }
 }
 
 /// The attributes `link_for_attempt/3` hands the host's
@@ -181,24 +160,17 @@ struct Classified {
 /// scheduler. A name that is not UTF-8 is a bad argument.
 #[rustler::nif(schedule = "DirtyCpu")]
 #[allow(clippy::needless_pass_by_value)] // rustler hands its arguments over by value
-fn classify(family: Word<Family>, columns: Vec<Binary>) -> NifResult<Classified> {
-    let names = columns
-        .iter()
-        .map(|column| std::str::from_utf8(column.as_slice()).map_err(|_| Error::BadArg))
-        .collect::<NifResult<Vec<&str>>>()?;
-    let check = family.0.classify(names);
-    Ok(Classified { unclassified: check.unclassified, doubly_classified: check.doubly_classified })
+fn classify(family: Word<Family>, columns: Vec<String>) -> Classified {
+    let check = family.0.classify(columns.iter().map(String::as_str));
+    Classified { unclassified: check.unclassified, doubly_classified: check.doubly_classified }
 }
 
 /// `[{field, column}]` in field-name order: the column each scheduled field of
 /// `family` is read from.
 #[rustler::nif]
 fn field_columns(env: Env<'_>, family: Word<Family>) -> NifResult<Vec<(Atom, Atom)>> {
-    let fields = family.0.fields().iter();
-    Ok(atoms(env, fields.clone().map(Field::name))?
-        .into_iter()
-        .zip(atoms(env, fields.map(Field::column))?)
-        .collect())
+    let pair = |field: &Field| Ok((atom(env, field.name())?, atom(env, field.column())?));
+    family.0.fields().iter().map(pair).collect()
 }
 
 // ── the ladder (`OpenAgents.Transparency.Ladder`) ───────────────────────

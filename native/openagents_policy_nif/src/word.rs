@@ -35,12 +35,7 @@ pub struct Word<T>(pub T);
 
 impl<'a, T: DeserializeOwned + 'a> Decoder<'a> for Word<T> {
     fn decode(term: Term<'a>) -> NifResult<Self> {
-        let word = if term.is_atom() {
-            term.atom_to_string()?
-        } else {
-            String::from_utf8(Binary::from_term(term)?.as_slice().to_vec())
-                .map_err(|_| Error::BadArg)?
-        };
+        let word: String = if term.is_atom() { term.atom_to_string()? } else { term.decode()? };
         T::deserialize(word.into_deserializer()).map(Self).map_err(|_: value::Error| Error::BadArg)
     }
 }
