@@ -71,11 +71,8 @@ defmodule OpenAgentsPolicy do
 
   @doc """
   The canonical JSON document `:decision_digest` is the SHA-256 of: every
-  finite-domain decision, as the Rust core writes it.
-
-      iex> json = OpenAgentsPolicy.decisions_json()
-      iex> Base.encode16(:crypto.hash(:sha256, json), case: :lower) == OpenAgentsPolicy.decision_digest()
-      true
+  finite-domain decision, as the Rust core writes it (`fingerprint/0`'s
+  example holds the two together).
   """
   @spec decisions_json() :: String.t()
   def decisions_json, do: OpenAgentsPolicy.Native.decision_json()
@@ -85,9 +82,8 @@ defmodule OpenAgentsPolicy do
     with nil <- :persistent_term.get(@nif, nil) do
       file = OpenAgentsPolicy.Native.library_file()
       sha256 = Base.encode16(:crypto.hash(:sha256, File.read!(file)), case: :lower)
-      nif = %{file: file, sha256: sha256}
-      :persistent_term.put(@nif, nif)
-      nif
+      :ok = :persistent_term.put(@nif, %{file: file, sha256: sha256})
+      :persistent_term.get(@nif)
     end
   end
 end

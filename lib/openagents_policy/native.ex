@@ -4,10 +4,8 @@ defmodule OpenAgentsPolicy.Native do
   # against the package's checksum file; or built by rustler (`force_build`)
   # in a checkout (no checksum file), with OPENAGENTS_POLICY_BUILD=1, or with
   # rustler_precompiled's own settings, which it reads. Demo: dev/demo/.
-  # Its load data is the SHA-256 of the package's own priv/decisions.json:
-  # the library refuses to load unless its rules digest to it (a build from
-  # another checkout's rules, through a shared cargo target directory, or an
-  # artifact of another version), and says so on stderr with both digests.
+  # Load data: the SHA-256 of priv/decisions.json, which the library's own
+  # rules must digest to, or it refuses to load (native/.../document.rs).
   alias OpenAgentsPolicy.Native.{BaseURL, Cargo}
 
   version = Mix.Project.config()[:version]
