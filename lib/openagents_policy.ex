@@ -23,9 +23,8 @@ defmodule OpenAgentsPolicy do
       `priv/decisions.json`.
 
   Both are constants of the build: `decision_digest/0` is read from the NIF
-  once, as this module compiles, and costs a function call, so a host can
-  name it on every response; `fingerprint/0` hashes the NIF library's file
-  on its first call and answers from `:persistent_term` after.
+  as this module compiles; `fingerprint/0` hashes the NIF library's file on
+  its first call and answers from `:persistent_term` after.
   `mix openagents_policy.gate` compares two documents before a rollout.
   """
 

@@ -22,7 +22,7 @@ use crate::text::Text;
 /// Why the library refused to load.
 #[derive(Debug, thiserror::Error)]
 enum Refusal {
-    #[error("openagents_policy: the NIF library's decision digest is {built}, but its package's priv/decisions.json is {package}: the library was built from other rules (a cargo target directory shared with another checkout, CARGO_TARGET_DIR, or an artifact of another version); rebuild it from this checkout (touch native/*/src/*.rs, or cargo clean)")]
+    #[error("openagents_policy: the NIF library's decision digest is {built}, but its package's priv/decisions.json is {package}: the library was built from other rules: a cargo target directory shared with another checkout (CARGO_TARGET_DIR; touch native/*/src/*.rs, or cargo clean), an artifact of another version, or a rule changed without `make decisions`")]
     Foreign { built: String, package: String },
     #[error("openagents_policy: the load data is not the package's decision digest")]
     NoDigest,
