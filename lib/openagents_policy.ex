@@ -12,22 +12,27 @@ defmodule OpenAgentsPolicy do
     * `:version`: the library's version, as this module was compiled with it;
     * `:nif`: the NIF library this VM loaded: its path (under
       `priv/native/`, named as rustler_precompiled or rustler names it) and
-      the SHA-256 of that file's bytes as read now;
+      the SHA-256 of that file's bytes, read on the first call;
     * `:decision_digest`: the SHA-256 of the decision document
       (`decisions_json/0`): every decision the library makes over a finite
-      domain, written by the Rust core (`openagents_policy::fingerprint`, see
+      domain, written by the Rust core (`openagents_policy_decisions`, see
       the Rust guide). Two nodes have the same decision digest exactly when
       they answer every finite-domain question alike: a changed rule is
-      another digest; a rebuild of the same rules is the same one.
+      another digest; a rebuild of the same rules is the same one. The NIF
+      library loads only when it is the SHA-256 of the package's own
+      `priv/decisions.json`.
 
-  `decision_digest/0` alone is cheap, for a host that names it on every
-  response; `mix openagents_policy.gate` compares two documents before a
-  rollout.
+  Both are constants of the build: `decision_digest/0` is read from the NIF
+  as this module compiles; `fingerprint/0` hashes the NIF library's file on
+  its first call and answers from `:persistent_term` after.
+  `mix openagents_policy.gate` compares two documents before a rollout.
   """
 
   @version Mix.Project.config()[:version]
+  @decision_digest OpenAgentsPolicy.Native.decision_digest()
+  @nif {__MODULE__, :nif}
 
-  @typedoc "The NIF library this VM loaded, as read from disk now."
+  @typedoc "The NIF library this VM loaded, as read from disk on the first call."
   @type nif :: %{file: Path.t(), sha256: String.t()}
 
   @typedoc "See the module docs."
@@ -39,7 +44,9 @@ defmodule OpenAgentsPolicy do
       iex> %{version: version, decision_digest: digest, nif: nif} = OpenAgentsPolicy.fingerprint()
       iex> version == to_string(Application.spec(:openagents_policy, :vsn))
       true
-      iex> String.length(digest) == 64 and digest == OpenAgentsPolicy.fingerprint().decision_digest
+      iex> digest == Base.encode16(:crypto.hash(:sha256, OpenAgentsPolicy.decisions_json()), case: :lower)
+      true
+      iex> nif.sha256 == Base.encode16(:crypto.hash(:sha256, File.read!(nif.file)), case: :lower)
       true
       iex> Path.basename(nif.file) =~ ~r/^(lib)?openagents_policy_nif(-v.+-nif-2\\.15-.+)?\\.so$/
       true
@@ -50,33 +57,32 @@ defmodule OpenAgentsPolicy do
   end
 
   @doc """
-  The `:decision_digest` of `fingerprint/0` alone: cheap (computed once per
-  loaded NIF library), for a host that names it on every response.
+  The `:decision_digest` of `fingerprint/0` alone: a constant, read from the
+  NIF as this module compiled, for a host that names it on every response.
+  It is the SHA-256 of the package's `priv/decisions.json`:
 
-      iex> OpenAgentsPolicy.decision_digest() == OpenAgentsPolicy.fingerprint().decision_digest
+      iex> json = File.read!(Application.app_dir(:openagents_policy, "priv/decisions.json"))
+      iex> OpenAgentsPolicy.decision_digest() == Base.encode16(:crypto.hash(:sha256, json), case: :lower)
       true
   """
   @spec decision_digest() :: String.t()
-  def decision_digest, do: from_core(OpenAgentsPolicy.Native.decision_digest())
+  def decision_digest, do: @decision_digest
 
   @doc """
   The canonical JSON document `:decision_digest` is the SHA-256 of: every
-  finite-domain decision, as the Rust core writes it.
-
-      iex> json = OpenAgentsPolicy.decisions_json()
-      iex> Base.encode16(:crypto.hash(:sha256, json), case: :lower) == OpenAgentsPolicy.decision_digest()
-      true
+  finite-domain decision, as the Rust core writes it (`fingerprint/0`'s
+  example holds the two together).
   """
   @spec decisions_json() :: String.t()
-  def decisions_json, do: from_core(OpenAgentsPolicy.Native.decision_json())
+  def decisions_json, do: OpenAgentsPolicy.Native.decision_json()
 
-  defp from_core(answer) when is_binary(answer), do: answer
-
-  defp from_core({:error, why}),
-    do: raise("the core could not write its decision tables: #{why}")
-
+  # Read once: the library a VM loaded is never replaced while it runs.
   defp nif do
-    file = OpenAgentsPolicy.Native.library_file()
-    %{file: file, sha256: Base.encode16(:crypto.hash(:sha256, File.read!(file)), case: :lower)}
+    with nil <- :persistent_term.get(@nif, nil) do
+      file = OpenAgentsPolicy.Native.library_file()
+      sha256 = Base.encode16(:crypto.hash(:sha256, File.read!(file)), case: :lower)
+      :ok = :persistent_term.put(@nif, %{file: file, sha256: sha256})
+      :persistent_term.get(@nif)
+    end
   end
 end

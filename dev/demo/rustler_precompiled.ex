@@ -16,11 +16,16 @@ defmodule RustlerPrecompiled do
       @external_resource Path.join(File.cwd!(), library <> ".so")
       @on_load :load_demo_nif
       @load_from {otp_app, library}
+      @load_data Keyword.fetch!(opts, :load_data)
 
       @doc false
       def load_demo_nif do
         {otp_app, library} = @load_from
-        otp_app |> Application.app_dir(library) |> String.to_charlist() |> :erlang.load_nif(0)
+
+        otp_app
+        |> Application.app_dir(library)
+        |> String.to_charlist()
+        |> :erlang.load_nif(@load_data)
       end
     end
   end

@@ -16,12 +16,10 @@ defmodule OpenAgentsPolicy.Decisions do
 
   A question one document lacks is answered on that side as that side
   answers any word it does not know. A document that cannot be read, or is
-  past one of the diff's limits, is refused, typed (`t:refusal/0`), never
-  read as "no changes": the diff is bounded by what it reads (1 MiB a
-  document) and by what it writes (1 MiB of changes, its Markdown and JSON
-  within it). The diff is Rust's (`openagents_policy_decisions::diff`),
-  run on a dirty CPU scheduler. `mix openagents_policy.gate` prints it for
-  two documents and decides a rollout by it.
+  past one of the diff's limits (1 MiB read a document, 1 MiB written), is
+  refused, typed (`t:refusal/0`), never read as "no changes". The diff is
+  Rust's (`openagents_policy_decisions::diff`), on a dirty CPU scheduler;
+  `mix openagents_policy.gate` decides a rollout by it.
 
   Deliberately absent: any decision about a diff (the gate's), reading files,
   and keeping anything.

@@ -2,12 +2,17 @@ defmodule OpenAgentsPolicy.Native do
   @moduledoc false
   # The NIF library from rustler_precompiled (guides/releases.md), checked
   # against the package's checksum file; or built by rustler (`force_build`)
-  # in a checkout (no checksum file), with OPENAGENTS_POLICY_BUILD=1, or with
-  # rustler_precompiled's own settings, which it reads. Demo: dev/demo/.
+  # in a checkout, with OPENAGENTS_POLICY_BUILD=1, or with rustler_precompiled's
+  # own settings. Demo: dev/demo/. Its load data is priv/decisions.json's
+  # SHA-256, which its rules must digest to (nif/src/document.rs).
   alias OpenAgentsPolicy.Native.{BaseURL, Cargo}
 
   version = Mix.Project.config()[:version]
   checkout? = not File.regular?(Path.expand("../../checksum-#{__MODULE__}.exs", __DIR__))
+  force_build = System.get_env("OPENAGENTS_POLICY_BUILD") in ["1", "true"] or checkout?
+  decisions = Path.expand("../../priv/decisions.json", __DIR__)
+  @external_resource decisions
+  digest = Base.encode16(:crypto.hash(:sha256, File.read!(decisions)), case: :lower)
   release = "https://github.com/OpenAgentsInc/openagents_policy/releases/download/v#{version}"
 
   use RustlerPrecompiled,
@@ -17,21 +22,20 @@ defmodule OpenAgentsPolicy.Native do
         version: version,
         # The variable as users write a mirror's address (native/base_url.ex).
         base_url: BaseURL.option(System.get_env("OPENAGENTS_POLICY_NIF_BASE_URL"), release),
-        force_build: System.get_env("OPENAGENTS_POLICY_BUILD") in ["1", "true"] or checkout?,
+        force_build: force_build,
         targets: ~w(aarch64-apple-darwin aarch64-unknown-linux-gnu aarch64-unknown-linux-musl
                     x86_64-apple-darwin x86_64-unknown-linux-gnu x86_64-unknown-linux-musl),
-        nif_versions: ["2.15"]
-      ] ++ Cargo.rustler_0_36_target_dir(Path.expand("../..", __DIR__))
+        nif_versions: ["2.15"],
+        load_data: digest
+      ] ++ if(force_build, do: Cargo.source_build(Path.expand("../..", __DIR__)), else: [])
 
   # The library loaded, `{otp_app, path}` without `.so`, as rustler_precompiled
   # names it, or rustler for a source build. `OpenAgentsPolicy.fingerprint/0` reads it.
   {app, path} = Module.get_attribute(__MODULE__, :rustler_precompiled_load_from) || @load_from
   def library_file, do: Application.app_dir(unquote(app), unquote(path <> ".so"))
 
-  # The NIFs, named as the public functions they serve (guides/rust.md). The
-  # ones a request reaches take the typed terms OpenAgentsPolicy.Host makes
-  # (a viewer's class, a subject, a record, a bounded tier); each runs on one
-  # scheduler, a dirty one for classify/2 and the decision document and diff.
+  # The NIFs, named as the public functions they serve (guides/rust.md),
+  # taking the typed terms OpenAgentsPolicy.Host makes.
   # Target (lib/openagents/delegations/target.ex)
   def lifecycles, do: err()
   def delegation_lifecycles, do: err()

@@ -1,25 +1,24 @@
 defmodule OpenAgentsPolicy.Test.ProjectCopy do
   @moduledoc false
   # Copies of this project, built and run by real `mix` and `cargo` processes,
-  # for the tests of the source build (rustler's compiler, which
-  # `use RustlerPrecompiled` runs with `force_build` in a checkout), the load,
-  # and a Rust edit served by a running VM. A copy holds what a checkout
-  # builds from (mix.exs, lib/, native/, Cargo.toml, Cargo.lock), so an edit
-  # never touches the project itself, and dev/vendor.exs (see
-  # copy_vendor_helper!/2).
+  # for the test of the source build (rustler's compiler, which
+  # `use RustlerPrecompiled` runs with `force_build` in a checkout) and the
+  # load. A copy holds what a checkout builds from (mix.exs, lib/, priv/,
+  # native/, Cargo.toml, Cargo.lock), so an edit never touches the project
+  # itself, and dev/vendor.exs (see copy_vendor_helper!/2).
   #
   # The project copied is this one, or OPENAGENTS_BUILD_TEST_SOURCE: pointing
-  # it at an export of another revision runs these tests against that
+  # it at an export of another revision runs the test against that
   # revision's build.
   #
   # A copy is built and run as a developer's checkout is: MIX_ENV=dev. Its
   # config/config.exs sets rustler's own `mode: :debug` for
-  # OpenAgentsPolicy.Native (no LTO: a rebuild after an edit takes seconds).
-  # Copies share one cargo target directory per OTP release, so cargo builds
-  # the dependencies once, and one build of the Elixir dependencies (copied
-  # into each copy's _build). The tests that use copies run one at a time.
+  # OpenAgentsPolicy.Native (no LTO: a rebuild takes seconds). Copies share
+  # one cargo target directory per OTP release, as two checkouts of a
+  # developer who sets CARGO_TARGET_DIR do, and one build of the Elixir
+  # dependencies (copied into each copy's _build).
 
-  @files ~w(mix.exs .formatter.exs Cargo.toml Cargo.lock lib native)
+  @files ~w(mix.exs .formatter.exs Cargo.toml Cargo.lock lib priv native)
   @env "dev"
 
   @config """
@@ -45,23 +44,12 @@ defmodule OpenAgentsPolicy.Test.ProjectCopy do
     end
   end
 
-  @doc "Where cargo links the library of a copy built into `target_dir` (debug mode)."
-  def linked(target_dir \\ target_dir()),
-    do: Path.join([target_dir, "debug", "libopenagents_policy_nif.so"])
-
   @doc """
-  A fresh copy, at the one path every copy takes, with every Rust source in
-  it stamped now, and the Elixir dependencies already built.
-
-  One path, and stamped now, because cargo takes two checkouts of this
-  workspace that share a target directory for one: the units of its local
-  crates are named without the checkout's path, and judged fresh by the
-  modification times of the sources alone. A copy made after a test edited
-  an earlier one, at the same path, would otherwise read as built, and be
-  handed the edited build.
+  A fresh copy named `name`, with every Rust source in it stamped now, and
+  the Elixir dependencies already built.
   """
-  def fresh! do
-    dir = Path.join(base(), "project")
+  def fresh!(name) do
+    dir = Path.join(base(), name)
     copy!(source(), dir)
     deps = deps_build!()
     File.mkdir_p!(Path.join(dir, "_build"))
@@ -192,50 +180,5 @@ defmodule OpenAgentsPolicy.Test.ProjectCopy do
   catch
     # The port, and so the VM, is already gone.
     :error, :badarg -> :ok
-  end
-
-  @doc "The NIF libraries installed in `dir`'s build (its priv/native, whatever rustler names them)."
-  def installed(dir),
-    do:
-      Path.wildcard(
-        Path.join(dir, "_build/#{@env}/lib/openagents_policy/priv/native/*openagents_policy_nif*")
-      )
-
-  @doc "The one NIF library installed in `dir`'s build (fails when there is not exactly one)."
-  def installed!(dir) do
-    case installed(dir) do
-      [file] -> file
-      files -> raise "expected one installed NIF library in #{dir}, found #{inspect(files)}"
-    end
-  end
-
-  @doc "An expression for `mix run -e` that prints the answer of the edited decision."
-  def ask_expression,
-    do: ~s|IO.puts("answer=" <> OpenAgents.Delegations.Target.box_lifecycle("idle"))|
-
-  @doc "The answer `mix run -e ask_expression()` printed."
-  def answer(output) do
-    case Regex.run(~r/^answer=(\w+)$/m, output) do
-      [_, answer] -> answer
-      nil -> raise "no answer in the output:\n#{output}"
-    end
-  end
-
-  @doc """
-  Edits a decision in the copy's Rust core: a Box that is `idle` reads
-  `stopping` (`to: :stopping`), or `active` again (`to: :active`).
-  """
-  def edit_decision!(dir, to) do
-    file = Path.join(dir, "native/openagents_policy/src/target.rs")
-    source = File.read!(file)
-    original = "Self::Ready | Self::Idle | Self::Running => Lifecycle::Active,"
-
-    edited =
-      "Self::Idle => Lifecycle::Stopping,\n            Self::Ready | Self::Running => Lifecycle::Active,"
-
-    {from, into} = if to == :stopping, do: {original, edited}, else: {edited, original}
-    true = String.contains?(source, from)
-    File.write!(file, String.replace(source, from, into))
-    file
   end
 end

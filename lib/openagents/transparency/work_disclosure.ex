@@ -371,10 +371,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   """
   @spec classify(family(), [atom()]) :: %{unclassified: [atom()], doubly_classified: [atom()]}
   def classify(family, columns) when family in @families and is_list(columns) do
-    {unclassified, doubly} = Native.classify(family, Enum.map(columns, &Atom.to_string/1))
-    given = List.to_tuple(columns)
-    pick = fn positions -> Enum.map(positions, &elem(given, &1)) end
-    %{unclassified: pick.(unclassified), doubly_classified: pick.(doubly)}
+    classified = Native.classify(family, Enum.map(columns, &Atom.to_string/1))
+    Map.new(classified, fn {key, words} -> {key, Enum.map(words, &String.to_existing_atom/1)} end)
   end
 
   @doc """

@@ -1,23 +1,29 @@
 defmodule OpenAgentsPolicy.Native.Cargo do
   @moduledoc false
 
-  # rustler 0.36 (the newest whose Mix package runs on Elixir 1.14) builds
-  # into _build, one target directory per Mix env, unless given
-  # `target_dir:`; so with 0.36 that option names the directory cargo itself
-  # builds into (CARGO_TARGET_DIR, CARGO_BUILD_TARGET_DIR,
-  # .cargo/config.toml, else the workspace's target/), and every Mix env of
-  # a checkout and `cargo test` share one build. rustler 0.37 drops the
-  # option and leaves the directory to cargo: this goes when the library
-  # requires Elixir 1.15. Without rustler 0.36 or cargo, no option. Jason
-  # is rustler 0.36's own dependency, so there whenever this decodes, but
-  # not one a host's build or Dialyzer's PLT can assume: hence `apply/3`.
-  def rustler_0_36_target_dir(root) do
+  # A source build of the checkout at `root`, in the directory `cargo
+  # metadata` names. cargo names a workspace's builds without the checkout's
+  # path and calls sources older than a build fresh, so after another checkout
+  # built there this one's library would hold the other's rules: the last
+  # checkout is written beside the builds, and when it was another, our
+  # crates' fingerprints go. rustler 0.36 (Elixir 1.14) needs the directory
+  # as `target_dir:`. Jason (rustler 0.36's dependency) through `apply/3`.
+  def source_build(root) do
     with _ <- Application.load(:rustler),
-         [_ | _] = vsn <- Application.spec(:rustler, :vsn),
-         :lt <- Version.compare(to_string(vsn), "0.37.0"),
+         true <- Code.ensure_loaded?(Jason),
          cargo when is_binary(cargo) <- System.find_executable("cargo"),
          {json, 0} <- System.cmd(cargo, ~w(metadata --format-version=1 --no-deps), cd: root) do
-      [target_dir: Map.fetch!(apply(Jason, :decode!, [json]), "target_directory")]
+      target = Map.fetch!(apply(Jason, :decode!, [json]), "target_directory")
+      stamp = Path.join(target, "openagents_policy.checkout")
+
+      unless File.read(stamp) == {:ok, root} do
+        fingerprints = Path.join(target, "*/.fingerprint/openagents_policy*-*")
+        Enum.each(Path.wildcard(fingerprints, match_dot: true), &File.rm_rf!/1)
+        :ok = File.mkdir_p!(target) && File.write!(stamp, root)
+      end
+
+      old? = Version.compare(to_string(Application.spec(:rustler, :vsn) || "0.37.0"), "0.37.0")
+      if old? == :lt, do: [target_dir: target], else: []
     else
       _ -> []
     end

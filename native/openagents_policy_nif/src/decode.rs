@@ -9,80 +9,11 @@
 //! longer one, or any other term, cannot be a tier word and crosses as
 //! `nil`). So every NIF here reads a bounded term, whatever the host passed.
 
-use openagents_policy::disclosure::{Family, Record, Relationship};
-use openagents_policy::ladder::{self, Access, Link, Subject, Tier, Viewer};
-use openagents_policy::Reading;
-use rustler::{Atom, Binary, Decoder, Error, NifResult, NifTaggedEnum, NifUnitEnum, Term};
+use openagents_policy::disclosure::Record;
+use openagents_policy::ladder::{Link, Subject, Viewer};
+use rustler::{NifTaggedEnum, NifUnitEnum};
 
-use crate::words::words;
-
-/// Whether `term` is exactly the atom `atom`. Atoms are immediates.
-pub fn is(term: Term, atom: Atom) -> bool {
-    term.as_c_arg() == atom.as_c_arg()
-}
-
-fn find(atoms: &[Atom], term: Term) -> Option<usize> {
-    atoms.iter().position(|known| is(term, *known))
-}
-
-/// A family atom. The Elixir guard admits only the four, so anything else is
-/// a bad argument.
-#[derive(Clone, Copy)]
-pub struct FamilyWord(pub Family);
-
-impl<'a> Decoder<'a> for FamilyWord {
-    fn decode(term: Term<'a>) -> NifResult<Self> {
-        find(&words().families, term).map(|at| Self(Family::ALL[at])).ok_or(Error::BadArg)
-    }
-}
-
-/// A relationship atom; anything else is a bad argument.
-#[derive(Clone, Copy)]
-pub struct RelationshipWord(pub Relationship);
-
-impl<'a> Decoder<'a> for RelationshipWord {
-    fn decode(term: Term<'a>) -> NifResult<Self> {
-        find(&words().relationships, term)
-            .map(|at| Self(Relationship::ALL[at]))
-            .ok_or(Error::BadArg)
-    }
-}
-
-/// A tier as `Host.tier/1` sends it: an atom (a tier's by its name, any
-/// other unrecognized) or a short binary, read by the core's
-/// [`ladder::read_tier`]. Anything else is a bad argument.
-#[derive(Clone, Copy)]
-pub struct TierTerm(pub Reading<Tier>);
-
-impl<'a> Decoder<'a> for TierTerm {
-    fn decode(term: Term<'a>) -> NifResult<Self> {
-        if let Some(at) = find(&words().tiers, term) {
-            Ok(Self(Reading::Known(Tier::ALL[at])))
-        } else if term.is_atom() {
-            Ok(Self(Reading::Unrecognized))
-        } else {
-            let bytes = Binary::from_term(term)?;
-            Ok(Self(ladder::read_tier(bytes.as_slice())))
-        }
-    }
-}
-
-/// An access as `Ladder.allows?/3` sends it: an atom (any term that is not
-/// one crosses as `nil`), unrecognized unless it is an access's name.
-#[derive(Clone, Copy)]
-pub struct AccessTerm(pub Reading<Access>);
-
-impl<'a> Decoder<'a> for AccessTerm {
-    fn decode(term: Term<'a>) -> NifResult<Self> {
-        if !term.is_atom() {
-            return Err(Error::BadArg);
-        }
-        Ok(Self(
-            find(&words().accesses, term)
-                .map_or(Reading::Unrecognized, |at| Reading::Known(Access::ALL[at])),
-        ))
-    }
-}
+use crate::word::TierTerm;
 
 /// A viewer's class (`Host.viewer/1`), in the order of shapes the core
 /// documents on [`Viewer`]: `:operator`, `{:user, admin?}` (the host's

@@ -6,36 +6,20 @@
 //! may hold a normal scheduler, and the diff's `Limit`s bound the rest
 //! (what it reads, and what it writes).
 
-use openagents_policy_decisions::diff::{diff, Change, Class, DocumentRefusal, Side};
+use openagents_policy_decisions::diff::{diff, Change};
 use rustler::serde::SerdeTerm;
-use rustler::types::atom;
-use rustler::{Atom, Binary, Encoder, Env, NifMap, Term};
+use rustler::{Atom, Binary, Encoder, Env, NifMap, NifResult, Term};
 use serde_json::{Map, Value};
 
+use crate::error::{raise, Error};
 use crate::text::Text;
-
-mod atoms {
-    rustler::atoms! {
-        not_a_document,
-        unknown_format,
-        too_large,
-        old,
-        new,
-    }
-}
-
-fn side(side: Option<Side>) -> Atom {
-    match side {
-        Some(Side::Old) => atoms::old(),
-        Some(Side::New) => atoms::new(),
-        None => atom::nil(),
-    }
-}
+use crate::word::atom;
 
 /// A change as `OpenAgentsPolicy.Decisions.diff/3` gives it: `%{table:,
 /// input:, old:, new:, class:, says:}`. rustler's serde encoder writes the
 /// JSON values as `Jason.decode!/1` would (`nil`, booleans, integers,
-/// binaries, lists, maps with binary keys) and the class as its atom.
+/// binaries, lists, maps with binary keys); the class is the atom of its
+/// word, in any VM.
 #[derive(NifMap)]
 #[rustler(encode)]
 struct ChangeTerm<'c> {
@@ -43,20 +27,20 @@ struct ChangeTerm<'c> {
     input: SerdeTerm<&'c Map<String, Value>>,
     old: SerdeTerm<&'c Value>,
     new: SerdeTerm<&'c Value>,
-    class: SerdeTerm<Class>,
+    class: Atom,
     says: Text<'c>,
 }
 
-impl<'c> From<&'c Change> for ChangeTerm<'c> {
-    fn from(change: &'c Change) -> Self {
-        Self {
+impl<'c> ChangeTerm<'c> {
+    fn new(env: Env<'_>, change: &'c Change) -> NifResult<Self> {
+        Ok(Self {
             table: Text(change.table.as_str()),
             input: SerdeTerm(&change.input),
             old: SerdeTerm(&change.old),
             new: SerdeTerm(&change.new),
-            class: SerdeTerm(change.class),
+            class: atom(env, change.class)?,
             says: Text(&change.says),
-        }
+        })
     }
 }
 
@@ -71,30 +55,27 @@ enum Format {
     Json,
 }
 
-/// `{:ok, changes | markdown | json}`, or `{:error, {:not_a_document |
-/// :unknown_format | :too_large, :old | :new | nil, message}}`.
+/// The changes (or their Markdown or JSON), or why the two documents were
+/// not compared ([`Error::Refused`]).
 #[rustler::nif(schedule = "DirtyCpu")]
-fn decisions_diff<'a>(env: Env<'a>, old: Binary<'a>, new: Binary<'a>, format: Format) -> Term<'a> {
-    match diff(old.as_slice(), new.as_slice()) {
-        Ok(changes) => {
-            let answer = match format {
-                Format::Changes => {
-                    changes.changes().iter().map(ChangeTerm::from).collect::<Vec<_>>().encode(env)
-                }
-                Format::Markdown => Text(&changes.to_markdown()).encode(env),
-                // serde_json cannot refuse it: every key is a string.
-                Format::Json => Text(&changes.to_json().unwrap_or_default()).encode(env),
-            };
-            (atom::ok(), answer).encode(env)
-        }
-        Err(refusal) => {
-            let kind = match refusal {
-                DocumentRefusal::NotADocument { .. } => atoms::not_a_document(),
-                DocumentRefusal::UnknownFormat { .. } => atoms::unknown_format(),
-                DocumentRefusal::TooLarge { .. } => atoms::too_large(),
-            };
-            let why = refusal.to_string();
-            (atom::error(), (kind, side(refusal.side()), Text(&why))).encode(env)
-        }
-    }
+fn decisions_diff<'a>(
+    env: Env<'a>,
+    old: Binary<'a>,
+    new: Binary<'a>,
+    format: Format,
+) -> NifResult<Result<Term<'a>, Error>> {
+    let changes = match diff(old.as_slice(), new.as_slice()) {
+        Ok(changes) => changes,
+        Err(refusal) => return Ok(Err(refusal.into())),
+    };
+    Ok(Ok(match format {
+        Format::Changes => changes
+            .changes()
+            .iter()
+            .map(|change| ChangeTerm::new(env, change))
+            .collect::<NifResult<Vec<_>>>()?
+            .encode(env),
+        Format::Markdown => Text(&changes.to_markdown()).encode(env),
+        Format::Json => Text(&changes.to_json().map_err(raise)?).encode(env),
+    }))
 }

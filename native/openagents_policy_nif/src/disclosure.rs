@@ -1,159 +1,103 @@
 //! `OpenAgents.Transparency.WorkDisclosure`'s and the ladder's decisions.
-//!
-//! Answers are built from the atoms `words` made once, so the field, family
-//! and tier names come from the core, never restated here.
+//! Families, fields, columns and tiers cross as atoms of the core's words
+//! ([`crate::word`]), never restated here.
 
-use std::collections::HashSet;
-use std::sync::OnceLock;
+use std::collections::HashMap;
 
-use openagents_policy::disclosure::{self, Family, PrincipalReading};
+use openagents_policy::disclosure::{self, Family, Field, PrincipalReading, Relationship};
 use openagents_policy::ladder::{self, Tier};
-use rustler::types::atom;
-use rustler::{Atom, Binary, Encoder, Env, Error, NifMap, NifResult, Term};
+use rustler::{Atom, Binary, Encoder, Env, NifMap, NifResult, Term};
 
-use crate::decode::{
-    self, AccessTerm, FamilyWord, RecordTerm, RelationshipWord, SubjectTerm, TierTerm, ViewerTerm,
-};
+use crate::decode::{RecordTerm, SubjectTerm, ViewerTerm};
+use crate::error::{self, raise};
 use crate::text::Text;
-use crate::words::{self, words};
+use crate::word::{atom, atoms, AccessTerm, TierTerm, Word};
 
-fn tier_atom(tier: Tier) -> Atom {
-    words().tiers[tier.index()]
+mod keys {
+    rustler::atoms! { id, account_id, tier, admin }
 }
 
 #[rustler::nif]
-fn families() -> &'static [Atom] {
-    &words().families
+fn families(env: Env<'_>) -> NifResult<Vec<Atom>> {
+    atoms(env, Family::ALL)
 }
 
 #[rustler::nif]
-fn tiers() -> &'static [Atom] {
-    &words().tiers
+fn tiers(env: Env<'_>) -> NifResult<Vec<Atom>> {
+    atoms(env, Tier::ALL)
+}
+
+/// The relationships `viewer/2` reads, in the core's order.
+#[rustler::nif]
+fn relationships(env: Env<'_>) -> NifResult<Vec<Atom>> {
+    atoms(env, Relationship::ALL)
 }
 
 /// `%{family => %{field => tier}}`.
 #[rustler::nif]
 fn schedule(env: Env<'_>) -> NifResult<Term<'_>> {
-    let words = words();
-    let families = (0..Family::ALL.len())
-        .map(|at| Term::map_from_arrays(env, &words.fields[at], &words.field_tiers[at]))
-        .collect::<NifResult<Vec<_>>>()?;
-    Term::map_from_arrays(env, &words.families, &families)
+    let fields = |family: Family| {
+        let names = atoms(env, family.fields().iter().map(Field::name))?;
+        let tiers = atoms(env, family.fields().iter().map(|field| field.rung().tier()))?;
+        Term::map_from_arrays(env, &names, &tiers)
+    };
+    let schedules =
+        Family::ALL.iter().map(|&family| fields(family)).collect::<NifResult<Vec<_>>>()?;
+    Term::map_from_arrays(env, &atoms(env, Family::ALL)?, &schedules)
 }
 
-/// The schedule's JSON, as the core serializes it (or why serde could not).
-/// The schedule is constant, so it is written once, on first use.
+/// The schedule's JSON, as the core serializes it.
 #[rustler::nif]
-fn schedule_json(env: Env<'_>) -> Term<'_> {
-    static JSON: OnceLock<Result<String, String>> = OnceLock::new();
-    let json = JSON.get_or_init(|| {
-        serde_json::to_string(&disclosure::schedule()).map_err(|error| error.to_string())
-    });
-    match json {
-        Ok(json) => Text(json).encode(env),
-        Err(why) => (atom::error(), Text(why)).encode(env),
-    }
+fn schedule_json() -> NifResult<String> {
+    serde_json::to_string(&disclosure::schedule()).map_err(raise)
 }
 
 #[rustler::nif]
-fn never(family: FamilyWord) -> &'static [Atom] {
-    &words().never[family.0.index()]
+fn never(env: Env<'_>, family: Word<Family>) -> NifResult<Vec<Atom>> {
+    atoms(env, family.0.never())
 }
 
 #[rustler::nif]
-fn source_columns(family: FamilyWord) -> &'static [Atom] {
-    &words().sources[family.0.index()]
+fn source_columns(env: Env<'_>, family: Word<Family>) -> NifResult<Vec<Atom>> {
+    atoms(env, family.0.source_columns())
 }
 
+/// The tier that first shows `field` (an atom), or `nil` when none does.
 #[rustler::nif]
-fn tier_for(family: FamilyWord, field: Term) -> Option<Atom> {
-    let at = family.0.index();
-    let words = words();
-    words.fields[at]
-        .iter()
-        .position(|name| decode::is(field, *name))
-        .map(|field| words.field_tiers[at][field])
+fn tier_for(env: Env<'_>, family: Word<Family>, field: Term) -> NifResult<Option<Atom>> {
+    let rung = field.atom_to_string().ok().and_then(|name| family.0.tier_for(&name));
+    rung.map(|rung| atom(env, rung.tier())).transpose()
 }
 
 /// The fields of `family` that `viewer` (a viewer's class: a tier word is
-/// `{:word, tier}`) admits, as a list of atoms in field-name order.
+/// `{:word, tier}`) admits, in field-name order.
 #[rustler::nif]
-fn fields_at(family: FamilyWord, viewer: ViewerTerm) -> Vec<Atom> {
-    let names = &words().fields[family.0.index()];
-    family.0.fields_at(&viewer.viewer()).positions().map(|at| names[at]).collect()
+fn fields_at(env: Env<'_>, family: Word<Family>, viewer: ViewerTerm) -> NifResult<Vec<Atom>> {
+    atoms(env, family.0.fields_at(&viewer.viewer()).fields().map(Field::name))
 }
 
 /// The tier `viewer` reads a record at: through its loaded link, or its
 /// tier column.
 #[rustler::nif]
-fn effective_tier(record: RecordTerm, viewer: ViewerTerm) -> Atom {
-    tier_atom(disclosure::effective_tier(&record.record(), &viewer.viewer()))
+fn effective_tier(env: Env<'_>, record: RecordTerm, viewer: ViewerTerm) -> NifResult<Atom> {
+    atom(env, disclosure::effective_tier(&record.record(), &viewer.viewer()))
 }
 
-/// `%{account_id: _, tier: _}`, plus `admin: true` for an operator.
+/// A reader's descriptor: `%{account_id: _, tier: _}`, with `admin: true`
+/// for an operator.
 #[rustler::nif]
 fn viewer<'a>(
     env: Env<'a>,
-    relationship: RelationshipWord,
-    account: Term<'a>,
+    relationship: Word<Relationship>,
+    account: Option<Term<'a>>,
 ) -> NifResult<Term<'a>> {
-    let account = (!decode::is(account, atom::nil())).then_some(account);
     let descriptor = relationship.0.viewer(account);
-    let account_id = descriptor.account_id.unwrap_or_else(|| atom::nil().to_term(env));
-    let tier = tier_atom(descriptor.tier).to_term(env);
+    let values = [descriptor.account_id.encode(env), atom(env, descriptor.tier)?.encode(env)];
+    let map = Term::map_from_arrays(env, &[keys::account_id(), keys::tier()], &values)?;
     if descriptor.admin {
-        let keys = [words::account_id(), words::admin(), words::tier()].map(|key| key.to_term(env));
-        Term::map_from_term_arrays(env, &keys, &[account_id, atom::true_().to_term(env), tier])
+        map.map_put(keys::admin(), true)
     } else {
-        let keys = [words::account_id(), words::tier()].map(|key| key.to_term(env));
-        Term::map_from_term_arrays(env, &keys, &[account_id, tier])
-    }
-}
-
-/// The relationships `viewer/2` reads, as atoms, in the core's order.
-#[rustler::nif]
-fn relationships() -> &'static [Atom] {
-    &words().relationships
-}
-
-/// `{:ok, attrs}` for the host's `ArtifactLink.changeset/2`, or
-/// `{:error, why}` when the attempt gets no link, `why` being the core's
-/// sentence for it. `kind` and `id` are the principal's `"type"` and `"id"`
-/// as the Elixir side read them: `kind` a binary of at most 64 bytes or
-/// `nil` (anything else), `id` handed back as it is, and counted only when it
-/// is a binary.
-#[rustler::nif]
-fn link_for_attempt<'a>(
-    env: Env<'a>,
-    repository: Term<'a>,
-    kind: Option<Binary<'a>>,
-    id: Term<'a>,
-    authority: Term<'a>,
-) -> NifResult<Term<'a>> {
-    let repository_id = repository.map_get(words::id()).ok();
-    let reading = PrincipalReading {
-        kind: kind.as_ref().map(Binary::as_slice),
-        id: Some(id).filter(|id| id.is_binary()),
-    };
-    match disclosure::link_for_attempt(repository_id, reading, authority) {
-        Ok(link) => {
-            let attrs = LinkAttrs {
-                account_id: *link.account_id(),
-                artifact_ref: Text(link.artifact_ref()),
-                artifact_type: Text(link.artifact_type()),
-                authority_snapshot: *link.authority_snapshot(),
-                // Keyed by a binary, as the seeds write it.
-                consent: Term::map_from_arrays(
-                    env,
-                    &[Text("granted_by")],
-                    &[Text(link.consent().granted_by)],
-                )?,
-                repository_id: *link.repository_id(),
-                tier: Text(link.tier().as_str()),
-            };
-            Ok((atom::ok(), attrs).encode(env))
-        }
-        Err(why) => Ok((atom::error(), Text(why.message())).encode(env)),
+        Ok(map)
     }
 }
 
@@ -167,49 +111,73 @@ struct LinkAttrs<'a> {
     artifact_ref: Text<'static>,
     artifact_type: Text<'static>,
     authority_snapshot: Term<'a>,
-    consent: Term<'a>,
+    /// Keyed by a binary, as the seeds write it.
+    consent: HashMap<&'static str, &'static str>,
     repository_id: Term<'a>,
     tier: Text<'static>,
 }
 
-/// `{unclassified, doubly_classified}`: the positions, in the given list of
-/// column names, of the columns the schedule of `family` does not classify
-/// and of those it classifies twice. Positions rather than names, so the
-/// Elixir side hands back the very atoms it was given. Its work grows with
-/// its input, so it runs on a dirty scheduler. A name that is not UTF-8 is a
-/// bad argument.
-#[rustler::nif(schedule = "DirtyCpu")]
-#[allow(clippy::needless_pass_by_value)] // rustler hands its arguments over by value
-fn classify(family: FamilyWord, columns: Vec<Binary>) -> NifResult<(Vec<usize>, Vec<usize>)> {
-    let names = columns
-        .iter()
-        .map(|column| std::str::from_utf8(column.as_slice()).map_err(|_| Error::BadArg))
-        .collect::<NifResult<Vec<&str>>>()?;
-    let check = family.0.classify(names.iter().copied());
-    Ok((positions(&names, &check.unclassified), positions(&names, &check.doubly_classified)))
+/// The link's attributes, or the core's sentence for why the attempt gets
+/// none. `kind` and `id` are the principal's `"type"` and `"id"` as the
+/// Elixir side read them: `kind` a binary of at most 64 bytes or `nil`
+/// (anything else), `id` handed back as it is, and counted only when it is
+/// a binary.
+#[rustler::nif]
+fn link_for_attempt<'a>(
+    repository: Term<'a>,
+    kind: Option<Binary<'a>>,
+    id: Term<'a>,
+    authority: Term<'a>,
+) -> Result<LinkAttrs<'a>, error::Error> {
+    let reading = PrincipalReading {
+        kind: kind.as_ref().map(Binary::as_slice),
+        id: Some(id).filter(|id| id.is_binary()),
+    };
+    let repository_id = repository.map_get(keys::id()).ok();
+    let link = disclosure::link_for_attempt(repository_id, reading, authority)?;
+    Ok(LinkAttrs {
+        account_id: *link.account_id(),
+        artifact_ref: Text(link.artifact_ref()),
+        artifact_type: Text(link.artifact_type()),
+        authority_snapshot: *link.authority_snapshot(),
+        consent: HashMap::from([("granted_by", link.consent().granted_by)]),
+        repository_id: *link.repository_id(),
+        tier: Text(link.tier().as_str()),
+    })
 }
 
-/// The positions in `names` of the names in `found`, ascending: linear in
-/// `names`, whatever the size of `found`.
-fn positions(names: &[&str], found: &[String]) -> Vec<usize> {
-    let found: HashSet<&str> = found.iter().map(String::as_str).collect();
-    (0..names.len()).filter(|&at| found.contains(names[at])).collect()
+/// The columns of `family`'s table, of those given (binaries), that the
+/// schedule does not classify and those it classifies twice, each in the
+/// order given.
+#[derive(NifMap)]
+#[rustler(encode)]
+struct Classified {
+    unclassified: Vec<String>,
+    doubly_classified: Vec<String>,
+}
+
+/// [`Classified`]: its work grows with its input, so it runs on a dirty
+/// scheduler. A name that is not UTF-8 is a bad argument.
+#[rustler::nif(schedule = "DirtyCpu")]
+#[allow(clippy::needless_pass_by_value)] // rustler hands its arguments over by value
+fn classify(family: Word<Family>, columns: Vec<String>) -> Classified {
+    let check = family.0.classify(columns.iter().map(String::as_str));
+    Classified { unclassified: check.unclassified, doubly_classified: check.doubly_classified }
 }
 
 /// `[{field, column}]` in field-name order: the column each scheduled field of
 /// `family` is read from.
 #[rustler::nif]
-fn field_columns(family: FamilyWord) -> Vec<(Atom, Atom)> {
-    let at = family.0.index();
-    let words = words();
-    words.fields[at].iter().copied().zip(words.columns[at].iter().copied()).collect()
+fn field_columns(env: Env<'_>, family: Word<Family>) -> NifResult<Vec<(Atom, Atom)>> {
+    let pair = |field: &Field| Ok((atom(env, field.name())?, atom(env, field.column())?));
+    family.0.fields().iter().map(pair).collect()
 }
 
 // ── the ladder (`OpenAgents.Transparency.Ladder`) ───────────────────────
 
 #[rustler::nif]
-fn ladder_name(tier: TierTerm) -> Atom {
-    tier_atom(tier.0.named())
+fn ladder_name(env: Env<'_>, tier: TierTerm) -> NifResult<Atom> {
+    atom(env, tier.0.named())
 }
 
 #[rustler::nif]
@@ -218,18 +186,22 @@ fn ladder_rank(tier: TierTerm) -> u8 {
 }
 
 #[rustler::nif]
-fn ladder_viewer_tier(viewer: ViewerTerm) -> Option<Atom> {
-    viewer.viewer().tier().map(tier_atom)
+fn ladder_viewer_tier(env: Env<'_>, viewer: ViewerTerm) -> NifResult<Option<Atom>> {
+    viewer.viewer().tier().map(|tier| atom(env, tier)).transpose()
 }
 
 #[rustler::nif]
-fn ladder_clamp(tier: TierTerm, viewer: ViewerTerm) -> Atom {
-    tier_atom(viewer.viewer().clamp(tier.0.named()))
+fn ladder_clamp(env: Env<'_>, tier: TierTerm, viewer: ViewerTerm) -> NifResult<Atom> {
+    atom(env, viewer.viewer().clamp(tier.0.named()))
 }
 
 #[rustler::nif]
-fn ladder_effective_tier(subject: SubjectTerm, viewer: ViewerTerm) -> Atom {
-    tier_atom(ladder::effective_tier(&subject.subject(), &viewer.viewer()))
+fn ladder_effective_tier(
+    env: Env<'_>,
+    subject: SubjectTerm,
+    viewer: ViewerTerm,
+) -> NifResult<Atom> {
+    atom(env, ladder::effective_tier(&subject.subject(), &viewer.viewer()))
 }
 
 #[rustler::nif]

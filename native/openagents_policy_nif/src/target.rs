@@ -1,88 +1,76 @@
-//! `OpenAgents.Delegations.Target`'s decisions. rustler decodes the typed
-//! arguments before the body runs, so a wrong type is a bad argument even
-//! where a refusal would otherwise answer; a refusal is
-//! `{:error, "<the core's sentence>"}`.
+//! `OpenAgents.Delegations.Target`'s decisions. `Target` asks them only as
+//! it compiles, of the words the core gave it: a word the core does not
+//! have is a bad argument.
 
 use openagents_policy::target::{
     self, BoxState, Custody, DelegationLifecycle, DelegationSeam, JobStatus, Kind, Lifecycle,
-    MachineObservation, MachineStatus, RunState, Seam,
+    MachineObservation, MachineStatus, RunState, RuntimeClass, Seam,
 };
-use openagents_policy::{Reading, Refusal};
+use openagents_policy::Reading;
 use rustler::types::atom;
-use rustler::{Binary, Encoder, Env, Error, NifResult, Term};
+use rustler::{Binary, Env, NifResult, Term};
 use serde::Serialize;
 
-use crate::decode::is;
-use crate::text::{texts, Text};
-
-/// `{:error, "<the refusal's sentence>"}`.
-fn refused<'a>(env: Env<'a>, refusal: &Refusal) -> Term<'a> {
-    (atom::error(), Text(&refusal.to_string())).encode(env)
-}
-
-/// The answer, or the refusal.
-fn answer(env: Env<'_>, parsed: Result<impl Encoder, Refusal>) -> Term<'_> {
-    parsed.map_or_else(|refusal| refused(env, &refusal), |answer| answer.encode(env))
-}
+use crate::error::raise;
+use crate::word::Word;
 
 /// A seam as the seed writes it: the core's serde JSON as a term, so a map
 /// with binary keys and `nil` for nothing (`TargetTest` holds the two to each
 /// other through the decision document's seam rows).
 fn seam_term<'a>(env: Env<'a>, seam: &impl Serialize) -> NifResult<Term<'a>> {
-    let json = serde_json::to_value(seam).map_err(|why| Error::Term(Box::new(why.to_string())))?;
+    let json = serde_json::to_value(seam).map_err(raise)?;
     Ok(rustler::serde::to_term(env, json)?)
 }
 
 #[rustler::nif]
-fn lifecycles() -> Vec<Text<'static>> {
-    texts(Lifecycle::ALL, Lifecycle::as_str)
+fn lifecycles() -> Vec<&'static str> {
+    Lifecycle::words()
 }
 
 #[rustler::nif]
-fn delegation_lifecycles() -> Vec<Text<'static>> {
-    texts(DelegationLifecycle::ALL, DelegationLifecycle::as_str)
+fn delegation_lifecycles() -> Vec<&'static str> {
+    DelegationLifecycle::words()
 }
 
 /// The job statuses whose delegation has ended.
 #[rustler::nif]
-fn job_terminal_statuses() -> Vec<Text<'static>> {
-    texts(&JobStatus::ended(), JobStatus::as_str)
+fn job_terminal_statuses() -> Vec<&'static str> {
+    JobStatus::ended().iter().map(|&status| status.as_str()).collect()
 }
 
 #[rustler::nif]
-fn custodies() -> Vec<Text<'static>> {
-    texts(Custody::ALL, Custody::as_str)
+fn custodies() -> Vec<&'static str> {
+    Custody::words()
 }
 
 #[rustler::nif]
-fn kinds() -> Vec<Text<'static>> {
-    texts(Kind::ALL, Kind::as_str)
+fn kinds() -> Vec<&'static str> {
+    Kind::words()
 }
 
 #[rustler::nif]
-fn custody<'a>(env: Env<'a>, kind: Binary) -> Term<'a> {
-    answer(env, Kind::parse(kind.as_slice()).map(|kind| Text(kind.custody().as_str())))
+fn custody(kind: Word<Kind>) -> &'static str {
+    kind.0.custody().as_str()
 }
 
 #[rustler::nif]
-fn runtime_class<'a>(env: Env<'a>, kind: Binary) -> Term<'a> {
-    let class = |kind: Kind| kind.runtime_class().map(|class| Text(class.as_str()));
-    answer(env, Kind::parse(kind.as_slice()).map(class))
+fn runtime_class(kind: Word<Kind>) -> Option<&'static str> {
+    kind.0.runtime_class().map(RuntimeClass::as_str)
 }
 
 #[rustler::nif]
-fn box_lifecycle(state: Binary) -> Text<'static> {
-    Text(target::box_lifecycle(state.as_slice()).as_str())
+fn box_lifecycle(state: Binary) -> &'static str {
+    target::box_lifecycle(state.as_slice()).as_str()
 }
 
 #[rustler::nif]
-fn run_lifecycle(state: Binary) -> Text<'static> {
-    Text(target::run_lifecycle(state.as_slice()).as_str())
+fn run_lifecycle(state: Binary) -> &'static str {
+    target::run_lifecycle(state.as_slice()).as_str()
 }
 
 #[rustler::nif]
-fn job_lifecycle(status: Binary) -> Text<'static> {
-    Text(target::job_lifecycle(status.as_slice()).as_str())
+fn job_lifecycle(status: Binary) -> &'static str {
+    target::job_lifecycle(status.as_slice()).as_str()
 }
 
 /// `status` is any term (only a binary can be a known status); `revoked_at`
@@ -90,60 +78,48 @@ fn job_lifecycle(status: Binary) -> Text<'static> {
 /// `OpenAgents.Delegations.Target` compiles its table of every machine the
 /// core tells apart.
 #[rustler::nif]
-fn computer_lifecycle(status: Term, revoked_at: Term, online: bool) -> Text<'static> {
+fn computer_lifecycle(status: Term, revoked_at: Term, online: bool) -> &'static str {
     let status = Binary::from_term(status)
         .map_or(Reading::Unrecognized, |word| MachineStatus::read(word.as_slice()));
-    let revoked = !is(revoked_at, atom::nil());
-    Text(MachineObservation { status, revoked, online }.lifecycle().as_str())
+    let revoked = atom::nil() != revoked_at;
+    MachineObservation { status, revoked, online }.lifecycle().as_str()
 }
 
 #[rustler::nif]
-fn seam<'a>(
-    env: Env<'a>,
-    kind: Binary,
-    lifecycle: Binary,
+fn seam(
+    env: Env<'_>,
+    kind: Word<Kind>,
+    lifecycle: Word<Lifecycle>,
     authorized: bool,
-) -> NifResult<Term<'a>> {
-    let seam =
-        |kind| Ok(Seam::new(kind, Lifecycle::parse(lifecycle.as_slice())?, authorized.into()));
-    match Kind::parse(kind.as_slice()).and_then(seam) {
-        Ok(seam) => seam_term(env, &seam),
-        Err(refusal) => Ok(refused(env, &refusal)),
-    }
+) -> NifResult<Term<'_>> {
+    seam_term(env, &Seam::new(kind.0, lifecycle.0, authorized.into()))
 }
 
 #[rustler::nif]
-fn delegation_seam<'a>(env: Env<'a>, lifecycle: Binary) -> NifResult<Term<'a>> {
-    match DelegationLifecycle::parse(lifecycle.as_slice()) {
-        Ok(lifecycle) => seam_term(env, &DelegationSeam::new(lifecycle)),
-        Err(refusal) => Ok(refused(env, &refusal)),
-    }
+fn delegation_seam(env: Env<'_>, lifecycle: Word<DelegationLifecycle>) -> NifResult<Term<'_>> {
+    seam_term(env, &DelegationSeam::new(lifecycle.0))
 }
 
 /// The substrate vocabularies the lifecycle projections read (each
 /// projection's clauses, and the demonstration task): `[{substrate, [word]}]`.
 #[rustler::nif]
-fn substrates() -> Vec<(Text<'static>, Vec<Text<'static>>)> {
-    vec![
-        (Text("box"), texts(BoxState::ALL, BoxState::as_str)),
-        (Text("run"), texts(RunState::ALL, RunState::as_str)),
-        (Text("job"), texts(JobStatus::ALL, JobStatus::as_str)),
-    ]
+fn substrates() -> Vec<(&'static str, Vec<&'static str>)> {
+    vec![("box", BoxState::words()), ("run", RunState::words()), ("job", JobStatus::words())]
 }
 
 /// The machine status words `computer_lifecycle/3` knows, in the core's order.
 #[rustler::nif]
-fn machine_statuses() -> Vec<Text<'static>> {
-    texts(MachineStatus::ALL, MachineStatus::as_str)
+fn machine_statuses() -> Vec<&'static str> {
+    MachineStatus::words()
 }
 
 /// What each substrate projection answers for a word its vocabulary does not
 /// hold (the core's one `Reading::Unrecognized`): `[{substrate, lifecycle}]`.
 #[rustler::nif]
-fn unrecognized_lifecycles() -> Vec<(Text<'static>, Text<'static>)> {
+fn unrecognized_lifecycles() -> Vec<(&'static str, &'static str)> {
     vec![
-        (Text("box"), Text(Reading::<BoxState>::Unrecognized.lifecycle().as_str())),
-        (Text("run"), Text(Reading::<RunState>::Unrecognized.lifecycle().as_str())),
-        (Text("job"), Text(Reading::<JobStatus>::Unrecognized.lifecycle().as_str())),
+        ("box", Reading::<BoxState>::Unrecognized.lifecycle().as_str()),
+        ("run", Reading::<RunState>::Unrecognized.lifecycle().as_str()),
+        ("job", Reading::<JobStatus>::Unrecognized.lifecycle().as_str()),
     ]
 }

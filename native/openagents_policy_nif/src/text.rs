@@ -17,8 +17,3 @@ impl Encoder for Text<'_> {
         binary.into()
     }
 }
-
-/// `words` mapped to [`Text`]s.
-pub fn texts<T: Copy>(all: &[T], word: fn(T) -> &'static str) -> Vec<Text<'static>> {
-    all.iter().map(|&value| Text(word(value))).collect()
-}

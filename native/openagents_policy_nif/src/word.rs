@@ -1,0 +1,71 @@
+//! Words across the boundary. A value of one of the core's closed
+//! vocabularies (and any unit variant, and a column's or a field's name)
+//! crosses as the atom of its serde name, made when the VM has none yet, so
+//! it is an atom in any VM, and a word a vocabulary gains needs no edit
+//! here. A word handed in is read back into the core's type by the same
+//! serde name.
+
+use openagents_policy::ladder::{self, Access, Tier};
+use openagents_policy::Reading;
+use rustler::{Atom, Binary, Decoder, Env, Error, NifResult, Term};
+use serde::de::{value, DeserializeOwned, IntoDeserializer};
+use serde::Serialize;
+use serde_json::Value;
+
+/// The atom of `value`'s word: its serde name.
+pub fn atom(env: Env<'_>, value: impl Serialize) -> NifResult<Atom> {
+    match serde_json::to_value(value).map_err(crate::error::raise)? {
+        Value::String(word) => Atom::from_str(env, &word),
+        other => Err(crate::error::raise(format!("{other} is not a word"))),
+    }
+}
+
+/// [`atom`] of each of `values`, in order.
+pub fn atoms<T: Serialize>(
+    env: Env<'_>,
+    values: impl IntoIterator<Item = T>,
+) -> NifResult<Vec<Atom>> {
+    values.into_iter().map(|value| atom(env, value)).collect()
+}
+
+/// A value of `T` named by its word: an atom, or a UTF-8 binary. Any other
+/// term, or a word `T` does not have, is a bad argument.
+#[derive(Clone, Copy)]
+pub struct Word<T>(pub T);
+
+impl<'a, T: DeserializeOwned + 'a> Decoder<'a> for Word<T> {
+    fn decode(term: Term<'a>) -> NifResult<Self> {
+        let word: String = if term.is_atom() { term.atom_to_string()? } else { term.decode()? };
+        T::deserialize(word.into_deserializer()).map(Self).map_err(|_: value::Error| Error::BadArg)
+    }
+}
+
+/// A tier as `Host.tier/1` sends it: an atom or a short binary, read by the
+/// core's [`ladder::read_tier`] (an atom that names no tier, unrecognized).
+/// Anything else is a bad argument.
+#[derive(Clone, Copy)]
+pub struct TierTerm(pub Reading<Tier>);
+
+impl<'a> Decoder<'a> for TierTerm {
+    fn decode(term: Term<'a>) -> NifResult<Self> {
+        Ok(Self(if term.is_atom() {
+            term.atom_to_string().map_or(Reading::Unrecognized, ladder::read_tier)
+        } else {
+            ladder::read_tier(Binary::from_term(term)?.as_slice())
+        }))
+    }
+}
+
+/// An access as `Ladder.allows?/3` sends it: an atom (any term that is not
+/// one crosses as `nil`), unrecognized unless it is an access's word.
+#[derive(Clone, Copy)]
+pub struct AccessTerm(pub Reading<Access>);
+
+impl<'a> Decoder<'a> for AccessTerm {
+    fn decode(term: Term<'a>) -> NifResult<Self> {
+        if !term.is_atom() {
+            return Err(Error::BadArg);
+        }
+        Ok(Self(term.atom_to_string().map_or(Reading::Unrecognized, Access::read)))
+    }
+}
