@@ -35,6 +35,13 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @not_loaded Ecto.Association.NotLoaded
   @schedule Native.schedule()
   @relationships Native.relationships()
+  @explained Map.new(@families, fn family ->
+               {family,
+                for(
+                  {f, rung, why} <- Native.reasons(family),
+                  do: %{field: f, rung: rung, reason: why}
+                )}
+             end)
   # The tier words a caller names directly: each tier as an atom and as a
   # string, and `nil`.
   @tier_words [nil | Enum.flat_map(Native.tiers(), &[&1, Atom.to_string(&1)])]
@@ -140,6 +147,46 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   end
 
   defp fields_for(family, class), do: Native.fields_at(family, class)
+
+  @typedoc "Why a column of a family is disclosed from its rung, or never (`explain/2`)."
+  @type explanation :: %{
+          field: atom(),
+          rung: :pulse | :ledger | :glass | :never,
+          reason: String.t()
+        }
+
+  @doc """
+  Why `field` of `family` is where it is: the rung that first discloses it
+  (`:never` for a never-listed column) and the schedule's reason; `nil` for
+  a column the family does not have.
+
+      iex> OpenAgents.Transparency.WorkDisclosure.explain(:work_job, :goal).rung
+      :never
+      iex> OpenAgents.Transparency.WorkDisclosure.explain(:work_job, :no_such_column)
+      nil
+  """
+  @spec explain(family(), term()) :: explanation() | nil
+  def explain(family, field)
+
+  for {family, explained} <- @explained, %{field: field} = explanation <- explained do
+    def explain(unquote(family), unquote(field)), do: unquote(Macro.escape(explanation))
+  end
+
+  def explain(family, _field) when family in @families, do: nil
+
+  @doc """
+  What `tier` withholds of `family`: the explanation of each scheduled field
+  `fields_at(family, tier)` does not show, in the schedule's order (never-listed
+  columns are not in it), so a surface can say "withheld: needs ledger, because ...".
+
+      iex> OpenAgents.Transparency.WorkDisclosure.withheld(:trace, nil)
+      []
+  """
+  @spec withheld(family(), term()) :: [explanation()]
+  def withheld(family, tier) do
+    shown = fields_at(family, tier)
+    for %{rung: rung} = e <- @explained[family], rung != :never, e.field not in shown, do: e
+  end
 
   @doc """
   The viewer descriptor for `repository` and `user`: the account to compare
