@@ -65,6 +65,8 @@ defmodule OpenAgentsPolicy.MixProject do
       # and the checkout has it in every env (rustler's compiler needs it for
       # a source build; without `only:` it is not cut from :prod).
       {:jason, "~> 1.4", optional: true},
+      # WorkDisclosure.where_visible/2 is compiled where the host has Ecto.
+      {:ecto, "~> 3.10", optional: true},
       {:stream_data, "~> 1.1", only: [:dev, :test]},
       {:ex_doc, "~> 0.36", only: :dev, runtime: false},
       # `make dialyzer` (`mix dialyzer`).

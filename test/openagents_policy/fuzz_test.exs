@@ -92,6 +92,7 @@ defmodule OpenAgentsPolicy.FuzzTest do
     {WorkDisclosure, :project, 3} => [:family, :source, :viewer],
     {WorkDisclosure, :classify, 2} => [:family, :columns],
     {WorkDisclosure, :explain, 2} => [:family, :field],
+    {WorkDisclosure, :visibility, 1} => [:viewer],
     {WorkDisclosure, :withheld, 2} => [:family, :viewer],
     {Ladder, :lower, 2} => [:tier, :tier],
     {Ladder, :name, 1} => [:tier],

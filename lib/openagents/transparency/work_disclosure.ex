@@ -334,6 +334,118 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       "(config :openagents_policy, unloaded_link: :raise)"
   end
 
+  @typedoc """
+  Tier column values, of one record shape, that a viewer reads above `dark`:
+  these tier words, any other word (`other`), no word (`none`: `nil`, or a
+  value longer than any word, as `OpenAgentsPolicy.Host.word/1` bounds it).
+  """
+  @type tier_values :: %{words: [String.t()], other: boolean(), none: boolean()}
+
+  @typedoc "What `visibility/1` answers: per record shape, the tier values not dark."
+  @type visibility :: %{
+          account: term(),
+          column: tier_values(),
+          own_link: tier_values(),
+          link: tier_values(),
+          revoked_link: tier_values()
+        }
+
+  @other_word "<any other word>"
+  @tier_strings Enum.map(Native.tiers(), &Atom.to_string/1)
+
+  @doc """
+  Which records `viewer` reads above `dark`, by shape, asked of the core for
+  each tier value as `effective_tier/2` asks it: a record with no link by its
+  `transparency_tier` (`:column`); one whose link is live, by the link's tier,
+  when the link's `account_id` is the viewer's `:account` (`:own_link`) or
+  not (`:link`); one whose link is revoked (`:revoked_link`). What
+  `where_visible/2` builds its query from, for a host that builds its own.
+  """
+  @spec visibility(term()) :: visibility()
+  def visibility(viewer) do
+    {class, account} = Host.viewer(viewer)
+
+    values = fn tier_of ->
+      dark? = &(tier_of.(&1) == :dark)
+
+      %{
+        words: Enum.reject(@tier_strings, dark?),
+        other: not dark?.(@other_word),
+        none: not dark?.(nil)
+      }
+    end
+
+    %{
+      account: account,
+      column: values.(&column(&1, class, account)),
+      own_link: values.(&live(&1, class, true)),
+      link: values.(&live(&1, class, false)),
+      revoked_link: values.(&revoked/1)
+    }
+  end
+
+  if Code.ensure_loaded?(Ecto.Query) do
+    import Ecto.Query, only: [dynamic: 1, dynamic: 2, from: 2]
+
+    @doc """
+    `queryable` (a schema with `transparency_tier` and `artifact_link_id`, or a
+    query on one) narrowed to the rows whose `effective_tier(record, viewer)`,
+    their link loaded, is not `:dark`: the link is read by a left join on the
+    configured `:artifact_link` schema, and each tier value as `visibility/1`
+    answers it. Compiled only where Ecto is.
+    """
+    @spec where_visible(Ecto.Queryable.t(), term()) :: Ecto.Query.t()
+    def where_visible(queryable, viewer) do
+      seen = visibility(viewer)
+      link = Host.modules().artifact_link
+      [key] = link.__schema__(:primary_key)
+
+      query =
+        from(r in queryable, left_join: l in ^link, on: field(l, ^key) == r.artifact_link_id)
+
+      {column, tier} = {dynamic([r], r.transparency_tier), dynamic([..., l], l.tier)}
+
+      owned =
+        case Ecto.Type.cast(link.__schema__(:type, :account_id), seen.account) do
+          {:ok, account} when account != nil ->
+            dynamic([..., l], not is_nil(l.account_id) and l.account_id == ^account)
+
+          _not_an_account ->
+            dynamic(false)
+        end
+
+      live =
+        dynamic(
+          [..., l],
+          is_nil(l.revoked_at) and
+            ((^owned and ^tier_in(tier, seen.own_link)) or
+               (not (^owned) and ^tier_in(tier, seen.link)))
+        )
+
+      visible =
+        dynamic(
+          [..., l],
+          (is_nil(field(l, ^key)) and ^tier_in(column, seen.column)) or
+            (not is_nil(field(l, ^key)) and
+               (^live or (not is_nil(l.revoked_at) and ^tier_in(tier, seen.revoked_link))))
+        )
+
+      Ecto.Query.where(query, ^visible)
+    end
+
+    # A tier value among `values`: a word listed, any other word, or no word.
+    defp tier_in(tier, %{words: words, other: other, none: none}) do
+      long = dynamic(fragment("octet_length(?) > 64", ^tier))
+
+      case {other, none} do
+        {true, true} -> dynamic(^tier in ^words or ^tier not in ^@tier_strings or is_nil(^tier))
+        {true, false} -> dynamic(^tier in ^words or (^tier not in ^@tier_strings and not (^long)))
+        {false, true} -> dynamic(^tier in ^words or is_nil(^tier) or ^long)
+        {false, false} -> dynamic(^tier in ^words)
+      end
+    end
+  end
+
   @doc """
   Mints the consent-bearing link for one attempt through the host's repo, or
   returns `:none`.
