@@ -31,17 +31,12 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   # Read from the Rust core as this module compiles (a compile-time
   # dependency on Native, so a rebuilt library recompiles it).
   @families Native.families()
-  # By name: the library does not depend on Ecto.
+  # By name: Ecto is optional.
   @not_loaded Ecto.Association.NotLoaded
   @schedule Native.schedule()
   @relationships Native.relationships()
-  @explained Map.new(@families, fn family ->
-               {family,
-                for(
-                  {f, rung, why} <- Native.reasons(family),
-                  do: %{field: f, rung: rung, reason: why}
-                )}
-             end)
+  explanation = fn {field, rung, reason} -> %{field: field, rung: rung, reason: reason} end
+  @explained Map.new(@families, &{&1, Enum.map(Native.reasons(&1), explanation)})
   # The tier words a caller names directly: each tier as an atom and as a
   # string, and `nil`.
   @tier_words [nil | Enum.flat_map(Native.tiers(), &[&1, Atom.to_string(&1)])]
@@ -405,32 +400,27 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
       {column, tier} = {dynamic([r], r.transparency_tier), dynamic([..., l], l.tier)}
 
+      # Owned: the link's account is the viewer's (`Host.owns?/2`), an account
+      # the column cannot hold owning none.
       owned =
         case Ecto.Type.cast(link.__schema__(:type, :account_id), seen.account) do
-          {:ok, account} when account != nil ->
-            dynamic([..., l], not is_nil(l.account_id) and l.account_id == ^account)
+          {:ok, id} when id != nil ->
+            dynamic([..., l], not is_nil(l.account_id) and l.account_id == ^id)
 
           _not_an_account ->
             dynamic(false)
         end
 
-      live =
+      own =
         dynamic(
-          [..., l],
-          is_nil(l.revoked_at) and
-            ((^owned and ^tier_in(tier, seen.own_link)) or
-               (not (^owned) and ^tier_in(tier, seen.link)))
+          (^owned and ^tier_in(tier, seen.own_link)) or
+            (not (^owned) and ^tier_in(tier, seen.link))
         )
 
-      visible =
-        dynamic(
-          [..., l],
-          (is_nil(field(l, ^key)) and ^tier_in(column, seen.column)) or
-            (not is_nil(field(l, ^key)) and
-               (^live or (not is_nil(l.revoked_at) and ^tier_in(tier, seen.revoked_link))))
-        )
-
-      Ecto.Query.where(query, ^visible)
+      linked = dynamic([..., l], not is_nil(field(l, ^key)) and is_nil(l.revoked_at) and ^own)
+      revoked = dynamic([..., l], not is_nil(l.revoked_at) and ^tier_in(tier, seen.revoked_link))
+      unlinked = dynamic([..., l], is_nil(field(l, ^key)) and ^tier_in(column, seen.column))
+      Ecto.Query.where(query, ^dynamic(^unlinked or ^linked or ^revoked))
     end
 
     # A tier value among `values`: a word listed, any other word, or no word.
