@@ -330,20 +330,11 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   end
 
   @typedoc """
-  Tier column values, of one record shape, that a viewer reads above `dark`:
-  these tier words, any other word (`other`), no word (`none`: `nil`, or a
-  value longer than any word, as `OpenAgentsPolicy.Host.word/1` bounds it).
+  Tier values of one record shape that a viewer reads above `dark`: these
+  tier words, any other word (`other`), no word (`none`: `nil`, or longer than
+  `OpenAgentsPolicy.Host.word/1` admits). `visibility/1` answers one per shape.
   """
   @type tier_values :: %{words: [String.t()], other: boolean(), none: boolean()}
-
-  @typedoc "What `visibility/1` answers: per record shape, the tier values not dark."
-  @type visibility :: %{
-          account: term(),
-          column: tier_values(),
-          own_link: tier_values(),
-          link: tier_values(),
-          revoked_link: tier_values()
-        }
 
   @other_word "<any other word>"
   @tier_strings Enum.map(Native.tiers(), &Atom.to_string/1)
@@ -356,7 +347,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   not (`:link`); one whose link is revoked (`:revoked_link`). What
   `where_visible/2` builds its query from, for a host that builds its own.
   """
-  @spec visibility(term()) :: visibility()
+  @spec visibility(term()) :: %{required(:account) => term(), optional(atom()) => tier_values()}
   def visibility(viewer) do
     {class, account} = Host.viewer(viewer)
 
