@@ -191,9 +191,9 @@ rows =
     ]
   end
 
-IO.puts(
-  "## An anonymous reader's listing of one issue (#{Harness.revision()}; #{runs} runs each, median)\n"
-)
+load = Harness.loadavg()
+IO.puts("## An anonymous reader's listing of one issue (#{Harness.revision()})\n")
+IO.puts("#{runs} runs each, median; load average at the end #{load}\n")
 
 header = ["hidden attempts", "shown", "all, then drop the dark", "where_visible/2", "faster"]
 Harness.table(header, rows, [0, 1, 4])
