@@ -371,8 +371,6 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   end
 
   if Code.ensure_loaded?(Ecto.Query) do
-    import Ecto.Query, only: [dynamic: 1, dynamic: 2, from: 2]
-
     @doc """
     `queryable` (a schema with `transparency_tier` and `artifact_link_id`, or a
     query on one) narrowed to the rows whose `effective_tier(record, viewer)`,
@@ -382,6 +380,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
     """
     @spec where_visible(Ecto.Queryable.t(), term()) :: Ecto.Query.t()
     def where_visible(queryable, viewer) do
+      import Ecto.Query, only: [dynamic: 1, dynamic: 2, from: 2]
       seen = visibility(viewer)
       link = Host.modules().artifact_link
       [key] = link.__schema__(:primary_key)
@@ -416,6 +415,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
     # A tier value among `values`: a word listed, any other word, or no word.
     defp tier_in(tier, %{words: words, other: other, none: none}) do
+      import Ecto.Query, only: [dynamic: 1]
       long = dynamic(fragment("octet_length(?) > 64", ^tier))
 
       case {other, none} do
