@@ -182,7 +182,11 @@ defmodule HostApp.DisclosureTest do
       everything = Attempts.batch(repository, nil, 10_000)
       descriptors = for r <- readers(), do: Disclosure.viewer(repository, ctx.readers[r])
 
-      for viewer <- descriptors ++ [nil, %{admin: true}] ++ Map.values(ctx.readers) do
+      # The five readers' descriptors, `nil` and `%{admin: true}`; then each
+      # user struct itself, and accounts no link can hold.
+      strays = [%{account_id: "not-an-account", tier: :ledger}, %{account_id: 7}]
+
+      for viewer <- descriptors ++ [nil, %{admin: true}] ++ Map.values(ctx.readers) ++ strays do
         read = Attempts.batch(repository, nil, 10_000, viewer)
         seen = Enum.reject(everything, &(WorkDisclosure.effective_tier(&1, viewer) == :dark))
 
