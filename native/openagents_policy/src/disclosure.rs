@@ -154,27 +154,20 @@ macro_rules! never {
 
 use Rung::{Glass, Ledger, Pulse};
 
-// The schedule, rung by rung, each placement with the app's reason as its
-// value. `dark` admits no field, so nothing is written at it: a record read
-// at `dark` leaves the projection. The never lists are no rung: a column on
-// one would restate, where the repository's gate does not reach, what that
-// gate withholds. A table is written in the app's order and compiled into
-// field-name order by `by_name`, the order `fields`, `fields_at` and the
-// schedule document answer in; a never list answers in the order written.
-// Tables are laid out by hand, one placement a line (rustfmt would split each
-// reason's call over five).
+// The schedule, each placement with the app's reason as its value. `dark`
+// admits no field: a record read at `dark` leaves the projection. A never
+// list is no rung: it would restate, where the repository's gate does not
+// reach, what that gate withholds. Tables are written in the app's order
+// (`by_name` sorts fields by name, the order answers come in; a never list
+// answers as written), one placement a line: rustfmt would split each in five.
 
 /// The reason a placement carries where the app's schedule states none.
 pub const NO_REASON: &str = "No reason stated in the seeds.";
-const HANDLE: &str =
-    "An opaque handle: correlates its own events, names nothing outside the repository the reader \
-     already reached.";
-const REVISION: &str =
-    "A revision identifies repository content: TRANSPARENCY-001 puts shas at l2.";
+const HANDLE: &str = "An opaque handle: names nothing beyond the repository the reader reached.";
+const REVISION: &str = "A revision: TRANSPARENCY-001 puts shas at l2.";
 const OUTCOME: &str = "The executor's word on how it ended: a detail of the result, not the fact.";
 const COUNT: &str = "A count of work: TRANSPARENCY-001 admits module and node counts at l2.";
-const CONVERSATION: &str =
-    "The prompt's home: a conversation is the requester's, not the readers'.";
+const CONVERSATION: &str = "The prompt's home: the requester's conversation, not the readers'.";
 const NODE: &str = "An internal node name, which TRANSPARENCY-001 bans by name.";
 const CREDENTIAL: &str = "Credential metadata: TRANSPARENCY-001 admits no credential at any level.";
 const IN_URL: &str = "In the reader's own URL: republishing makes it public for no gain.";
