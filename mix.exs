@@ -29,7 +29,8 @@ defmodule OpenAgentsPolicy.MixProject do
       # which is all its code calls.
       dialyzer: [
         plt_core_path: Path.join(Mix.Project.build_path(), ".."),
-        plt_add_apps: [:mix],
+        # Ecto is optional, so no application of the library's: added by name.
+        plt_add_apps: [:mix, :ecto],
         plt_add_deps: :apps_direct,
         plt_ignore_apps: [:stream_data],
         flags: [:unmatched_returns, :error_handling]
