@@ -29,7 +29,8 @@ defmodule OpenAgentsPolicy.MixProject do
       # which is all its code calls.
       dialyzer: [
         plt_core_path: Path.join(Mix.Project.build_path(), ".."),
-        plt_add_apps: [:mix],
+        # Ecto is optional, so no application of the library's: added by name.
+        plt_add_apps: [:mix, :ecto],
         plt_add_deps: :apps_direct,
         plt_ignore_apps: [:stream_data],
         flags: [:unmatched_returns, :error_handling]
@@ -65,6 +66,8 @@ defmodule OpenAgentsPolicy.MixProject do
       # and the checkout has it in every env (rustler's compiler needs it for
       # a source build; without `only:` it is not cut from :prod).
       {:jason, "~> 1.4", optional: true},
+      # WorkDisclosure.where_visible/2 is compiled where the host has Ecto.
+      {:ecto, "~> 3.10", optional: true},
       {:stream_data, "~> 1.1", only: [:dev, :test]},
       {:ex_doc, "~> 0.36", only: :dev, runtime: false},
       # `make dialyzer` (`mix dialyzer`).

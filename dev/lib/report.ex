@@ -27,15 +27,25 @@ defmodule OpenAgentsPolicy.Report do
         family
         |> fields()
         |> Enum.sort_by(&{Ladder.rank(WorkDisclosure.tier_for(family, &1)), &1})
-        |> Enum.map(&[to_string(&1), to_string(WorkDisclosure.tier_for(family, &1)), columns[&1]])
+        |> Enum.map(
+          &[
+            to_string(&1),
+            to_string(WorkDisclosure.tier_for(family, &1)),
+            columns[&1],
+            why(family, &1)
+          ]
+        )
 
-      never = family |> WorkDisclosure.never() |> Enum.map_join(", ", &"`#{&1}`")
+      never =
+        family |> WorkDisclosure.never() |> Enum.map_join("\n", &"- `#{&1}`: #{why(family, &1)}")
 
       "#### #{family}\n\n" <>
-        table(["field", "first tier", "read from"], rows) <>
-        "\nNever disclosed: #{never}.\n"
+        table(["field", "first tier", "read from", "why"], rows) <>
+        "\nNever disclosed:\n\n#{never}\n"
     end)
   end
+
+  defp why(family, name), do: WorkDisclosure.explain(family, name).reason
 
   @doc "The seam matrix as Markdown: kind × lifecycle × authority."
   @spec seam_markdown() :: String.t()

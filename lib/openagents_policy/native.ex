@@ -60,6 +60,7 @@ defmodule OpenAgentsPolicy.Native do
   def schedule, do: err()
   def schedule_json, do: err()
   def never(_family), do: err()
+  def reasons(_family), do: err()
   def source_columns(_family), do: err()
   def tier_for(_family, _field), do: err()
   def fields_at(_family, _viewer), do: err()

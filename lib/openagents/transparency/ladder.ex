@@ -61,6 +61,21 @@ defmodule OpenAgents.Transparency.Ladder do
   def rank(tier), do: Native.ladder_rank(Host.tier(tier))
 
   @doc """
+  The lower of two tiers by `rank/1`, each read as `rank/1` reads it (an
+  unknown word is `:dark`): what two gates on one record allow together.
+
+      iex> OpenAgents.Transparency.Ladder.lower("ledger", :glass)
+      :ledger
+      iex> OpenAgents.Transparency.Ladder.lower(:glass, "GLASS")
+      :dark
+  """
+  @spec lower(term(), term()) :: tier()
+  def lower(a, b) do
+    {a, b} = {name(a), name(b)}
+    if rank(a) <= rank(b), do: a, else: b
+  end
+
+  @doc """
   A viewer's own tier, or `nil` when it has none (and so clamps nothing).
 
       iex> OpenAgents.Transparency.Ladder.viewer_tier(%{account_id: "a", tier: :ledger})

@@ -31,10 +31,12 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   # Read from the Rust core as this module compiles (a compile-time
   # dependency on Native, so a rebuilt library recompiles it).
   @families Native.families()
-  # By name: the library does not depend on Ecto.
+  # By name: Ecto is optional.
   @not_loaded Ecto.Association.NotLoaded
   @schedule Native.schedule()
   @relationships Native.relationships()
+  explanation = fn {field, rung, reason} -> %{field: field, rung: rung, reason: reason} end
+  @explained Map.new(@families, &{&1, Enum.map(Native.reasons(&1), explanation)})
   # The tier words a caller names directly: each tier as an atom and as a
   # string, and `nil`.
   @tier_words [nil | Enum.flat_map(Native.tiers(), &[&1, Atom.to_string(&1)])]
@@ -140,6 +142,46 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   end
 
   defp fields_for(family, class), do: Native.fields_at(family, class)
+
+  @typedoc "Why a column of a family is disclosed from its rung, or never (`explain/2`)."
+  @type explanation :: %{
+          field: atom(),
+          rung: :pulse | :ledger | :glass | :never,
+          reason: String.t()
+        }
+
+  @doc """
+  Why `field` of `family` is where it is: the rung that first discloses it
+  (`:never` for a never-listed column) and the schedule's reason; `nil` for
+  a column the family does not have.
+
+      iex> OpenAgents.Transparency.WorkDisclosure.explain(:work_job, :goal).rung
+      :never
+      iex> OpenAgents.Transparency.WorkDisclosure.explain(:work_job, :no_such_column)
+      nil
+  """
+  @spec explain(family(), term()) :: explanation() | nil
+  def explain(family, field)
+
+  for {family, explained} <- @explained, %{field: field} = explanation <- explained do
+    def explain(unquote(family), unquote(field)), do: unquote(Macro.escape(explanation))
+  end
+
+  def explain(family, _field) when family in @families, do: nil
+
+  @doc """
+  What `tier` withholds of `family`: the explanation of each scheduled field
+  `fields_at(family, tier)` does not show, in the schedule's order (never-listed
+  columns are not in it), so a surface can say "withheld: needs ledger, because ...".
+
+      iex> OpenAgents.Transparency.WorkDisclosure.withheld(:trace, nil)
+      []
+  """
+  @spec withheld(family(), term()) :: [explanation()]
+  def withheld(family, tier) do
+    shown = fields_at(family, tier)
+    for %{rung: rung} = e <- @explained[family], rung != :never, e.field not in shown, do: e
+  end
 
   @doc """
   The viewer descriptor for `repository` and `user`: the account to compare
@@ -285,6 +327,104 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       "artifact_link_id is set#{described}: preload :artifact_link (for example " <>
       "Repo.preload(records, :artifact_link)) so that a revoked link reads dark " <>
       "(config :openagents_policy, unloaded_link: :raise)"
+  end
+
+  @typedoc """
+  Tier values of one record shape that a viewer reads above `dark`: these
+  tier words, any other word (`other`), no word (`none`: `nil`, or longer than
+  `OpenAgentsPolicy.Host.word/1` admits). `visibility/1` answers one per shape.
+  """
+  @type tier_values :: %{words: [String.t()], other: boolean(), none: boolean()}
+
+  @other_word "<any other word>"
+  @tier_strings Enum.map(Native.tiers(), &Atom.to_string/1)
+
+  @doc """
+  Which records `viewer` reads above `dark`, by shape, asked of the core for
+  each tier value as `effective_tier/2` asks it: a record with no link by its
+  `transparency_tier` (`:column`); one whose link is live, by the link's tier,
+  when the link's `account_id` is the viewer's `:account` (`:own_link`) or
+  not (`:link`); one whose link is revoked (`:revoked_link`). What
+  `where_visible/2` builds its query from, for a host that builds its own.
+  """
+  @spec visibility(term()) :: %{required(:account) => term(), optional(atom()) => tier_values()}
+  def visibility(viewer) do
+    {class, account} = Host.viewer(viewer)
+
+    values = fn tier_of ->
+      dark? = &(tier_of.(&1) == :dark)
+
+      %{
+        words: Enum.reject(@tier_strings, dark?),
+        other: not dark?.(@other_word),
+        none: not dark?.(nil)
+      }
+    end
+
+    %{
+      account: account,
+      column: values.(&column(&1, class, account)),
+      own_link: values.(&live(&1, class, true)),
+      link: values.(&live(&1, class, false)),
+      revoked_link: values.(&revoked/1)
+    }
+  end
+
+  if Code.ensure_loaded?(Ecto.Query) do
+    @doc """
+    `queryable` (a schema with `transparency_tier` and `artifact_link_id`, or a
+    query on one) narrowed to the rows whose `effective_tier(record, viewer)`,
+    their link loaded, is not `:dark`: the link is read by a left join on the
+    configured `:artifact_link` schema, and each tier value as `visibility/1`
+    answers it. Compiled only where Ecto is.
+    """
+    @spec where_visible(Ecto.Queryable.t(), term()) :: Ecto.Query.t()
+    def where_visible(queryable, viewer) do
+      import Ecto.Query, only: [dynamic: 1, dynamic: 2, from: 2]
+      seen = visibility(viewer)
+      link = Host.modules().artifact_link
+      [key] = link.__schema__(:primary_key)
+
+      query =
+        from(r in queryable, left_join: l in ^link, on: field(l, ^key) == r.artifact_link_id)
+
+      {column, tier} = {dynamic([r], r.transparency_tier), dynamic([..., l], l.tier)}
+
+      # Owned: the link's account is the viewer's (`Host.owns?/2`), an account
+      # the column cannot hold owning none.
+      owned =
+        case Ecto.Type.cast(link.__schema__(:type, :account_id), seen.account) do
+          {:ok, id} when id != nil ->
+            dynamic([..., l], not is_nil(l.account_id) and l.account_id == ^id)
+
+          _not_an_account ->
+            dynamic(false)
+        end
+
+      own =
+        dynamic(
+          (^owned and ^tier_in(tier, seen.own_link)) or
+            (not (^owned) and ^tier_in(tier, seen.link))
+        )
+
+      linked = dynamic([..., l], not is_nil(field(l, ^key)) and is_nil(l.revoked_at) and ^own)
+      revoked = dynamic([..., l], not is_nil(l.revoked_at) and ^tier_in(tier, seen.revoked_link))
+      unlinked = dynamic([..., l], is_nil(field(l, ^key)) and ^tier_in(column, seen.column))
+      Ecto.Query.where(query, ^dynamic(^unlinked or ^linked or ^revoked))
+    end
+
+    # A tier value among `values`: a word listed, any other word, or no word.
+    defp tier_in(tier, %{words: words, other: other, none: none}) do
+      import Ecto.Query, only: [dynamic: 1]
+      long = dynamic(fragment("octet_length(?) > 64", ^tier))
+
+      case {other, none} do
+        {true, true} -> dynamic(^tier in ^words or ^tier not in ^@tier_strings or is_nil(^tier))
+        {true, false} -> dynamic(^tier in ^words or (^tier not in ^@tier_strings and not (^long)))
+        {false, true} -> dynamic(^tier in ^words or is_nil(^tier) or ^long)
+        {false, false} -> dynamic(^tier in ^words)
+      end
+    end
   end
 
   @doc """

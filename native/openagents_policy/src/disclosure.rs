@@ -88,15 +88,21 @@ pub struct Field {
     #[serde(rename = "tier")]
     rung: Rung,
     column: &'static str,
+    reason: &'static str,
 }
 
 impl Field {
-    const fn new(name: &'static str, rung: Rung) -> Self {
-        Self { name, rung, column: name }
+    const fn new(name: &'static str, rung: Rung, reason: &'static str) -> Self {
+        Self { name, rung, column: name, reason }
     }
 
-    const fn from(name: &'static str, rung: Rung, column: &'static str) -> Self {
-        Self { name, rung, column }
+    const fn from(
+        name: &'static str,
+        rung: Rung,
+        column: &'static str,
+        reason: &'static str,
+    ) -> Self {
+        Self { name, rung, column, reason }
     }
 
     /// The field's name in a projection.
@@ -119,181 +125,182 @@ impl Field {
     pub const fn column(&self) -> &'static str {
         self.column
     }
+
+    /// Why it is placed at its rung, as the app's schedule says it (or
+    /// [`NO_REASON`] where it says nothing).
+    #[must_use]
+    pub const fn reason(&self) -> &'static str {
+        self.reason
+    }
+}
+
+/// A column no rung discloses, and why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Never {
+    /// The schema column.
+    pub column: &'static str,
+    /// Why no rung discloses it (or [`NO_REASON`]).
+    pub reason: &'static str,
+}
+
+/// A never list, `column => reason` a line, and its columns alone (what
+/// [`Family::never`] answers).
+macro_rules! never {
+    ($list:ident, $columns:ident: $($column:literal => $reason:expr,)+) => {
+        const $list: &[Never] = &[$(Never { column: $column, reason: $reason }),+];
+        const $columns: &[&str] = &[$($column),+];
+    };
 }
 
 use Rung::{Glass, Ledger, Pulse};
 
-// The schedule, rung by rung, each placement with the app's reason beside it
-// (or "no reason stated" where the app's schedule gives none). `dark` admits
-// no field, so nothing is written at it: a record read at `dark` leaves the
-// projection. The never lists are no rung: a column on one would restate,
-// where the repository's gate does not reach, what that gate withholds.
-//
-// A table is written in the app's order and compiled into field-name order by
-// `by_name`; that sorted order is the one `fields`, `fields_at` and the
-// schedule document answer in. A never list answers in the order written.
+// The schedule, each placement with the app's reason as its value. `dark`
+// admits no field: a record read at `dark` leaves the projection. A never
+// list is no rung: it would restate, where the repository's gate does not
+// reach, what that gate withholds. Tables are written in the app's order
+// (`by_name` sorts fields by name, the order answers come in; a never list
+// answers as written), one placement a line: rustfmt would split each in five.
 
-// attempt (`forge_assignments`): an attempt of a named shape ran and ended
-// so; `ledger` adds the refs and the revision it produced.
+/// The reason a placement carries where the app's schedule states none.
+pub const NO_REASON: &str = "No reason stated in the seeds.";
+const HANDLE: &str = "An opaque handle: names nothing beyond the repository the reader reached.";
+const REVISION: &str = "A revision: TRANSPARENCY-001 puts shas at l2.";
+const OUTCOME: &str = "The executor's word on how it ended: a detail of the result, not the fact.";
+const COUNT: &str = "A count of work: TRANSPARENCY-001 admits module and node counts at l2.";
+const CONVERSATION: &str = "The prompt's home: the requester's conversation, not the readers'.";
+const NODE: &str = "An internal node name, which TRANSPARENCY-001 bans by name.";
+const CREDENTIAL: &str = "Credential metadata: TRANSPARENCY-001 admits no credential at any level.";
+const IN_URL: &str = "In the reader's own URL: republishing makes it public for no gain.";
+const GATE: &str = "The tier is the gate, not a field the gate discloses.";
+const LINK: &str = "The link that carries the gate, listed with the tier.";
+const RESTATES: &str = "Restates private repository content, like `goal`.";
+const SUBSTRATE: &str = "A handle into the operator's own substrate.";
+
+// attempt (`forge_assignments`): `pulse` that it ran, its shape and how it
+// ended (no ref, revision or place); `ledger` the refs and the revision it
+// produced; `glass` nothing more, only the work job stores output.
+#[rustfmt::skip]
 const ATTEMPT: &[Field] = &by_name([
-    // ── dark: nothing; the record leaves the projection.
-    // ── pulse: that it ran, its shape, how it ended; no ref, revision or place.
-    // An opaque handle: correlates its own events, names nothing outside the
-    // repository the reader already reached.
-    Field::new("id", Pulse),
-    // `box` or `computer`: which shape ran, never which box or computer.
-    Field::new("target_kind", Pulse),
-    // Its own lifecycle word: "it ran and ended so" is all `pulse` is for.
-    Field::new("state", Pulse),
-    // TRANSPARENCY-001 publishes a principal's kind, never its id.
-    Field::from("requester_kind", Pulse, "requesting_principal"),
-    Field::new("admitted_at", Pulse), // No reason stated in the seeds.
-    Field::new("started_at", Pulse),  // No reason stated in the seeds.
-    Field::new("finished_at", Pulse), // No reason stated in the seeds.
-    // ── ledger: the refs and the revision it produced, repository content.
-    // A ref in the repository's namespace, perhaps named after the work.
-    Field::new("branch", Ledger),
-    // A ref too, the one the run ended on: repository content.
-    Field::new("terminal_branch", Ledger),
-    // A revision: TRANSPARENCY-001 puts shas at l2; `pulse` would contradict it.
-    Field::new("terminal_commit", Ledger),
-    // The executor's word on how it ended: a detail of the result, not the fact.
-    Field::new("failure_reason", Ledger),
-    // ── glass: nothing more; only the work job stores output.
+    Field::new("id", Pulse, HANDLE),
+    Field::new("target_kind", Pulse, "`box` or `computer`: which shape ran, never which one."),
+    Field::new("state", Pulse, "Its own lifecycle word: \"it ran and ended so\" is all `pulse` is for."),
+    Field::from("requester_kind", Pulse, "requesting_principal",
+        "TRANSPARENCY-001 publishes a principal's kind, never its id."),
+    Field::new("admitted_at", Pulse, NO_REASON),
+    Field::new("started_at", Pulse, NO_REASON),
+    Field::new("finished_at", Pulse, NO_REASON),
+    Field::new("branch", Ledger, "A ref in the repository's namespace, perhaps named after the work."),
+    Field::new("terminal_branch", Ledger, "The ref the run ended on: repository content."),
+    Field::new("terminal_commit", Ledger, REVISION),
+    Field::new("failure_reason", Ledger, OUTCOME),
 ]);
 
-const ATTEMPT_NEVER: &[&str] = &[
-    "conversation_id", // The prompt's home: a conversation is the requester's, not the readers'.
-    "conversation_box_id", // The conversation's Box: the prompt's home too.
-    "machine_id",      // A box or computer id is an internal node name TRANSPARENCY-001 bans.
-    "run_id",          // Names a run on that machine; the same reason.
-    "work_job_id",     // The job is its own family, gated per field, not an id fetching them all.
-    "deadline_at",     // A bound on the run: published once, as the job's `budget`, not twice.
-    // Credential metadata: TRANSPARENCY-001 admits no credential at any level.
-    "credential_delivery_status",
-    "credential_delivery_reason", // Credential metadata, as above.
-    "repository_id", // In the reader's own URL: republishing makes it public for no gain.
-    "issue_id",      // In the reader's own URL, as above.
-    "transparency_tier", // The tier is the gate, not a field the gate discloses.
-    "artifact_link_id", // The link that carries the gate; listed with the tier.
-    "inserted_at",   // No reason stated in the seeds.
-    "updated_at",    // No reason stated in the seeds.
-];
+never! { ATTEMPT_NEVER, ATTEMPT_NEVER_COLUMNS:
+    "conversation_id" => CONVERSATION,
+    "conversation_box_id" => "The conversation's Box: the prompt's home too.",
+    "machine_id" => "A box or computer id: an internal node name TRANSPARENCY-001 bans.",
+    "run_id" => "Names a run on a box or computer: an internal node name too.",
+    "work_job_id" => "The job is its own family, gated per field, not an id fetching it all.",
+    "deadline_at" => "A bound on the run: published once, as the job's `budget`, not twice.",
+    "credential_delivery_status" => CREDENTIAL,
+    "credential_delivery_reason" => CREDENTIAL,
+    "repository_id" => IN_URL,
+    "issue_id" => IN_URL,
+    "transparency_tier" => GATE,
+    "artifact_link_id" => LINK,
+    "inserted_at" => NO_REASON,
+    "updated_at" => NO_REASON,
+}
 
 // work_job (`work_jobs`): the execution behind an attempt, and the one family
 // whose `glass` carries anything, because it is the one that stores output.
+#[rustfmt::skip]
 const WORK_JOB: &[Field] = &by_name([
-    // ── dark: nothing; the record leaves the projection.
-    // ── pulse: that the job ran, its shape, how it ended.
-    // An opaque handle; the seeds give that reason for the attempt's `id`.
-    Field::new("id", Pulse),
-    Field::new("kind", Pulse), // Which of five delegation shapes ran: a shape, not a place.
-    // Its lifecycle word; no reason stated (the attempt's `state` gives one).
-    Field::new("status", Pulse),
-    Field::new("started_at", Pulse), // No reason stated in the seeds.
-    Field::new("completed_at", Pulse), // No reason stated in the seeds.
-    // ── ledger: how much work, and within what bounds.
-    // A count of work: TRANSPARENCY-001 admits module and node counts at l2.
-    Field::new("tool_call_count", Ledger),
-    Field::new("continuation_count", Ledger), // A count of work, as `tool_call_count`.
-    // A bounded typed word on how it ended: a detail, as `failure_reason` is.
-    Field::new("error_code", Ledger),
-    // Wall clock, report and prompt ceilings: a bound on the run is a fact
-    // about the run. The prompt they bound is never published.
-    Field::from("budget", Ledger, "budget_snapshot"),
-    // ── glass: the job's own output, for its account and an operator only.
-    // Model-authored prose, up to 8 KB, may restate private content verbatim.
-    Field::new("report", Glass),
-    Field::new("usage", Glass), // Token and cost accounting: billing about that account.
-    Field::new("model_id", Glass), // Which model did that account's work.
+    Field::new("id", Pulse, HANDLE),
+    Field::new("kind", Pulse, "Which of five delegation shapes ran: a shape, not a place."),
+    Field::new("status", Pulse, NO_REASON),
+    Field::new("started_at", Pulse, NO_REASON),
+    Field::new("completed_at", Pulse, NO_REASON),
+    Field::new("tool_call_count", Ledger, COUNT),
+    Field::new("continuation_count", Ledger, COUNT),
+    Field::new("error_code", Ledger, OUTCOME),
+    Field::from("budget", Ledger, "budget_snapshot",
+        "Wall clock, report and prompt ceilings: a bound on the run is a fact about the run (the \
+         prompt they bound is never published)."),
+    Field::new("report", Glass, "Model-authored prose, up to 8 KB, may restate private content verbatim."),
+    Field::new("usage", Glass, "Token and cost accounting: billing, about that account."),
+    Field::new("model_id", Glass, "Which model did that account's work."),
 ]);
 
-const WORK_JOB_NEVER: &[&str] = &[
-    "goal",         // The issue's own sentence: private repository content, retyped.
-    "context_hint", // Restates repository content, like `goal`.
-    "delegation",   // Restates repository content, like `goal`.
-    // Roots, cwd, machine name, agent id: a machine's filesystem, a node name.
-    "authority_snapshot",
-    "machine_id",               // An internal node name, as on the attempt.
-    "conversation_id",          // The prompt's home, as on the attempt.
-    "owner_visitor_id",         // No reason stated in the seeds.
-    "requesting_tool_step_ref", // No reason stated in the seeds.
-    "instruction_digest",       // A handle into the operator's own substrate.
-    "tool_catalog_digest",      // A handle into the operator's own substrate.
-    "memory_snapshot_ref",      // A handle into the operator's own substrate.
-    "report_message_id",        // A handle into the operator's own substrate.
-    "owner_node",               // An internal node name, which TRANSPARENCY-001 bans by name.
-    "generation",               // No reason stated in the seeds (it is listed beside `owner_node`).
-    "surface",                  // `text` or `voice`: conversation metadata about that account.
-    "inserted_at",              // No reason stated in the seeds.
-    "updated_at",               // No reason stated in the seeds.
-];
+never! { WORK_JOB_NEVER, WORK_JOB_NEVER_COLUMNS:
+    "goal" => "The issue's own sentence: private repository content, retyped.",
+    "context_hint" => RESTATES,
+    "delegation" => RESTATES,
+    "authority_snapshot" => "Roots, cwd, machine name, agent id: a machine's filesystem, a node name.",
+    "machine_id" => NODE,
+    "conversation_id" => CONVERSATION,
+    "owner_visitor_id" => NO_REASON,
+    "requesting_tool_step_ref" => NO_REASON,
+    "instruction_digest" => SUBSTRATE,
+    "tool_catalog_digest" => SUBSTRATE,
+    "memory_snapshot_ref" => SUBSTRATE,
+    "report_message_id" => SUBSTRATE,
+    "owner_node" => NODE,
+    "generation" => NO_REASON,
+    "surface" => "`text` or `voice`: conversation metadata about that account.",
+    "inserted_at" => NO_REASON,
+    "updated_at" => NO_REASON,
+}
 
 // evidence (`issue_evidence`): `pulse` is exactly "a public issue can say that
 // restricted evidence exists": the family and the verdict, without the
-// artifact, the revision or the place.
+// artifact, the revision or the place, which are `ledger`'s.
+#[rustfmt::skip]
 const EVIDENCE: &[Field] = &by_name([
-    // ── dark: nothing; the record leaves the projection.
-    // ── pulse: that evidence exists and its verdict.
-    // An opaque handle; the seeds give that reason for the attempt's `id`.
-    Field::new("id", Pulse),
-    // Which of four receipt families evaluated the commit: the existence.
-    Field::new("family", Pulse),
-    Field::new("result", Pulse), // The receipt's terminal word: the outcome, without the artifact.
-    Field::new("plane", Pulse),  // `forge` or `tenant`: two structural values.
-    // `closing_reference` or `assignment`: how the commit resolved to the issue.
-    Field::new("source", Pulse),
-    Field::from("recorded_at", Pulse, "inserted_at"), // No reason stated in the seeds.
-    // ── ledger: the artifact, the revision and the place.
-    // A revision identifies repository content, as on the attempt.
-    Field::from("commit", Ledger, "commit_sha"),
-    // The handle that fetches the receipt: at `pulse`, a pointer past the gate.
-    Field::new("receipt_id", Ledger),
-    // Where bytes reached (a customer-named place on tenant): `ledger` says where.
-    Field::new("environment", Ledger),
-    // ── glass: nothing more; an edge stores no output.
+    Field::new("id", Pulse, HANDLE),
+    Field::new("family", Pulse, "Which of four receipt families evaluated the commit: the existence."),
+    Field::new("result", Pulse, "The receipt's terminal word: the outcome, without the artifact."),
+    Field::new("plane", Pulse, "`forge` or `tenant`: two structural values."),
+    Field::new("source", Pulse, "`closing_reference` or `assignment`: how the commit resolved to the issue."),
+    Field::from("recorded_at", Pulse, "inserted_at", NO_REASON),
+    Field::from("commit", Ledger, "commit_sha", REVISION),
+    Field::new("receipt_id", Ledger, "The handle that fetches the receipt: at `pulse`, a pointer past the gate."),
+    Field::new("environment", Ledger, "Where bytes reached (a customer-named place on tenant)."),
 ]);
 
-const EVIDENCE_NEVER: &[&str] = &[
-    "actor",             // Carries a principal's id: TRANSPARENCY-001 publishes kinds, not ids.
-    "assignment_id",     // The edge and the attempt join on the revision, at `ledger`, without it.
-    "repository_id",     // In the reader's own URL, as on the attempt.
-    "issue_id",          // In the reader's own URL, as on the attempt.
-    "transparency_tier", // The gate, not a field it discloses, as on the attempt.
-    "artifact_link_id",  // The link that carries the gate, as on the attempt.
-];
+never! { EVIDENCE_NEVER, EVIDENCE_NEVER_COLUMNS:
+    "actor" => "Carries a principal's id: TRANSPARENCY-001 publishes kinds, not ids.",
+    "assignment_id" => "The edge and the attempt join on the revision, at `ledger`, without it.",
+    "repository_id" => IN_URL,
+    "issue_id" => IN_URL,
+    "transparency_tier" => GATE,
+    "artifact_link_id" => LINK,
+}
 
 // trace (`traces`): no rung publishes the ATIF document, not even to its
 // uploader: it is the whole run (every prompt, message, tool argument and
 // result) and restates more of a repository than `goal`, `context_hint` and
 // `delegation`, which are never-listed for less. Each rung takes a bounded
 // fact about the trajectory and none a step out of it; `document` is read for
-// two such facts and published for none.
+// two such facts and published for none; `glass` adds nothing, the owner
+// reads the document through their own account, not through an issue.
+#[rustfmt::skip]
 const TRACE: &[Field] = &by_name([
-    // ── dark: nothing; the record leaves the projection.
-    // ── pulse: that the work was recorded, and its shape.
-    // An opaque handle; the seeds give that reason for the attempt's `id`.
-    Field::new("id", Pulse),
-    // A format name (`ATIF-v1.7`): the existence disclosure.
-    Field::from("schema_version", Pulse, "document"),
-    // A count of work, a rung below `tool_call_count`: it names no repository.
-    Field::from("step_count", Pulse, "document"),
-    Field::from("recorded_at", Pulse, "inserted_at"), // No reason stated in the seeds.
-    // ── ledger: what addresses the content.
-    // A sha of a document, and TRANSPARENCY-001 puts shas at l2. It lets a
-    // holder of the bytes prove they are the ones this attempt recorded.
-    Field::new("digest", Ledger),
-    // No reason stated in the seeds (it is listed beside `digest`).
-    Field::new("byte_size", Ledger),
-    // ── glass: nothing more, not the steps: the owner reads the document
-    // through their own account, not through an issue.
+    Field::new("id", Pulse, HANDLE),
+    Field::from("schema_version", Pulse, "document", "A format name (`ATIF-v1.7`): the existence disclosure."),
+    Field::from("step_count", Pulse, "document", "A count of work, a rung below `tool_call_count`: it names no repository."),
+    Field::from("recorded_at", Pulse, "inserted_at", NO_REASON),
+    Field::new("digest", Ledger,
+        "A sha of a document (TRANSPARENCY-001 puts shas at l2): it lets a holder of the bytes prove \
+         they are the ones this attempt recorded."),
+    Field::new("byte_size", Ledger, NO_REASON),
 ]);
 
-const TRACE_NEVER: &[&str] = &[
-    "user_id",       // The uploader: TRANSPARENCY-001 publishes a kind, never an id.
-    "visibility",    // The consent that gates this projection: the gate is not a field.
-    "assignment_id", // The attempt is its own family, gated on its own fields.
-];
+never! { TRACE_NEVER, TRACE_NEVER_COLUMNS:
+    "user_id" => "The uploader: TRANSPARENCY-001 publishes a kind, never an id.",
+    "visibility" => "The consent that gates this projection: the gate is not a field.",
+    "assignment_id" => "The attempt is its own family, gated on its own fields.",
+}
 
 /// `fields` in field-name order, which is the order the schedule answers in.
 /// A name written twice does not compile.
@@ -346,11 +353,37 @@ impl Family {
     #[must_use]
     pub const fn never(self) -> &'static [&'static str] {
         match self {
+            Self::Attempt => ATTEMPT_NEVER_COLUMNS,
+            Self::WorkJob => WORK_JOB_NEVER_COLUMNS,
+            Self::Evidence => EVIDENCE_NEVER_COLUMNS,
+            Self::Trace => TRACE_NEVER_COLUMNS,
+        }
+    }
+
+    /// The never list with each column's reason, in schedule order.
+    #[must_use]
+    pub const fn never_listed(self) -> &'static [Never] {
+        match self {
             Self::Attempt => ATTEMPT_NEVER,
             Self::WorkJob => WORK_JOB_NEVER,
             Self::Evidence => EVIDENCE_NEVER,
             Self::Trace => TRACE_NEVER,
         }
+    }
+
+    /// Why `name`, a scheduled field or a never-listed column, is placed
+    /// where it is; `None` for a name the family has on neither list.
+    ///
+    /// ```
+    /// use openagents_policy::disclosure::Family;
+    /// assert!(Family::WorkJob.reason("report").unwrap().contains("8 KB"));
+    /// assert!(Family::WorkJob.reason("goal").is_some());
+    /// assert_eq!(Family::WorkJob.reason("no_such_column"), None);
+    /// ```
+    #[must_use]
+    pub fn reason(self, name: &str) -> Option<&'static str> {
+        let never = self.never_listed().iter().find(|never| never.column == name);
+        self.field(name).map(Field::reason).or(never.map(|never| never.reason))
     }
 
     /// The scheduled field named `name`, if there is one.
@@ -489,8 +522,8 @@ pub struct FamilySchedule {
     pub family: Family,
     /// Its scheduled fields, in field-name order.
     pub fields: &'static [Field],
-    /// The columns no tier discloses, in schedule order.
-    pub never: &'static [&'static str],
+    /// The columns no tier discloses, with their reasons, in schedule order.
+    pub never: &'static [Never],
 }
 
 /// The whole schedule, every family in declaration order. Serializes to the
@@ -499,7 +532,11 @@ pub struct FamilySchedule {
 pub fn schedule() -> Vec<FamilySchedule> {
     Family::ALL
         .iter()
-        .map(|&family| FamilySchedule { family, fields: family.fields(), never: family.never() })
+        .map(|&family| FamilySchedule {
+            family,
+            fields: family.fields(),
+            never: family.never_listed(),
+        })
         .collect()
 }
 

@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 
 use openagents_policy::disclosure::{
     effective_tier, link_for_attempt, schedule, Family, Field, NoLink, PrincipalReading, Record,
-    Relationship,
+    Relationship, NO_REASON,
 };
 use openagents_policy::ladder::{Link, Subject, Tier, Viewer};
 use openagents_policy::Reading;
@@ -468,12 +468,48 @@ fn the_schedule_serializes_every_family_field_tier_and_never_list() {
             .fields()
             .iter()
             .map(|field| {
-                json!({"field": field.name(), "tier": field.rung().as_str(), "column": field.column()})
+                let (name, column, reason) = (field.name(), field.column(), field.reason());
+                json!({"field": name, "tier": field.rung().as_str(), "column": column, "reason": reason})
             })
             .collect();
-        assert_eq!(entry["fields"], json!(fields), "{family}: every field, its tier and column");
-        assert_eq!(entry["never"], json!(family.never()), "{family}: the never list, in order");
+        assert_eq!(
+            entry["fields"],
+            json!(fields),
+            "{family}: every field, its tier, column, reason"
+        );
+        let never: Vec<Value> = (family.never().iter().zip(family.never_listed()))
+            .map(|(column, never)| json!({"column": column, "reason": never.reason}))
+            .collect();
+        assert_eq!(entry["never"], json!(never), "{family}: the never list and reasons, in order");
     }
+}
+
+/// Each placement and each never-listed column carries a reason: a sentence
+/// of its own, or the one that says the seeds give none. A field or column
+/// added without one fails here.
+#[test]
+fn every_field_and_never_listed_column_has_its_reason() {
+    for &family in Family::ALL {
+        let names = family.fields().iter().map(Field::name).chain(family.never().iter().copied());
+        for name in names {
+            let reason = family.reason(name).unwrap_or_default();
+            assert!(
+                reason.len() > 8 && reason.ends_with('.'),
+                "{family}.{name}: its reason is a sentence, not {reason:?}"
+            );
+        }
+        let scheduled = family.fields().iter().map(|field| (field.name(), field.reason()));
+        let listed = family.never_listed().iter().map(|never| (never.column, never.reason));
+        for (name, reason) in scheduled.chain(listed) {
+            assert_eq!(
+                family.reason(name),
+                Some(reason),
+                "{family}.{name}: reason/1 reads its own"
+            );
+        }
+        assert_eq!(family.reason("no_such_column"), None, "{family}: a stranger has no reason");
+    }
+    assert!(NO_REASON.starts_with("No reason"), "the seeds' silence is said, not hidden");
 }
 
 #[test]

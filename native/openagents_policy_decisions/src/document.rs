@@ -76,6 +76,14 @@ macro_rules! tables {
                 match self { $(Self::$variant => $name,)+ }
             }
 
+            /// Whether a changed answer of this table can change what anyone
+            /// reads or may do: every table's but the reasons', whose answers
+            /// are words that explain a placement and decide nothing.
+            #[must_use]
+            pub const fn decides(self) -> bool {
+                !matches!(self, Self::ScheduleReasons)
+            }
+
             /// The table named `name`, if the document has one.
             #[must_use]
             pub fn parse(name: &str) -> Option<Self> {
@@ -95,6 +103,9 @@ tables! {
     ScheduleFields => "schedule.fields",
     /// A family's never list.
     ScheduleNever => "schedule.never",
+    /// Why a scheduled field (`field`) or a never-listed column (`column`)
+    /// is placed where it is: words, which decide nothing.
+    ScheduleReasons => "schedule.reasons",
     /// The viewer descriptor of a relationship.
     Relationships => "relationships",
     /// A rung's tier and access.
@@ -313,11 +324,21 @@ fn schedule(rows: &mut Rows) -> Res {
     let families = disclosure::schedule();
     for entry in &families {
         for field in entry.fields {
-            ask!(rows, ScheduleFields { "family": entry.family, "field": field.name() } => field);
+            let answer =
+                json!({"field": field.name(), "tier": field.rung(), "column": field.column()});
+            ask!(rows, ScheduleFields { "family": entry.family, "field": field.name() } => answer);
         }
     }
     for entry in &families {
-        ask!(rows, ScheduleNever { "family": entry.family } => entry.never);
+        ask!(rows, ScheduleNever { "family": entry.family } => entry.family.never());
+    }
+    for entry in &families {
+        for field in entry.fields {
+            ask!(rows, ScheduleReasons { "family": entry.family, "field": field.name() } => field.reason());
+        }
+        for never in entry.never {
+            ask!(rows, ScheduleReasons { "family": entry.family, "column": never.column } => never.reason);
+        }
     }
     for &relationship in Relationship::ALL {
         ask!(rows, Relationships { "relationship": relationship } => relationship.viewer(Some(OWNER)));

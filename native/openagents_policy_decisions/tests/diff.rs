@@ -241,7 +241,12 @@ fn a_family_on_one_side_only_widens_by_its_fields() {
     };
     assert_eq!(classes("schedule.fields"), vec![Class::Widens; rows("schedule.fields").len()]);
     assert_eq!(classes("schedule.never"), vec![Class::Changes; words("schedule.never")]);
-    assert_eq!(changes.changes().len(), rows("schedule.fields").len() + words("schedule.never"));
+    assert_eq!(classes("schedule.reasons"), vec![Class::Changes; rows("schedule.reasons").len()]);
+    let reasons = rows("schedule.reasons").len();
+    assert_eq!(
+        changes.changes().len(),
+        rows("schedule.fields").len() + words("schedule.never") + reasons
+    );
 }
 
 /// A gain is never hidden behind a loss: a seam that grants one capability

@@ -57,6 +57,17 @@ fn never(env: Env<'_>, family: Word<Family>) -> NifResult<Vec<Atom>> {
     atoms(env, family.0.never())
 }
 
+/// `[{name, rung | :never, reason}]`: each scheduled field of `family` in
+/// field-name order, then each never-listed column, with its reason.
+#[rustler::nif]
+fn reasons(env: Env<'_>, family: FamilyWord) -> NifResult<Vec<(Atom, Atom, Text<'static>)>> {
+    let row = |name, rung, reason| {
+        Ok((Atom::from_str(env, name)?, Atom::from_str(env, rung)?, Text(reason)))
+    };
+    let fields = family.0.fields().iter().map(|f| row(f.name(), f.rung().as_str(), f.reason()));
+    fields.chain(family.0.never_listed().iter().map(|n| row(n.column, "never", n.reason))).collect()
+}
+
 #[rustler::nif]
 fn source_columns(env: Env<'_>, family: Word<Family>) -> NifResult<Vec<Atom>> {
     atoms(env, family.0.source_columns())

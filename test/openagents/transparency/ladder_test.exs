@@ -277,4 +277,21 @@ defmodule OpenAgents.Transparency.LadderTest do
       end
     end
   end
+
+  describe "lower/2" do
+    @forms @tiers ++ @link_tiers ++ @unknown_words
+
+    test "the lower by rank/1 of the two tiers as rank/1 reads them; commutative" do
+      for a <- @forms, b <- @forms do
+        lower = Ladder.lower(a, b)
+        assert lower == Ladder.lower(b, a), "#{inspect(a)} and #{inspect(b)}"
+        assert lower in [Ladder.name(a), Ladder.name(b)]
+        assert Ladder.rank(lower) == min(Ladder.rank(a), Ladder.rank(b))
+      end
+    end
+
+    test "an unknown word is dark, whatever the other" do
+      for a <- @unknown_words, b <- @forms, do: assert(Ladder.lower(a, b) == Ladder.name(a))
+    end
+  end
 end

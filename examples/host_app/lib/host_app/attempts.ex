@@ -4,8 +4,8 @@ defmodule HostApp.Attempts do
 
   Reading: a repository's attempts, oldest first, a batch at a time after a
   cursor, each with its work job and its `:artifact_link` preloaded (without
-  it the ladder cannot see a revocation); a listing's query leaves out the
-  rows the library called dark for the reader (`HostApp.Disclosure.visible/1`).
+  it the ladder cannot see a revocation); a listing's query reads only the
+  rows the reader does not read at `dark` (`WorkDisclosure.where_visible/2`).
   A trace is read as its projected columns and two facts from its document,
   never the document.
 
@@ -33,33 +33,34 @@ defmodule HostApp.Attempts do
   first, each with its work job and link preloaded.
   """
   @spec batch(Repository.t(), cursor(), pos_integer()) :: [Assignment.t()]
-  def batch(repository, cursor, count), do: repository |> query(cursor, count) |> Repo.all()
-
-  @doc """
-  As `batch/3`, reading only the attempts `visible` (from
-  `HostApp.Disclosure.visible/1`) does not rule out: a row whose link's
-  shape and tier word, or whose tier column when it has no link, the
-  library called dark for the reader is left out by the query itself, so
-  an attempt a reader cannot see costs its page no row returned, preload or
-  decision, only PostgreSQL's pass over it in the index scan. A tier that
-  is no tier word is kept, for the caller to decide.
-  """
-  @spec batch(Repository.t(), cursor(), pos_integer(), HostApp.Disclosure.visible()) ::
-          [Assignment.t()]
-  def batch(repository, cursor, count, visible) do
+  def batch(repository, cursor, count) do
     repository
     |> query(cursor, count)
-    |> where([a, l], ^visible_where(visible))
+    |> join(:left, [a], l in assoc(a, :artifact_link))
+    |> preload([a, l], [:work_job, artifact_link: l])
+    |> Repo.all()
+  end
+
+  @doc """
+  As `batch/3`, reading only the attempts `viewer` does not read at `dark`
+  (`WorkDisclosure.where_visible/2`): an attempt a reader cannot see costs
+  its page no row returned, preload or decision, only PostgreSQL's pass over
+  it in the index scan.
+  """
+  @spec batch(Repository.t(), cursor(), pos_integer(), map()) :: [Assignment.t()]
+  def batch(repository, cursor, count, viewer) do
+    repository
+    |> query(cursor, count)
+    |> WorkDisclosure.where_visible(viewer)
+    |> preload([a, ..., l], [:work_job, artifact_link: l])
     |> Repo.all()
   end
 
   defp query(%Repository{id: id}, cursor, count) do
     from(a in Assignment,
-      left_join: l in assoc(a, :artifact_link),
       where: a.repository_id == ^id,
       order_by: [asc: a.inserted_at, asc: a.id],
-      limit: ^count,
-      preload: [:work_job, artifact_link: l]
+      limit: ^count
     )
     |> after_cursor(cursor)
   end
@@ -70,33 +71,6 @@ defmodule HostApp.Attempts do
 
   defp after_cursor(query, %Assignment{inserted_at: at, id: id}),
     do: where(query, [a], a.inserted_at >= ^at and (a.inserted_at > ^at or a.id > ^id))
-
-  # A row of no link whose tier column `visible.column` admits, or of a
-  # link whose state, owner and tier `visible.links` admits; either way a
-  # tier outside `visible.words` is kept.
-  defp visible_where(%{words: words, column: column, links: links} = visible) do
-    no_link =
-      dynamic(
-        [a, l],
-        is_nil(l.id) and (a.transparency_tier in ^column or a.transparency_tier not in ^words)
-      )
-
-    Enum.reduce(links, no_link, fn {{state, owner}, tiers}, admitted ->
-      dynamic(
-        [a, l],
-        ^admitted or
-          (not is_nil(l.id) and ^link_state(state) and ^link_owner(owner, visible.account) and
-             (l.tier in ^tiers or l.tier not in ^words))
-      )
-    end)
-  end
-
-  defp link_state(:live), do: dynamic([a, l], is_nil(l.revoked_at))
-  defp link_state(:revoked), do: dynamic([a, l], not is_nil(l.revoked_at))
-
-  defp link_owner(:own, account), do: dynamic([a, l], l.account_id == ^account)
-  defp link_owner(:other, nil), do: dynamic(true)
-  defp link_owner(:other, account), do: dynamic([a, l], l.account_id != ^account)
 
   @doc """
   One attempt of `repository` with its work job and link preloaded, or `nil`

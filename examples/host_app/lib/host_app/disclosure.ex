@@ -11,13 +11,12 @@ defmodule HostApp.Disclosure do
   record is left out (`nil` or `[]`). Nothing here knows a field, a tier or a
   rule: the library answers.
 
-  A listing asks first, once per request, which shapes of attempt the
-  reader may see (`visible/1`), so that its query reads no row the library
-  has already called dark for that reader; each row it reads is still
-  decided on its own by `item/2`.
+  A listing's query reads only the attempts the reader does not read at
+  `dark` (`WorkDisclosure.where_visible/2`); each row it reads is still
+  projected on its own by `item/2`.
   """
   alias OpenAgents.Forge.{Assignment, IssueEvidence}
-  alias OpenAgents.Transparency.{ArtifactLink, Ladder, WorkDisclosure}
+  alias OpenAgents.Transparency.WorkDisclosure
   alias OpenAgents.Work.Job
 
   @typedoc "An attempt as a reader sees it: its tier, the attempt, its work job (or `nil`)."
@@ -26,64 +25,6 @@ defmodule HostApp.Disclosure do
   @doc "The viewer descriptor for this repository and user (`nil` for anonymous)."
   @spec viewer(struct(), struct() | nil) :: map()
   def viewer(repository, user), do: WorkDisclosure.viewer(repository, user)
-
-  @typedoc """
-  The tier words under which the viewer may see an attempt, per shape of
-  its link: none (`:column`, the attempt's tier column), or a live or
-  revoked link (`{:live | :revoked, :own | :other}`, the link's tier),
-  of the viewer's account (`:account`, `nil` for none) or another's.
-  `:words` are the tier words: a value outside them is no shape asked here.
-  """
-  @type visible :: %{
-          words: [String.t()],
-          account: term(),
-          column: [String.t()],
-          links: %{{:live | :revoked, :own | :other} => [String.t()]}
-        }
-
-  # A link's account that is no reader's (every reader's is a UUID).
-  @other_account "not-the-reader"
-  @revoked_at ~U[2000-01-01 00:00:00Z]
-
-  @doc """
-  Asks the library, before any row is read, under which tier words each
-  shape of attempt is not dark to `viewer`: `effective_tier/2` of an
-  attempt of each shape, for each tier word. A query may leave out the rows
-  of a shape and word missing here (the library called them dark); a row
-  whose tier is not a tier word is still to be read and decided by
-  `item/2`, as every row read is.
-  """
-  @spec visible(map()) :: visible()
-  def visible(viewer) do
-    words = Enum.map(Ladder.tiers(), &Atom.to_string/1)
-    account = Map.get(viewer, :account_id)
-
-    seen = fn record ->
-      Enum.filter(words, &(WorkDisclosure.effective_tier(record.(&1), viewer) != :dark))
-    end
-
-    links =
-      for state <- [:live, :revoked],
-          owner <- if(account, do: [:own, :other], else: [:other]),
-          into: %{} do
-        link = fn word ->
-          %ArtifactLink{
-            account_id: if(owner == :own, do: account, else: @other_account),
-            tier: word,
-            revoked_at: if(state == :revoked, do: @revoked_at)
-          }
-        end
-
-        {{state, owner}, seen.(&%Assignment{artifact_link_id: "shape", artifact_link: link.(&1)})}
-      end
-
-    %{
-      words: words,
-      account: account,
-      column: seen.(&%Assignment{artifact_link: nil, transparency_tier: &1}),
-      links: links
-    }
-  end
 
   @doc "One attempt and its work job at the viewer's tier; `nil` when the attempt is dark."
   @spec item(Assignment.t(), map()) :: item() | nil

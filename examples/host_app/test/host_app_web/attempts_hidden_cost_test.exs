@@ -3,9 +3,9 @@ defmodule HostAppWeb.AttemptsHiddenCostTest do
   What a reader cannot see never hides what it can: with 20,000 attempts
   dark to an anonymous reader after its cursor, the page after its last
   visible attempt still finds the one visible attempt behind them, whether
-  the query leaves the dark rows out (a tier word) or must read and decide
-  each (a tier column that is no word, which no route writes). What it
-  costs is `make bench-host`'s to measure, not a test's.
+  their tier column is a tier word or no word (which no route writes): the
+  query leaves both out. What it costs is the bench's to measure, not a
+  test's.
   """
   use HostAppWeb.ConnCase, async: false
 
@@ -48,8 +48,7 @@ defmodule HostAppWeb.AttemptsHiddenCostTest do
     %{cursor: List.last(seen)["attempt"]["id"], behind: visible.id}
   end
 
-  # The hidden rows' tier column: a tier word the query leaves out; a value
-  # that is none, each row read and decided.
+  # The hidden rows' tier column: a tier word, and a value that is none.
   for tier <- ["dark", "GLASS"] do
     @tag hidden_tier: tier
     test "anonymous ?limit=1 after its last visible attempt, 20,000 attempts #{tier} after it",

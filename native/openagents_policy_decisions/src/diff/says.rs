@@ -320,6 +320,11 @@ impl<'d> Context<'d> {
             Table::Vocabularies => return Self::list(row, [old, new], List::Vocabulary, out),
             Table::ScheduleNever => return Self::list(row, [old, new], List::Never, out),
             Table::ScheduleFields => self.field(input, [old, new]),
+            Table::ScheduleReasons => {
+                let key = if input.contains_key("field") { "field" } else { "column" };
+                let name = code(&format!("{}.{}", text(input, "family"), text(input, key)));
+                (Class::Changes, format!("the reason for {name} now reads {}", was(old, new)))
+            }
             Table::Relationships => {
                 let (class, how) = self.viewer(old, new);
                 (class, format!("a {} reader {how}", at("relationship")))

@@ -31,7 +31,6 @@ defmodule HostAppWeb.AttemptController do
   @max_issue_number 2_147_483_647
   @default_limit 50
   @max_limit 200
-  @max_batch 1_000
 
   @doc "The page size when `?limit=` is not given."
   @spec default_limit() :: pos_integer()
@@ -83,36 +82,19 @@ defmodule HostAppWeb.AttemptController do
   defp to_string_or_empty(_given), do: ""
 
   # Up to `limit` items the reader may see, and one more to know whether
-  # there is a next page. The query leaves out every attempt the library
-  # calls dark for this reader by its shape (`Disclosure.visible/1`, asked
-  # once), so a batch is short only of the rows whose tier is no tier word,
-  # which `Disclosure.item/2` decides; each batch after a short one reads
-  # twice as many rows, up to @max_batch. The cursor of the next page is
-  # the last item's id: never the id of an attempt the reader may not see.
+  # there is a next page: the query reads only the attempts the reader does
+  # not read at `dark` (`WorkDisclosure.where_visible/2`), so each row read is
+  # an item. The cursor of the next page is the last item's id: never the id
+  # of an attempt the reader may not see.
   defp page(repository, viewer, cursor, limit) do
-    visible = Disclosure.visible(viewer)
-    items = collect(repository, {viewer, visible}, cursor, {limit + 1, limit + 1}, [])
+    items =
+      for assignment <- Attempts.batch(repository, cursor, limit + 1, viewer),
+          item = Disclosure.item(assignment, viewer),
+          do: item
 
     case Enum.split(items, limit) do
       {page, []} -> {page, nil}
       {page, _more} -> {page, List.last(page).attempt.id}
-    end
-  end
-
-  defp collect(repository, {viewer, visible} = reader, cursor, {wanted, count}, acc) do
-    batch = Attempts.batch(repository, cursor, count, visible)
-    items = for assignment <- batch, item = Disclosure.item(assignment, viewer), do: item
-    acc = acc ++ items
-
-    cond do
-      length(acc) >= wanted ->
-        Enum.take(acc, wanted)
-
-      length(batch) < count ->
-        acc
-
-      true ->
-        collect(repository, reader, List.last(batch), {wanted, min(count * 2, @max_batch)}, acc)
     end
   end
 
