@@ -60,12 +60,13 @@ fn never(env: Env<'_>, family: Word<Family>) -> NifResult<Vec<Atom>> {
 /// `[{name, rung | :never, reason}]`: each scheduled field of `family` in
 /// field-name order, then each never-listed column, with its reason.
 #[rustler::nif]
-fn reasons(env: Env<'_>, family: FamilyWord) -> NifResult<Vec<(Atom, Atom, Text<'static>)>> {
+fn reasons(env: Env<'_>, family: Word<Family>) -> NifResult<Vec<(Atom, Atom, Text<'static>)>> {
     let row = |name, rung, reason| {
         Ok((Atom::from_str(env, name)?, Atom::from_str(env, rung)?, Text(reason)))
     };
     let fields = family.0.fields().iter().map(|f| row(f.name(), f.rung().as_str(), f.reason()));
-    fields.chain(family.0.never_listed().iter().map(|n| row(n.column, "never", n.reason))).collect()
+    let never = family.0.never_listed().iter().map(|n| row(n.column, "never", n.reason));
+    fields.chain(never).collect()
 }
 
 #[rustler::nif]
