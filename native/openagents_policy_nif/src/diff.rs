@@ -19,6 +19,7 @@ mod atoms {
         not_a_document,
         unknown_format,
         too_large,
+        incomplete,
         old,
         new,
     }
@@ -72,7 +73,7 @@ enum Format {
 }
 
 /// `{:ok, changes | markdown | json}`, or `{:error, {:not_a_document |
-/// :unknown_format | :too_large, :old | :new | nil, message}}`.
+/// :unknown_format | :too_large | :incomplete, :old | :new | nil, message}}`.
 #[rustler::nif(schedule = "DirtyCpu")]
 fn decisions_diff<'a>(env: Env<'a>, old: Binary<'a>, new: Binary<'a>, format: Format) -> Term<'a> {
     match diff(old.as_slice(), new.as_slice()) {
@@ -92,6 +93,7 @@ fn decisions_diff<'a>(env: Env<'a>, old: Binary<'a>, new: Binary<'a>, format: Fo
                 DocumentRefusal::NotADocument { .. } => atoms::not_a_document(),
                 DocumentRefusal::UnknownFormat { .. } => atoms::unknown_format(),
                 DocumentRefusal::TooLarge { .. } => atoms::too_large(),
+                DocumentRefusal::Incomplete { .. } => atoms::incomplete(),
             };
             let why = refusal.to_string();
             (atom::error(), (kind, side(refusal.side()), Text(&why))).encode(env)

@@ -235,15 +235,8 @@ impl<'d> Context<'d> {
     /// row's.
     pub(super) fn lookup(&self, side: Side, Asked { row, key }: &Asked) -> Option<&'d Value> {
         self.find(side, row.table, key).or_else(|| {
-            let reading = match row.table {
-                Table::LadderNamed => "tier_word",
-                Table::LadderMinimums => "access",
-                Table::LifecyclesBoxStates | Table::CapabilitiesBoxStates => "box_state",
-                Table::LifecyclesRunStates | Table::CapabilitiesRunStates => "run_state",
-                Table::LifecyclesJobStatuses | Table::CapabilitiesJobStatuses => "job_status",
-                Table::LifecyclesMachines | Table::CapabilitiesMachines => "status",
-                _ => return None,
-            };
+            let drawn = row.table.drawn().iter().find(|drawn| drawn.any_other_word)?;
+            let reading = drawn.key;
             let mut other = row.input.clone();
             let words = other.iter_mut().filter(|(name, _)| *name == reading);
             words.for_each(|(_, word)| *word = json!(ANY_OTHER_WORD));
