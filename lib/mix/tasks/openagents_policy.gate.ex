@@ -250,7 +250,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
   defp pump(fd, st) do
     case :file.read(fd, 65_536) do
       {:ok, chunk} -> pump(fd, inflate(st, chunk))
-      :eof when st.mode == :end -> if(st.gz, do: :zlib.inflateEnd(st.z), else: st) && st
+      :eof when st.mode == :end -> (st.gz && :zlib.inflateEnd(st.z) && st) || st
       :eof -> refuse("not a readable tarball: it ends before its end-of-archive")
     end
   end
@@ -307,24 +307,14 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
     path = Enum.join(for(part <- [prefix, name], (p = trim(part)) != "", do: p), "/")
     {path, size, st} = {st.next[:path] || path, st.next[:size] || octal(size), %{st | next: %{}}}
 
+    if type in ~c"xgLK" and size > @extended, do: refuse("an extended header of #{size} bytes")
+
     case type do
-      t when t in [?x, ?g, ?L, ?K] and size > @extended ->
-        refuse("#{size} bytes of an extended header, over the limit of #{@extended}")
-
-      ?x ->
-        data(st, size, true, &%{&1 | next: pax(&2)})
-
-      ?g ->
-        data(st, size, true, &if(pax(&2) == %{}, do: &1, else: refuse("a global path or size")))
-
-      ?L ->
-        data(st, size, true, &%{&1 | next: %{path: trim(&2)}})
-
-      ?K ->
-        data(st, size, false, fn st, _ -> st end)
-
-      _ ->
-        member(st, type, path, size)
+      ?x -> data(st, size, true, &%{&1 | next: pax(&2)})
+      ?g -> data(st, size, true, &if(pax(&2) == %{}, do: &1, else: refuse("a global PAX path")))
+      ?L -> data(st, size, true, &%{&1 | next: %{path: trim(&2)}})
+      ?K -> data(st, size, false, fn st, _ -> st end)
+      _ -> member(st, type, path, size)
     end
   end
 
@@ -348,7 +338,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
          [_, key, value] <- Regex.run(~r/^\d+ ([^=]*)=(.*)\n$/s, record) do
       case key do
         "path" -> pax(rest, Map.put(found, :path, value))
-        "size" -> pax(rest, Map.put(found, :size, octal_or_decimal(value)))
+        "size" -> pax(rest, Map.put(found, :size, decimal(value)))
         _ -> pax(rest, found)
       end
     else
@@ -356,7 +346,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
     end
   end
 
-  defp octal_or_decimal(value) do
+  defp decimal(value) do
     case Integer.parse(value) do
       {n, ""} when n >= 0 -> n
       _ -> refuse("not a readable tarball: a PAX size that is not a number")
@@ -369,36 +359,18 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
     name = Enum.join(parts, "/")
     key = :erlang.md5(name)
 
-    cond do
-      byte_size(path) > @name ->
-        refuse("a member name of #{byte_size(path)} bytes, over #{@name}")
+    if byte_size(path) > @name, do: refuse("a member name of #{byte_size(path)} bytes, over 4096")
+    if ".." in parts, do: refuse("a member name with ..: #{short(name)}")
+    if st.members >= @members, do: refuse("over #{@members} members")
+    if MapSet.member?(st.names, key), do: refuse("#{short(name)} is in it twice")
 
-      ".." in parts ->
-        refuse("a member name with ..: #{short(name)}")
+    with ["lib", @app <> "-" <> vsn | _] <- parts,
+         {:error, why} <- version(vsn),
+         do: refuse("lib/#{@app}-<vsn>: #{why}")
 
-      st.members >= @members ->
-        refuse("over #{@members} members")
-
-      MapSet.member?(st.names, key) ->
-        refuse("#{short(name)} is in it twice")
-
-      true ->
-        :ok
-    end
-
-    libs =
-      case parts do
-        ["lib", @app <> "-" <> vsn | _] ->
-          with {:error, why} <- version(vsn), do: refuse("lib/#{@app}-<vsn>: #{why}")
-          Enum.uniq(st.libs ++ ["lib/#{@app}-#{vsn}"])
-
-        ["contents.tar.gz"] ->
-          st.libs ++ [@hex]
-
-        _ ->
-          st.libs
-      end
-
+    lib = with ["lib", @app <> "-" <> _ = lib | _] <- parts, do: "lib/" <> lib, else: (_ -> nil)
+    lib = if parts == ["contents.tar.gz"], do: @hex, else: lib
+    libs = Enum.uniq(st.libs ++ List.wrap(lib))
     if length(libs) > 1, do: refuse(many(libs))
     limit = st.wanted.(name)
     if limit && type not in [?0, 0, ?7], do: refuse("#{name} is not a regular file")
