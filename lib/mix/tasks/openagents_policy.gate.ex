@@ -248,7 +248,8 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
   defp refuse(why), do: throw({:refused, why})
 
   defp pump(fd, st) do
-    case :file.read(fd, 65_536) do
+    # Compressed, 1 KiB at a time: at most about 1 MiB inflated per read.
+    case :file.read(fd, if(st.gz == false, do: 65_536, else: 1024)) do
       {:ok, chunk} -> pump(fd, inflate(st, chunk))
       :eof when st.mode == :end -> (st.gz && :zlib.inflateEnd(st.z) && st) || st
       :eof -> refuse("not a readable tarball: it ends before its end-of-archive")
@@ -260,11 +261,8 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
     inflate(%{st | gz: true}, chunk)
   end
 
-  defp inflate(%{gz: true} = st, chunk), do: drain(st, :zlib.safeInflate(st.z, chunk))
+  defp inflate(%{gz: true} = st, chunk), do: feed(st, :zlib.inflate(st.z, chunk))
   defp inflate(st, chunk), do: feed(%{st | gz: false}, chunk)
-
-  defp drain(st, {:continue, out}), do: drain(feed(st, out), :zlib.safeInflate(st.z, []))
-  defp drain(st, {:finished, out}), do: feed(st, out)
 
   # Counts what is read against the budget, then parses it.
   defp feed(st, out) do
@@ -287,11 +285,14 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
     do: parse(header(%{st | buf: rest}, header))
 
   defp parse(%{mode: :end, buf: buf} = st) do
-    unless buf == :binary.copy(<<0>>, byte_size(buf)), do: refuse("data after its end-of-archive")
+    unless zeros?(buf), do: refuse("data after its end-of-archive")
     %{st | buf: ""}
   end
 
   defp parse(st), do: st
+
+  defp zeros?(<<block::binary-4096, rest::binary>>), do: block == <<0::32768>> and zeros?(rest)
+  defp zeros?(rest), do: rest == <<0::size(byte_size(rest) * 8)>>
 
   defp header(st, <<0::4096>>), do: %{st | mode: :end}
 
