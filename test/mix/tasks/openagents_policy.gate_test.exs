@@ -520,7 +520,8 @@ defmodule Mix.Tasks.OpenagentsPolicy.GateTest do
           "over the budget of 268435456 bytes"
         )
 
-      assert read > 268_435_456 and read <= 268_435_456 + 65_536
+      # Past it by at most one read: 1 KiB of gzip, inflated at most 1032 to 1.
+      assert read > 268_435_456 and read <= 268_435_456 + 1024 * 1032
     end
 
     test "more members than the budget, each empty", %{dir: dir} = docs do
