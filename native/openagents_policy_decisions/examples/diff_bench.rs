@@ -86,7 +86,7 @@ fn move_effective(document: &str) -> String {
 /// each a tier word of 100 bytes ranked `rank`, as many as the byte and row
 /// limits allow (two calls with two ranks differ in every added answer).
 #[must_use]
-pub fn at_the_limits(document: &str, rank: u64) -> String {
+fn at_the_limits(document: &str, rank: u64) -> String {
     let mut document: Value = serde_json::from_str(document).expect("the document is JSON");
     let word = "w".repeat(100);
     let row = |n: usize| json!(["ladder.ranks", {"tier": format!("{word}{n}")}, rank]);
