@@ -198,7 +198,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
       name -> if name =~ ~r{^lib/#{@app}-[^/]+/priv/decisions\.json$}, do: @limit
     end
 
-    with {:ok, %{libs: libs, kept: kept}} <- walk({:file, path}, @stream, wanted) do
+    with {:ok, %{libs: libs, kept: kept}} <- walk({:raw, path}, @stream, wanted) do
       case libs do
         [] ->
           {:error, "a tarball holding neither a release's #{@app} nor a Hex package"}
