@@ -394,17 +394,8 @@ fn ranges(class: &str) -> Vec<(char, char)> {
 }
 
 fn within(ranges: &[(char, char)], c: char) -> bool {
-    ranges
-        .binary_search_by(|&(start, end)| {
-            if end < c {
-                std::cmp::Ordering::Less
-            } else if start > c {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        })
-        .is_ok()
+    let at = ranges.partition_point(|&(_, end)| end < c);
+    ranges.get(at).is_some_and(|&(start, _)| start <= c)
 }
 
 /// Whether `c` renders blank, invisible or as a control, and is written
