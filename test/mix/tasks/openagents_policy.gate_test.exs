@@ -375,9 +375,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.GateTest do
     end
 
     defp doc_member(vsn, doc),
-      do:
-        "lib/openagents_policy-#{vsn}/priv/decisions.json"
-        |> entry(File.read!(doc))
+      do: entry("lib/openagents_policy-#{vsn}/priv/decisions.json", File.read!(doc))
 
     # Status 2, and the bytes of tar stream read before the refusal.
     defp refused_after!(args, named) do
