@@ -140,3 +140,15 @@ fn every_class_has_its_name() {
     assert!(Table::ALL.iter().all(|table| table.decides() || table.drawn().is_empty()));
     let _: &Document = &live();
 }
+
+/// A tier no document ranks: the diff cannot tell who gains, and says so.
+#[test]
+fn a_tier_no_document_ranks_is_unclassed() {
+    let mut document = live();
+    let at = document.rows.iter().position(|row| row.table == Table::LadderEffective).unwrap();
+    document.rows[at].answer = json!("opal");
+    let changes = diff(json(&live()), json(&document)).unwrap();
+    let classes: Vec<Class> = changes.changes().iter().map(|change| change.class).collect();
+    assert_eq!(classes, [Class::Unclassed]);
+    assert!(changes.to_markdown().contains("#### Unclassed: the diff cannot tell who gains (1)"));
+}
