@@ -208,17 +208,12 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
           if doc, do: {:ok, doc, vsn}, else: {:error, "#{lib} has no #{@doc_path}"}
 
         [@hex] ->
-          inner = fn name -> if name == @doc_path, do: @limit end
+          inner = &if(&1 == @doc_path, do: @limit)
 
-          with {:ok, %{kept: inside}} <-
-                 walk({:ram, kept["contents.tar.gz"]}, 64 * 1024 * 1024, inner),
+          with {:ok, %{kept: inside}} <- walk({:ram, kept["contents.tar.gz"]}, 67_108_864, inner),
                doc when is_binary(doc) <- inside[@doc_path] || {:error, "no #{@doc_path}"},
-               from_name = Regex.run(~r/^#{@app}-(.+)\.tar$/, Path.basename(path)),
                {:ok, vsn} <- meta_version({:ok, kept["metadata.config"] || ""}),
-               {:ok, vsn} <-
-                 if(vsn || !from_name, do: {:ok, vsn}, else: version(List.last(from_name))) do
-            {:ok, doc, vsn}
-          end
+               do: {:ok, doc, vsn}
       end
     end
   end
