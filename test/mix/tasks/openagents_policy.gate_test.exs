@@ -130,6 +130,8 @@ defmodule Mix.Tasks.OpenagentsPolicy.GateTest do
       assert Enum.any?(changes) and Enum.all?(changes, &(&1.class == :narrows))
       tally!(out, "pass", changes)
       refute err =~ "--accept"
+      {:ok, host} = :inet.gethostname()
+      refute out =~ Path.dirname(same) or out =~ List.to_string(host)
     end
 
     test "a widening is refused, printing the candidate's digest to accept",
