@@ -240,6 +240,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
     end
   end
 
+  @spec refuse(String.t()) :: no_return()
   defp refuse(why), do: throw({:refused, why})
 
   defp pump(fd, st) do
@@ -273,7 +274,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
 
   defp parse(%{mode: {:data, n, kept, done}, buf: buf} = st) when buf != "" do
     {data, rest} = :erlang.split_binary(buf, min(n, byte_size(buf)))
-    parse(%{st | buf: rest, mode: {:data, n - byte_size(data), kept && [kept | data], done}})
+    parse(%{st | buf: rest, mode: {:data, n - byte_size(data), kept && [kept, data], done}})
   end
 
   defp parse(%{mode: :header, buf: <<header::binary-512, rest::binary>>} = st),
