@@ -43,7 +43,7 @@ defmodule Bench.DecisionsDiff do
       end)
       |> Jason.encode!()
 
-    {low, high} = {at_the_limits("dark"), at_the_limits("glass")}
+    {low, high} = {at_the_limits(live, 0), at_the_limits(live, 1)}
 
     IO.puts("""
     openagents_policy bench: Decisions.diff/3 through the NIF, Benchee
@@ -103,14 +103,15 @@ defmodule Bench.DecisionsDiff do
     )
   end
 
-  # As many `ladder.effective` rows of 100-byte words as the read limits
-  # allow (1 MiB, 8,192 rows), each answered `tier`.
-  defp at_the_limits(tier) do
+  # The document and as many `ladder.ranks` rows of 100-byte tier words as
+  # the read limits allow (1 MiB, 8,192 rows), each ranked `rank`.
+  defp at_the_limits(live, rank) do
+    %{"rows" => rows} = document = Jason.decode!(live)
     word = String.duplicate("w", 100)
-    row = fn n -> ["ladder.effective", %{"subject" => "#{word}#{n}", "viewer" => word}, tier] end
+    row = fn n -> ["ladder.ranks", %{"tier" => "#{word}#{n}"}, rank] end
     size = byte_size(Jason.encode!(row.(8_192))) + 1
-    rows = min(div(1024 * 1024 - 64, size), 8_192)
-    Jason.encode!(%{"format" => 3, "rows" => Enum.map(0..(rows - 1), row)})
+    more = min(div(1024 * 1024 - 64 - byte_size(live), size), 8_192 - length(rows))
+    Jason.encode!(%{document | "rows" => rows ++ Enum.map(1..more, row)})
   end
 end
 

@@ -12,13 +12,18 @@ defmodule OpenAgentsPolicy.Decisions do
 
     * `:widens`: some reader or caller gains, whatever anyone else loses;
     * `:narrows`: someone loses, no one gains;
-    * `:changes`: neither (a Box state that reads another lifecycle).
+    * `:changes`: neither (a Box state that reads another lifecycle);
+    * `:removed`: a question the new document no longer answers;
+    * `:unclassed`: a change the diff cannot class (a question only the
+      new document asks, unless it widens);
+    * `:words`: a change of words in a table that decides nothing.
 
   A question one document lacks is answered on that side as that side
-  answers any word it does not know. A document that cannot be read, or is
-  past one of the diff's limits (1 MiB read a document, 1 MiB written), is
-  refused, typed (`t:refusal/0`), never read as "no changes". The diff is
-  Rust's (`openagents_policy_decisions::diff`), on a dirty CPU scheduler;
+  answers any word it does not know. A document that cannot be read, is
+  past one of the diff's limits (1 MiB read a document, 1 MiB written), or
+  lacks a question its own vocabularies imply, is refused, typed
+  (`t:refusal/0`), never read as "no changes". The diff is Rust's
+  (`openagents_policy_decisions::diff`), on a dirty CPU scheduler;
   `mix openagents_policy.gate` decides a rollout by it.
 
   Deliberately absent: any decision about a diff (the gate's), reading files,
@@ -26,7 +31,7 @@ defmodule OpenAgentsPolicy.Decisions do
   """
 
   @typedoc "Who gains or loses by a change (see the module docs)."
-  @type class :: :widens | :narrows | :changes
+  @type class :: :widens | :narrows | :changes | :removed | :unclassed | :words
 
   @typedoc """
   One answer that differs: `:table` is its path in the document
@@ -48,14 +53,16 @@ defmodule OpenAgentsPolicy.Decisions do
   @typedoc """
   Why two documents were not compared: `:not_a_document` (not JSON, not an
   object, or not rows as its format writes them), `:unknown_format` (a
-  decision document of a format this library does not read, or of none) or
+  decision document of a format this library does not read, or of none),
+  `:incomplete` (a question its vocabularies imply missing) or
   `:too_large` (past a limit, which the sentence names: a document's bytes,
   rows, words in a row's input, items in a list, bytes in a word, or the
   diff's own output); which of the two (`:old` or `:new`, or `nil` for a
   diff whose output would pass its limit); and a sentence saying so.
   """
   @type refusal ::
-          {:not_a_document | :unknown_format | :too_large, :old | :new | nil, String.t()}
+          {:not_a_document | :unknown_format | :incomplete | :too_large, :old | :new | nil,
+           String.t()}
 
   @typedoc "What `diff/3` answers with: the changes, or one of their renderings."
   @type format :: :changes | :markdown | :json

@@ -202,17 +202,16 @@ defmodule OpenAgentsPolicy.DecisionsTest do
   end
 
   test "two documents at the read limits are read whole, and a diff past its output refused" do
-    # As many rows of long words as 1 MiB holds (`make bench-diff` times
-    # it, and a short dirty NIF beside it).
+    # This build's document and 4,000 tier words more, of 100 bytes, each
+    # ranked `rank` (`make bench-diff` times such, and a short dirty NIF beside it).
     word = String.duplicate("w", 100)
-
-    rows = fn tier ->
-      for n <- 1..4_000,
-          do: ["ladder.effective", %{"subject" => "#{word}#{n}", "viewer" => word}, tier]
-    end
+    live = Jason.decode!(OpenAgentsPolicy.decisions_json())
 
     [low, high] =
-      for tier <- ~w(dark glass), do: Jason.encode!(%{"format" => 3, "rows" => rows.(tier)})
+      for rank <- [0, 1] do
+        more = for n <- 1..4_000, do: ["ladder.ranks", %{"tier" => "#{word}#{n}"}, rank]
+        Jason.encode!(%{live | "rows" => live["rows"] ++ more})
+      end
 
     assert byte_size(high) < 1024 * 1024
     assert {:ok, []} = Decisions.diff(low, low)

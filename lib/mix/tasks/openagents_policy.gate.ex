@@ -1,32 +1,47 @@
 defmodule Mix.Tasks.OpenagentsPolicy.Gate do
-  @shortdoc "Refuses a candidate whose decisions widen, unless accepted by its digest"
+  @shortdoc "Refuses a candidate unless every change narrows, or it is accepted by its digest"
   @moduledoc """
   A release builder's gate, run before any node is touched: the deployed
   release's decision document against the candidate's
-  (`OpenAgentsPolicy.Decisions.diff/3`). A widening is refused until it is
-  accepted by the candidate's decision digest (the SHA-256 of its document,
-  lowercase hex), so whoever accepts it accepts exactly what ships.
+  (`OpenAgentsPolicy.Decisions.diff/3`). It passes only when every change
+  narrows, or is a change of words that decides nothing. Anything else (a
+  widening, a question the candidate no longer answers, a new one that does
+  not widen, a change no one gains or loses by alone, one the diff cannot
+  class) is refused until accepted by the candidate's decision digest (the
+  SHA-256 of its document, lowercase hex), so whoever accepts it accepts
+  exactly what ships.
 
       mix openagents_policy.gate DEPLOYED CANDIDATE [--accept DIGEST] [--format markdown|json]
 
-  Each argument is a JSON file; or a directory holding, looked up in this
-  order, `lib/openagents_policy-<vsn>/priv/decisions.json` (a built release),
-  `deps/openagents_policy/priv/decisions.json` (a host project) or
-  `priv/decisions.json` (the package, a checkout); or a tarball (`.tar`,
-  `.tar.gz`, `.tgz`): a release's, with that `lib/` member, or a Hex
-  package's, whose `contents.tar.gz` carries `priv/decisions.json`. A document
-  over 1 MiB (the diff's own limit) is refused unread. Its version comes from
-  `openagents_policy-<vsn>` or Hex metadata, else it is `null`.
+  Each argument is a JSON file; or a directory holding one library: a
+  release's `lib/openagents_policy-<vsn>/priv/decisions.json`, a host
+  project's `deps/openagents_policy/priv/decisions.json` or a checkout's
+  `priv/decisions.json`; or a tarball (`.tar`, `.tar.gz`, `.tgz`): a
+  release's, with that `lib/` member, or a Hex package's, whose
+  `contents.tar.gz` carries `priv/decisions.json`. Its version (from the
+  library's name, or Hex metadata; else `null`) is at most 64 bytes.
 
-  Exits 0 when nothing widens, or the widening is accepted by `--accept`
-  naming the candidate's whole digest; 1 when a widening is not accepted
-  (stderr says `--accept <digest>`); 2 when an argument cannot be found,
-  read or diffed (it is named): never "no changes".
+  One candidate, one document: an input holding two libraries (two versions
+  in `lib/`, a release and a package), a tar member named twice, a FIFO,
+  device or socket, or a document over 1 MiB is refused. A tarball is read
+  as a stream, never extracted: each header's name, kind and size are
+  checked before its member is read, and only the document,
+  `metadata.config` (64 KiB) and `contents.tar.gz` (8 MiB) are kept. Its
+  budget: 256 MiB of tar stream (64 MiB inside `contents.tar.gz`), counted
+  as it inflates; 65,536 members; 4,096 bytes a name; 64 KiB of PAX or GNU
+  long-name data. So any input is read or refused within a few seconds
+  and tens of MB (measured in guides/reliability.md).
 
-  `--format markdown` (the default) prints the diff's Markdown and a verdict;
-  `--format json` a receipt of at most 64 KiB, naming no path or host:
-  `verdict`, each side's `digest` and `version`, `counts` per class, the
-  first 32 `changes` (widening first, `says` cut to 128 bytes), `left_out`.
+  Exits 0 on `pass`, or when `--accept` names the candidate's whole digest;
+  1 when refused (stderr says `--accept <digest>`); 2 when an argument
+  cannot be found, read or diffed, or a document is incomplete (it is
+  named): never "no changes".
+
+  `--format markdown` (the default) prints the diff's Markdown (within the
+  diff's 1 MiB of output) and a verdict; `--format json` a receipt of at
+  most 64 KiB, naming no path or host: `verdict`, each side's `digest` and
+  `version`, `counts` per class, the first 32 `changes` (the refused first,
+  `says` cut to 128 bytes), `left_out`.
 
       mix openagents_policy.gate "$DEPLOYED" _build/prod/rel/app --format json > receipt.json
 
@@ -38,9 +53,14 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
   @limit 1024 * 1024
   @app "openagents_policy"
   @doc_path "priv/decisions.json"
-  @vsn "(\\d+\\.\\d+\\.\\d+[0-9A-Za-z.+-]{0,48})"
-  @release_member ~r{^(?:\./)?lib/openagents_policy-#{@vsn}/priv/decisions\.json$}
-  @classes [:widens, :narrows, :changes]
+  @vsn ~r/^\d+\.\d+\.\d+[0-9A-Za-z.+-]*$/
+  @passing [:narrows, :words]
+  @classes [:widens, :removed, :unclassed, :changes, :narrows, :words]
+  @stream 256 * 1024 * 1024
+  @members 65_536
+  @name 4096
+  @extended 65_536
+  @hex "a Hex package's contents.tar.gz"
 
   @impl true
   @spec run([String.t()]) :: :ok
@@ -60,21 +80,24 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
       end)
 
     changes = diff!(deployed, candidate, :changes, paths)
-    counts = Map.new(@classes, fn class -> {class, Enum.count(changes, &(&1.class == class))} end)
+    counts = Enum.frequencies_by(changes, & &1.class)
+    refused = Enum.count(changes, &(&1.class not in @passing))
     accepted? = opts[:accept] == candidate.digest
 
     verdict =
       cond do
-        counts.widens == 0 -> "pass"
+        refused == 0 -> "pass"
         accepted? -> "accepted"
         true -> "refused"
       end
 
+    classes = Enum.uniq(@classes ++ Map.keys(counts))
+
     if format == "json" do
-      Mix.shell().info(receipt(verdict, deployed, candidate, counts, changes))
+      Mix.shell().info(receipt(verdict, deployed, candidate, {classes, counts}, changes))
     else
       Mix.shell().info(String.trim_trailing(diff!(deployed, candidate, :markdown, paths)))
-      tally = Enum.map_join(@classes, ", ", &"#{counts[&1]} #{&1}")
+      tally = Enum.map_join(classes, ", ", &"#{counts[&1] || 0} #{&1}")
       Mix.shell().info("\ngate: #{verdict} (#{tally}); candidate #{candidate.digest}")
     end
 
@@ -82,8 +105,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
       do: Mix.shell().error("--accept #{inspect(opts[:accept])} is not the candidate's digest")
 
     if verdict == "refused",
-      do:
-        fail(1, "the candidate widens #{counts.widens}; to accept: --accept #{candidate.digest}")
+      do: fail(1, "#{refused} changes do not narrow; to accept: --accept #{candidate.digest}")
 
     :ok
   end
@@ -105,135 +127,290 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
     end
   end
 
-  # The document a path holds, in the moduledoc's order, and its version.
+  # The document a path holds, and its version; by its type before it is opened.
   defp locate(path) do
-    cond do
-      File.dir?(path) -> in_dir(path)
-      String.ends_with?(path, [".tar", ".tar.gz", ".tgz"]) -> in_tar(path)
-      true -> with {:ok, bytes} <- read_file(path), do: {:ok, bytes, nil}
+    case File.stat(path) do
+      {:ok, %{type: :directory}} -> in_dir(path)
+      {:ok, %{type: :regular}} -> if tar?(path), do: in_tar(path), else: in_file(path)
+      {:ok, %{type: type}} -> {:error, "not a file, a directory or a tarball (#{type})"}
+      {:error, reason} -> {:error, "#{:file.format_error(reason)}"}
     end
   end
 
+  defp tar?(path), do: String.ends_with?(path, [".tar", ".tar.gz", ".tgz"])
+  defp in_file(path), do: with({:ok, bytes} <- read_file(path), do: {:ok, bytes, nil})
+
+  # Exactly one library: lib/openagents_policy-<vsn>, deps/openagents_policy or priv/.
   defp in_dir(dir) do
     lib = with {:ok, names} <- File.ls(Path.join(dir, "lib")), do: names, else: (_ -> [])
+    deps = "deps/#{@app}/#{@doc_path}"
 
-    releases =
-      for name <- Enum.sort(lib),
-          [_, vsn] <- [Regex.run(~r/^#{@app}-#{@vsn}$/, name)],
-          do: {Path.join([dir, "lib", name]), vsn}
+    found =
+      for(name <- Enum.sort(lib), String.starts_with?(name, @app <> "-"), do: "lib/" <> name) ++
+        Enum.filter([deps, @doc_path], &File.exists?(Path.join(dir, &1)))
 
-    roots = releases ++ [{Path.join([dir, "deps", @app]), nil}, {dir, nil}]
-
-    case Enum.filter(roots, fn {root, _} -> File.exists?(Path.join(root, @doc_path)) end) do
-      [{_, a}, {_, b} | _] when is_binary(a) and is_binary(b) ->
-        {:error, "two #{@app} in lib/"}
-
+    case found do
       [] ->
         {:error, "no lib/#{@app}-<vsn>/, deps/#{@app}/ nor #{@doc_path} in it"}
 
-      [{root, vsn} | _] ->
-        with {:ok, bytes} <- read_file(Path.join(root, @doc_path)),
-             do: {:ok, bytes, vsn || version(read_file(Path.join(root, "hex_metadata.config")))}
+      ["lib/#{@app}-" <> vsn = lib] ->
+        with {:ok, vsn} <- version(vsn),
+             {:ok, bytes} <- read_file(Path.join([dir, lib, @doc_path])),
+             do: {:ok, bytes, vsn}
+
+      [doc] ->
+        root = Path.join(dir, Path.dirname(Path.dirname(doc)))
+
+        with {:ok, bytes} <- read_file(Path.join(dir, doc)),
+             {:ok, vsn} <- meta_version(read_file(Path.join(root, "hex_metadata.config"))),
+             do: {:ok, bytes, vsn}
+
+      many ->
+        {:error, many(many)}
     end
   end
 
-  # At most @limit bytes of a regular file; a larger one is refused unread.
-  defp read_file(path) do
-    with {:ok, %{type: :regular, size: size}} when size <= @limit <- File.stat(path),
-         {:ok, bytes} when is_binary(bytes) and byte_size(bytes) <= @limit <-
-           File.open(path, [:read, :binary], &IO.binread(&1, @limit + 1)) do
+  defp many(found),
+    do: "#{length(found)} #{@app} libraries, one allowed: #{Enum.map_join(found, ", ", &short/1)}"
+
+  # At most `limit` bytes of a regular file; a larger one is refused unread.
+  defp read_file(path, limit \\ @limit) do
+    with {:ok, %{type: :regular, size: size}} when size <= limit <- File.stat(path),
+         {:ok, bytes} when is_binary(bytes) and byte_size(bytes) <= limit <-
+           File.open(path, [:read, :binary], &IO.binread(&1, limit + 1)) do
       {:ok, bytes}
     else
       {:ok, :eof} -> {:ok, ""}
-      {:ok, %File.Stat{type: :regular, size: size}} -> too_large(size)
+      {:ok, %File.Stat{type: :regular, size: size}} -> too_large(size, limit)
       {:ok, %File.Stat{type: type}} -> {:error, "not a file, a directory or a tarball (#{type})"}
-      {:ok, bytes} -> too_large(byte_size(bytes))
+      {:ok, bytes} -> too_large(byte_size(bytes), limit)
       {:error, reason} -> {:error, "#{path}: #{:file.format_error(reason)}"}
     end
   end
 
-  defp too_large(size), do: {:error, "#{size} bytes, over the limit of #{@limit} bytes (1 MiB)"}
+  defp too_large(size, limit), do: {:error, "#{size} bytes, over the limit of #{limit} bytes"}
 
-  # A release's member; or a Hex package's contents.tar.gz (at most 8 MiB, as
-  # Hex has it, inflated in memory up to 64 MiB) and its metadata.config.
+  # A release's lib/ member, or a Hex package's contents.tar.gz and metadata.config.
   defp in_tar(path) do
-    with {:ok, members} <- table(path) do
-      case Enum.find(Map.keys(members), &Regex.match?(@release_member, &1)) do
-        nil when is_map_key(members, "contents.tar.gz") ->
-          with {:ok, gz} <- member(path, members, "contents.tar.gz", 8 * 1024 * 1024),
-               {:ok, tar} <- gunzip(gz, 64 * 1024 * 1024),
-               {:ok, inner} <- table({:binary, tar}),
-               {:ok, bytes} <- member({:binary, tar}, inner, @doc_path) do
-            from_name = capture(~r/^#{@app}-#{@vsn}\.tar$/, Path.basename(path))
-            {:ok, bytes, version(member(path, members, "metadata.config", 65_536)) || from_name}
-          end
+    wanted = fn
+      "contents.tar.gz" -> 8 * 1024 * 1024
+      "metadata.config" -> 65_536
+      name -> if name =~ ~r{^lib/#{@app}-[^/]+/priv/decisions\.json$}, do: @limit
+    end
 
-        nil ->
+    with {:ok, %{libs: libs, kept: kept}} <- walk({:raw, path}, @stream, wanted) do
+      case libs do
+        [] ->
           {:error, "a tarball holding neither a release's #{@app} nor a Hex package"}
 
-        name ->
-          with {:ok, bytes} <- member(path, members, name),
-               do: {:ok, bytes, capture(@release_member, name)}
+        ["lib/#{@app}-" <> vsn = lib] ->
+          doc = kept["#{lib}/#{@doc_path}"]
+          if doc, do: {:ok, doc, vsn}, else: {:error, "#{lib} has no #{@doc_path}"}
+
+        [@hex] ->
+          inner = &if(&1 == @doc_path, do: @limit)
+
+          with {:ok, %{kept: inside}} <- walk({:ram, kept["contents.tar.gz"]}, 67_108_864, inner),
+               doc when is_binary(doc) <- inside[@doc_path] || {:error, "no #{@doc_path}"},
+               {:ok, vsn} <- meta_version({:ok, kept["metadata.config"] || ""}),
+               do: {:ok, doc, vsn}
       end
     end
   end
 
-  # The regular members of a tarball, name => size. A path is read through
-  # gzip, which passes a plain tar; a binary is a plain tar.
-  defp table(source) do
-    case :erl_tar.table(source, [:verbose | compressed(source)]) do
-      {:ok, rows} ->
-        {:ok, for({name, :regular, size, _, _, _, _} <- rows, into: %{}, do: {"#{name}", size})}
-
-      {:error, reason} ->
-        {:error, "not a readable tarball: #{:erl_tar.format_error(reason)}"}
-    end
-  end
-
-  defp compressed(source), do: if(match?({:binary, _}, source), do: [], else: [:compressed])
-
-  # One member, in memory, when its size is within `limit`.
-  defp member(source, members, name, limit \\ @limit) do
-    files = [:memory, {:files, [to_charlist(name)]} | compressed(source)]
-
-    with size when is_integer(size) <- members[name] || {:error, "the tarball has no #{name}"},
-         true <- size <= limit || {:error, "#{name}: #{size} bytes, over the limit of #{limit}"},
-         {:ok, [{_, bytes}]} <- :erl_tar.extract(source, files) do
-      {:ok, bytes}
-    else
-      {:error, why} when is_binary(why) -> {:error, why}
-      other -> {:error, "#{name} could not be read: #{inspect(other)}"}
-    end
-  end
-
-  # Inflates gzip, refusing past `limit` bytes as it goes.
-  defp gunzip(gz, limit) do
+  # A tarball read as a stream (gzip inflated as it is read): every header
+  # checked before its member; only what `wanted` names a limit for is kept.
+  defp walk(source, budget, wanted) do
     z = :zlib.open()
-    :ok = :zlib.inflateInit(z, 31)
-    inflate(z, :zlib.safeInflate(z, gz), [], limit)
-  rescue
-    ErlangError -> {:error, "contents.tar.gz is not gzip"}
-  end
 
-  defp inflate(z, {status, out}, acc, limit) do
-    acc = [acc | out]
-
-    cond do
-      IO.iodata_length(acc) > limit -> {:error, "contents.tar.gz inflates past #{limit} bytes"}
-      status == :finished -> {:ok, IO.iodata_to_binary(acc)}
-      true -> inflate(z, :zlib.safeInflate(z, []), acc, limit)
+    try do
+      {:ok, fd} = :file.open(elem(source, 1), [elem(source, 0), :read, :binary])
+      Process.put({__MODULE__, :read}, 0)
+      st = %{z: z, gz: nil, read: 0, budget: budget, wanted: wanted, buf: "", mode: :header}
+      st = Map.merge(st, %{next: %{}, names: MapSet.new(), members: 0, libs: [], kept: %{}})
+      {:ok, pump(fd, st)}
+    rescue
+      _ in [ErlangError, MatchError] -> {:error, "not a readable tarball: cut or corrupt"}
+    catch
+      {:refused, why} ->
+        read = Process.get({__MODULE__, :read})
+        {:error, "#{why} (refused after #{read} bytes of tar stream, of #{budget})"}
+    after
+      :zlib.close(z)
     end
   end
 
-  defp version({:ok, meta}), do: capture(~r/\{<<"version">>,\s*<<"#{@vsn}">>\}/, meta)
-  defp version(_none), do: nil
+  @spec refuse(String.t()) :: no_return()
+  defp refuse(why), do: throw({:refused, why})
 
-  defp capture(regex, text), do: with([_, found] <- Regex.run(regex, text), do: found)
+  defp pump(fd, st) do
+    # Compressed, 1 KiB at a time: at most about 1 MiB inflated per read.
+    case :file.read(fd, if(st.gz == false, do: 65_536, else: 1024)) do
+      {:ok, chunk} -> pump(fd, inflate(st, chunk))
+      :eof when st.mode == :end -> (st.gz && :zlib.inflateEnd(st.z) && st) || st
+      :eof -> refuse("not a readable tarball: it ends before its end-of-archive")
+    end
+  end
+
+  defp inflate(%{gz: nil} = st, <<0x1F, 0x8B, _::binary>> = chunk) do
+    :ok = :zlib.inflateInit(st.z, 31)
+    inflate(%{st | gz: true}, chunk)
+  end
+
+  defp inflate(%{gz: true} = st, chunk), do: feed(st, :zlib.inflate(st.z, chunk))
+  defp inflate(st, chunk), do: feed(%{st | gz: false}, chunk)
+
+  # Counts what is read against the budget, then parses it.
+  defp feed(st, out) do
+    bytes = IO.iodata_to_binary(out)
+    read = st.read + byte_size(bytes)
+    Process.put({__MODULE__, :read}, read)
+    if read > st.budget, do: refuse("over the budget of #{st.budget} bytes of tar stream")
+    parse(%{st | read: read, buf: st.buf <> bytes})
+  end
+
+  defp parse(%{mode: {:data, 0, kept, done}} = st),
+    do: parse(done.(st, kept && IO.iodata_to_binary(kept)))
+
+  defp parse(%{mode: {:data, n, kept, done}, buf: buf} = st) when buf != "" do
+    {data, rest} = :erlang.split_binary(buf, min(n, byte_size(buf)))
+    parse(%{st | buf: rest, mode: {:data, n - byte_size(data), kept && [kept, data], done}})
+  end
+
+  defp parse(%{mode: :header, buf: <<header::binary-512, rest::binary>>} = st),
+    do: parse(header(%{st | buf: rest}, header))
+
+  defp parse(%{mode: :end, buf: buf} = st) do
+    unless zeros?(buf), do: refuse("data after its end-of-archive")
+    %{st | buf: ""}
+  end
+
+  defp parse(st), do: st
+
+  defp zeros?(<<block::binary-4096, rest::binary>>), do: block == <<0::32768>> and zeros?(rest)
+  defp zeros?(rest), do: rest == <<0::size(byte_size(rest) * 8)>>
+
+  defp header(st, <<0::4096>>), do: %{st | mode: :end}
+
+  defp header(st, header) do
+    <<name::binary-100, _::binary-24, size::binary-12, _::binary-12, sum::binary-8, type,
+      _::binary-100, magic::binary-5, _::binary-83, prefix::binary-155, _::binary-12>> = header
+
+    checked = :lists.sum(:binary.bin_to_list(header)) - :lists.sum(:binary.bin_to_list(sum))
+
+    unless magic == "ustar" and octal(sum) == checked + 256,
+      do: refuse("not a readable tarball: a header that is not ustar, or fails its checksum")
+
+    path = Enum.join(for(part <- [prefix, name], (p = trim(part)) != "", do: p), "/")
+    {path, size, st} = {st.next[:path] || path, st.next[:size] || octal(size), %{st | next: %{}}}
+
+    if type in ~c"xgLK" and size > @extended, do: refuse("an extended header of #{size} bytes")
+
+    case type do
+      ?x -> data(st, size, true, &%{&1 | next: pax(&2)})
+      ?g -> data(st, size, true, &if(pax(&2) == %{}, do: &1, else: refuse("a global PAX path")))
+      ?L -> data(st, size, true, &%{&1 | next: %{path: trim(&2)}})
+      ?K -> data(st, size, false, fn st, _ -> st end)
+      _ -> member(st, type, path, size)
+    end
+  end
+
+  defp trim(field), do: field |> :binary.split(<<0>>) |> hd()
+
+  defp octal(field) do
+    case Integer.parse(String.trim(trim(field)), 8) do
+      {n, ""} -> n
+      _ -> refuse("not a readable tarball: a header whose number is not octal")
+    end
+  end
+
+  # A PAX extended header's path and size; `key=value` records, each led by its length.
+  defp pax(data, found \\ %{})
+  defp pax("", found), do: found
+
+  defp pax(data, found) do
+    with [len, _] <- :binary.split(data, " "),
+         {n, ""} when n > 0 and n <= byte_size(data) <- Integer.parse(len),
+         <<record::binary-size(n), rest::binary>> <- data,
+         [_, key, value] <- Regex.run(~r/^\d+ ([^=]*)=(.*)\n$/s, record) do
+      case key do
+        "path" -> pax(rest, Map.put(found, :path, value))
+        "size" -> pax(rest, Map.put(found, :size, decimal(value)))
+        _ -> pax(rest, found)
+      end
+    else
+      _ -> refuse("not a readable tarball: a PAX header that does not parse")
+    end
+  end
+
+  defp decimal(value) do
+    case Integer.parse(value) do
+      {n, ""} when n >= 0 -> n
+      _ -> refuse("not a readable tarball: a PAX size that is not a number")
+    end
+  end
+
+  # A member: its name once, its library counted, kept when wanted.
+  defp member(st, type, path, size) do
+    parts = for part <- String.split(path, "/"), part not in ["", "."], do: part
+    name = Enum.join(parts, "/")
+    key = :erlang.md5(name)
+
+    if byte_size(path) > @name, do: refuse("a member name of #{byte_size(path)} bytes, over 4096")
+    if ".." in parts, do: refuse("a member name with ..: #{short(name)}")
+    if st.members >= @members, do: refuse("over #{@members} members")
+    if MapSet.member?(st.names, key), do: refuse("#{short(name)} is in it twice")
+
+    with ["lib", @app <> "-" <> vsn | _] <- parts,
+         {:error, why} <- version(vsn),
+         do: refuse("lib/#{@app}-<vsn>: #{why}")
+
+    lib = with ["lib", @app <> "-" <> _ = lib | _] <- parts, do: "lib/" <> lib, else: (_ -> nil)
+    lib = if parts == ["contents.tar.gz"], do: @hex, else: lib
+    libs = Enum.uniq(st.libs ++ List.wrap(lib))
+    if length(libs) > 1, do: refuse(many(libs))
+    limit = st.wanted.(name)
+    if limit && type not in [?0, 0, ?7], do: refuse("#{name} is not a regular file")
+    if limit && size > limit, do: refuse("#{name}: #{size} bytes, over the limit of #{limit}")
+    st = %{st | names: MapSet.put(st.names, key), members: st.members + 1, libs: libs}
+    data(st, size, limit != nil, fn st, bytes -> put_in(st.kept[name], bytes) end)
+  end
+
+  # A member's data, `size` bytes kept or skipped, then its padding.
+  defp data(st, size, keep?, done) do
+    if size > st.budget - st.read + byte_size(st.buf),
+      do: refuse("a member of #{size} bytes, over the budget of #{st.budget}")
+
+    pad = rem(512 - rem(size, 512), 512)
+    header = fn st, _ -> %{st | mode: :header} end
+    after_data = fn st, bytes -> %{done.(st, bytes) | mode: {:data, pad, nil, header}} end
+    %{st | mode: {:data, size, if(keep?, do: []), after_data}}
+  end
+
+  defp short(name) when byte_size(name) <= 100, do: inspect(name)
+  defp short(name), do: "#{inspect(binary_part(name, 0, 100))}... (#{byte_size(name)} bytes)"
+
+  defp version(vsn) do
+    cond do
+      byte_size(vsn) > 64 -> {:error, "a version of #{byte_size(vsn)} bytes, over 64"}
+      vsn =~ @vsn -> {:ok, vsn}
+      true -> {:error, "a version that is not M.m.p[-pre][+build]: #{inspect(vsn)}"}
+    end
+  end
+
+  defp meta_version({:ok, meta}) do
+    case Regex.run(~r/\{<<"version">>,\s*<<"([^"]*)">>\}/, meta) do
+      [_, vsn] -> version(vsn)
+      nil -> {:ok, nil}
+    end
+  end
+
+  defp meta_version(_none), do: {:ok, nil}
 
   # The receipt, written by hand (a host may lack Jason): at most 32 changes
   # of 3 strings of at most 128 bytes, each escaped to at most 6 times that.
-  defp receipt(verdict, deployed, candidate, counts, changes) do
-    ordered = Enum.sort_by(changes, &Enum.find_index(@classes, fn c -> c == &1.class end))
+  defp receipt(verdict, deployed, candidate, {classes, counts}, changes) do
+    ordered = Enum.sort_by(changes, &(&1.class in @passing))
 
     side =
       &obj(digest: str(&1.digest), version: if(&1.version, do: str(&1.version), else: "null"))
@@ -247,7 +424,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
         verdict: str(verdict),
         deployed: side.(deployed),
         candidate: side.(candidate),
-        counts: obj(for(class <- @classes, do: {class, "#{counts[class]}"})),
+        counts: obj(for(class <- classes, do: {class, "#{counts[class] || 0}"})),
         changes: [?[, Enum.intersperse(listed, ?,), ?]],
         left_out: "#{max(length(changes) - 32, 0)}"
       )

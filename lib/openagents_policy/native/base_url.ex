@@ -12,8 +12,9 @@ defmodule OpenAgentsPolicy.Native.BaseURL do
   # and none of its options changes that. The refusal names what to use
   # instead: the artifacts fetched with the user's own tool into its cache.
   #
-  # A refusal shows the value only when it holds no `@`, `?` or `#`, so no
-  # userinfo, query or fragment however the value parses; else none of it.
+  # A refusal names the variable and why, and shows no part of its value:
+  # whatever it holds (userinfo, a percent-encoded secret, a newline) however
+  # it is written, none of it reaches a log.
   #
   # rustler_precompiled 0.8 joins a base URL's path with the artifact's name
   # itself, and a URL without a path makes that join raise in its words; so
@@ -60,7 +61,7 @@ defmodule OpenAgentsPolicy.Native.BaseURL do
   @doc """
   Reads a base URL as the variable holds it: `{:ok, base}`, the base
   without its trailing slash, or `{:error, why}`, a sentence naming the
-  variable (its value shown only when it holds no `@`, `?` or `#`).
+  variable and showing none of its value.
   """
   @spec parse(String.t()) :: {:ok, String.t()} | {:error, String.t()}
   def parse(value) when is_binary(value) do
@@ -68,11 +69,8 @@ defmodule OpenAgentsPolicy.Native.BaseURL do
          :ok <- usable(uri) do
       {:ok, URI.to_string(%URI{uri | path: String.trim_trailing(uri.path || "", "/")})}
     else
-      {:error, why} ->
-        {:error, "#{shown(value)} #{why}: write it as #{@form}"}
-
-      {:error, why, instead} ->
-        {:error, "#{shown(value)} #{why}: write it as #{@form}; #{instead}"}
+      {:error, why} -> refusal(why, "")
+      {:error, why, instead} -> refusal(why, "; " <> instead)
     end
   end
 
@@ -97,12 +95,6 @@ defmodule OpenAgentsPolicy.Native.BaseURL do
   defp usable(%URI{fragment: fragment}) when fragment != nil, do: {:error, "has a fragment"}
   defp usable(%URI{}), do: :ok
 
-  # The variable with its value, when the value holds no `@`, `?` or `#`
-  # (no parse of it then has userinfo, a query or a fragment); else the
-  # variable alone.
-  defp shown(value) do
-    if String.contains?(value, ["@", "?", "#"]),
-      do: "#{@variable} (its value not shown: it holds @, ? or #)",
-      else: "#{@variable}=#{value}"
-  end
+  defp refusal(why, instead),
+    do: {:error, "#{@variable} (its value not shown) #{why}: write it as #{@form}#{instead}"}
 end

@@ -13,8 +13,9 @@
 //! * the document against a copy in which every `ladder.effective` answer
 //!   is another tier: every one of them a change, each classed and put in
 //!   words;
-//! * two documents at the read limits (`diff::Limit`): as many rows as the
-//!   byte and row limits hold, each asking long words, every answer alike;
+//! * two documents at the read limits (`diff::Limit`): the document and as
+//!   many rows more as the byte and row limits hold, each asking a long
+//!   word, every answer alike;
 //! * the same with every answer different, which the diff refuses as soon
 //!   as what it would write passes `Limit::Output`.
 //!
@@ -33,7 +34,7 @@ fn main() {
         .unwrap_or(200);
     let live = decision_json().expect("this build's decision document");
     let moved = move_effective(&live);
-    let (low, high) = (at_the_limits("dark"), at_the_limits("glass"));
+    let (low, high) = (at_the_limits(&live, 0), at_the_limits(&live, 1));
     println!("decision document: {} bytes", live.len());
     println!("at the read limits: {} bytes each", low.len());
     println!("diff of two whole documents, Rust only ({runs} runs each):");
@@ -81,16 +82,22 @@ fn move_effective(document: &str) -> String {
     json!({"format": FORMAT, "rows": rows}).to_string()
 }
 
-/// A document at the read limits: `ladder.effective` rows asking words of
-/// 100 bytes, as many as the byte and row limits allow, each answered
-/// `tier` (two calls with two tiers differ in every answer).
+/// A document at the read limits: `document` and `ladder.ranks` rows more,
+/// each a tier word of 100 bytes ranked `rank`, as many as the byte and row
+/// limits allow (two calls with two ranks differ in every added answer).
 #[must_use]
-pub fn at_the_limits(tier: &str) -> String {
+fn at_the_limits(document: &str, rank: u64) -> String {
+    let mut document: Value = serde_json::from_str(document).expect("the document is JSON");
     let word = "w".repeat(100);
-    let row = |n: usize| json!(["ladder.effective", {"subject": format!("{word}{n}"), "viewer": word}, tier]);
+    let row = |n: usize| json!(["ladder.ranks", {"tier": format!("{word}{n}")}, rank]);
+    let rows = document["rows"].as_array_mut().expect("the document has rows");
     let size = row(Limit::Rows.max()).to_string().len() + 1;
-    let rows = ((Limit::Bytes.max() - 64) / size).min(Limit::Rows.max());
-    json!({"format": FORMAT, "rows": (0..rows).map(row).collect::<Vec<_>>()}).to_string()
+    let room =
+        (Limit::Bytes.max() - 64 - rows.iter().map(|row| row.to_string().len() + 1).sum::<usize>())
+            / size;
+    let more = room.min(Limit::Rows.max() - rows.len());
+    rows.extend((0..more).map(row));
+    json!({"format": FORMAT, "rows": rows}).to_string()
 }
 
 fn ms(duration: Duration) -> f64 {

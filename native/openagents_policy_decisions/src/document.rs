@@ -158,6 +158,67 @@ tables! {
     Links => "links",
 }
 
+/// An input word a table draws from one of the document's vocabularies:
+/// the document asks the table's question for every word of it (and for
+/// `<any other word>`, when a caller may pass a word the vocabulary lacks),
+/// so a document without one of those rows is incomplete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Drawn {
+    /// The input's key.
+    pub key: &'static str,
+    /// The vocabulary its words are drawn from.
+    pub vocabulary: Vocabulary,
+    /// Whether the table also asks [`ANY_OTHER_WORD`] for it.
+    pub any_other_word: bool,
+}
+
+/// `drawn!(key, Vocabulary, any_other_word)`: a constant [`Drawn`].
+macro_rules! drawn {
+    ($key:literal, $vocabulary:ident, $any:literal) => {
+        Drawn { key: $key, vocabulary: Vocabulary::$vocabulary, any_other_word: $any }
+    };
+}
+
+impl Table {
+    /// The input words this table draws from the document's vocabularies.
+    #[must_use]
+    pub const fn drawn(self) -> &'static [Drawn] {
+        match self {
+            Self::ScheduleFields | Self::ScheduleNever | Self::ScheduleReasons => {
+                &[drawn!("family", Family, false)]
+            }
+            Self::Relationships => &[drawn!("relationship", Relationship, false)],
+            Self::Rungs => &[drawn!("rung", Rung, false)],
+            Self::LadderRanks => &[drawn!("tier", Tier, false)],
+            Self::LadderNamed => &[drawn!("tier_word", Tier, true)],
+            Self::LadderMinimums => &[drawn!("access", Access, true)],
+            Self::LifecyclesBoxStates | Self::CapabilitiesBoxStates => {
+                &[drawn!("box_state", BoxState, true)]
+            }
+            Self::LifecyclesRunStates | Self::CapabilitiesRunStates => {
+                &[drawn!("run_state", RunState, true)]
+            }
+            Self::LifecyclesJobStatuses | Self::CapabilitiesJobStatuses => {
+                &[drawn!("job_status", JobStatus, true)]
+            }
+            Self::LifecyclesMachines | Self::CapabilitiesMachines => {
+                &[drawn!("status", MachineStatus, true)]
+            }
+            Self::LifecyclesEnded | Self::SeamsDelegationSeams => {
+                &[drawn!("lifecycle", DelegationLifecycle, false)]
+            }
+            Self::SeamsSeams => {
+                &[drawn!("kind", Kind, false), drawn!("lifecycle", Lifecycle, false)]
+            }
+            Self::Vocabularies
+            | Self::LadderViewers
+            | Self::LadderEffective
+            | Self::LadderRecords
+            | Self::Links => &[],
+        }
+    }
+}
+
 /// A question: the host's words, named, in the order a caller passes them
 /// (serde_json's `preserve_order` keeps it), and written in that order.
 pub type Input = Map<String, Value>;

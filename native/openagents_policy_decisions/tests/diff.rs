@@ -223,6 +223,9 @@ fn a_family_on_one_side_only_widens_by_its_fields() {
         d.rows.retain(|row| {
             !(row.table.as_str().starts_with("schedule.") && asks(row, row.table.as_str(), &family))
         });
+        edit(d, "vocabularies", &[("vocabulary", json!("family"))], |words| {
+            words.as_array_mut().unwrap().retain(|word| *word != family[0].1);
+        });
     });
     let changes = diff(&without, json(&live())).unwrap();
     let rows = |table: &str| {
@@ -240,13 +243,13 @@ fn a_family_on_one_side_only_widens_by_its_fields() {
             .collect::<Vec<_>>()
     };
     assert_eq!(classes("schedule.fields"), vec![Class::Widens; rows("schedule.fields").len()]);
-    assert_eq!(classes("schedule.never"), vec![Class::Changes; words("schedule.never")]);
-    assert_eq!(classes("schedule.reasons"), vec![Class::Changes; rows("schedule.reasons").len()]);
-    let reasons = rows("schedule.reasons").len();
-    assert_eq!(
-        changes.changes().len(),
-        rows("schedule.fields").len() + words("schedule.never") + reasons
-    );
+    // Only the new document asks them, and they do not widen: unclassed;
+    // the new family's reasons decide nothing.
+    assert_eq!(classes("schedule.never"), vec![Class::Unclassed; words("schedule.never")]);
+    assert_eq!(classes("schedule.reasons"), vec![Class::Words; rows("schedule.reasons").len()]);
+    assert_eq!(classes("vocabularies"), [Class::Changes]);
+    let all = rows("schedule.fields").len() + words("schedule.never") + 1;
+    assert_eq!(changes.changes().len(), all + rows("schedule.reasons").len());
 }
 
 /// A gain is never hidden behind a loss: a seam that grants one capability
@@ -310,7 +313,7 @@ fn the_json_has_the_five_keys_and_the_markdown_groups_widening_first() {
 /// A list whose shared words are in another order: one change, naming it.
 #[test]
 fn a_vocabulary_in_another_order_is_one_change() {
-    let swapped = edited(|d| d.rows[0].answer.as_array_mut().unwrap().swap(0, 1));
+    let swapped = edited(|d| common::free_words(d).1.swap(0, 1));
     let changes = diff(json(&live()), &swapped).unwrap();
     assert_eq!(changes.changes().len(), 1);
     let change = &changes.changes()[0];
@@ -328,15 +331,14 @@ fn every_document_word_is_escaped_in_the_markdown() {
     assert_eq!(code("a\n## b"), "`a\\n## b`");
     assert_eq!(code("a\\n"), "`a\\\\n`");
     let forged = "x` <b>raw</b>\n\n## Narrowing: forged\n- `y";
-    let grown = edited(|d| d.rows[0].answer.as_array_mut().unwrap().push(json!(forged)));
-    let markdown = diff(json(&live()), &grown).unwrap().to_markdown();
+    let mut grown = live();
+    let (vocabulary, words) = common::free_words(&mut grown);
+    words.push(json!(forged));
+    let markdown = diff(json(&live()), json(&grown)).unwrap().to_markdown();
     let lines: Vec<&str> = markdown.lines().collect();
     assert_eq!(lines.len(), 7, "{markdown}");
-    assert!(
-        lines[6].starts_with(
-            "- the `kind` vocabulary gained the word ``x` <b>raw</b>\\n\\n## Narrowing"
-        ),
-        "{markdown}"
-    );
+    let gained =
+        format!("- the `{vocabulary}` vocabulary gained the word ``x` <b>raw</b>\\n\\n## N");
+    assert!(lines[6].starts_with(&gained), "{markdown}");
     assert_eq!(lines.iter().filter(|line| line.starts_with('#')).count(), 2, "{markdown}");
 }

@@ -5,8 +5,9 @@
 //! Markdown a reviewer reads.
 
 use openagents_policy_decisions::diff::{code, diff, DocumentRefusal, Limit, Side};
-use openagents_policy_decisions::document::{Document, FORMAT};
-use serde_json::{json, Value};
+use openagents_policy_decisions::document::Document;
+use regex_syntax::hir::{Class, HirKind, Literal};
+use serde_json::json;
 
 mod common;
 use common::{json, live};
@@ -50,13 +51,12 @@ fn list_answers_of_tens_of_thousands_of_items_are_refused() {
         assert_eq!(diff(&live, &grown).unwrap_err(), too_large(Some(Side::New), Limit::Items));
     }
     // Within the limit, each item a change, every one counted.
+    let words = common::free_words(&mut common::live()).1.len();
     let within = edited(|d| {
-        let words = d.rows[0].answer.as_array().unwrap().len();
         let more = (words..Limit::Items.max()).map(|n| json!(format!("w{n}")));
-        d.rows[0].answer.as_array_mut().unwrap().extend(more);
+        common::free_words(d).1.extend(more);
     });
     let changes = diff(&live, &within).unwrap();
-    let words = common::live().rows[0].answer.as_array().unwrap().len();
     assert_eq!(changes.changes().len(), Limit::Items.max() - words);
 }
 
@@ -104,13 +104,17 @@ fn many_readers_are_named_within_the_output_budget() {
 /// the output budget, naming it, before the rest is said.
 #[test]
 fn a_diff_past_the_output_budget_is_refused_naming_it() {
-    let document = |tier: &str| {
+    // This build's document, and 4,000 tier words more, each ranked `rank`.
+    let document = |rank: u64| {
+        let mut document = live();
         let word = "w".repeat(100);
-        let row = |n: usize| json!(["ladder.effective", {"subject": format!("{word}{n}"), "viewer": word}, tier]);
-        let rows: Vec<Value> = (0..4000).map(row).collect();
-        json!({"format": FORMAT, "rows": rows}).to_string()
+        let tier = |n: usize| json!(format!("{word}{n}"));
+        let rows =
+            (0..4000).map(|n| common::row("ladder.ranks", &[("tier", tier(n))], json!(rank)));
+        document.rows.extend(rows);
+        json(&document)
     };
-    let (low, high) = (document("dark"), document("glass"));
+    let (low, high) = (document(0), document(1));
     assert!(low.len() <= Limit::Bytes.max());
     let refused = diff(&low, &high).unwrap_err();
     assert_eq!(refused, too_large(None, Limit::Output));
@@ -129,10 +133,17 @@ fn a_diff_past_the_output_budget_is_refused_naming_it() {
 fn the_empty_word_keeps_the_markdown_whole() {
     assert_eq!(code(""), "(empty)");
     assert_eq!(code(" "), "`   `");
-    let grown = edited(|d| d.rows[0].answer.as_array_mut().unwrap().push(json!("")));
+    let mut vocabulary = String::new();
+    let grown = edited(|d| {
+        let (name, words) = common::free_words(d);
+        words.push(json!(""));
+        vocabulary = name;
+    });
     let markdown = diff(json(&live()), &grown).unwrap().to_markdown();
     let line = markdown.lines().last().unwrap();
-    assert_eq!(line, "- the `kind` vocabulary gained the word (empty) (`vocabularies`)");
+    let gained =
+        format!("- the `{vocabulary}` vocabulary gained the word (empty) (`vocabularies`)");
+    assert_eq!(line, gained);
     assert_eq!(line.matches('`').count() % 2, 0, "{line}");
 }
 
@@ -154,7 +165,7 @@ fn bidi_and_zero_width_characters_are_escaped() {
         assert_eq!(code(word), written);
     }
     let forged = "admin\u{202E}txt.exe\u{200B}";
-    let grown = edited(|d| d.rows[0].answer.as_array_mut().unwrap().push(json!(forged)));
+    let grown = edited(|d| common::free_words(d).1.push(json!(forged)));
     let markdown = diff(json(&live()), &grown).unwrap().to_markdown();
     assert!(markdown.contains("`admin\\u{202e}txt.exe\\u{200b}`"), "{markdown}");
     assert!(!markdown.contains('\u{202E}') && !markdown.contains('\u{200B}'));
@@ -183,4 +194,53 @@ fn a_repeated_key_in_a_rows_input_is_refused() {
         .unwrap_err()
         .to_string()
         .contains(r#"an object names "tier" twice"#));
+}
+
+/// Every code point, by Unicode's own tables (read here one category at a
+/// time): a control, a format character, a separator but the space,
+/// private use, unassigned, a default ignorable, or a symbol drawn empty
+/// never reaches the Markdown raw; whatever reaches it escaped is written
+/// in printable ASCII; every other character is written as itself.
+#[test]
+fn every_character_that_renders_blank_or_invisible_is_escaped() {
+    // Each table as ranges (a table of one character reads as a literal).
+    let ranges = |name: &str| -> Vec<(char, char)> {
+        match regex_syntax::parse(&format!(r"\p{{{name}}}")).unwrap().into_kind() {
+            HirKind::Class(Class::Unicode(set)) => {
+                set.ranges().iter().map(|r| (r.start(), r.end())).collect()
+            }
+            HirKind::Literal(Literal(bytes)) => {
+                let c = std::str::from_utf8(&bytes).unwrap().chars().next().unwrap();
+                vec![(c, c)]
+            }
+            other => panic!("{other:?}"),
+        }
+    };
+    let tables =
+        ["Cc", "Cf", "Zs", "Zl", "Zp", "Co", "Cn", "Default_Ignorable_Code_Point"].map(ranges);
+    let blank = |c: char| tables.iter().flatten().any(|&(start, end)| start <= c && c <= end);
+    let named = ['\u{00A0}', '\u{2800}', '\u{3000}'].into_iter().chain('\u{2000}'..='\u{200A}');
+    let mut escaped = 0;
+    for c in (0..=0x0010_FFFF).filter_map(char::from_u32) {
+        let written = code(&format!("a{c}"));
+        let raw = written.contains(c);
+        if raw {
+            assert!(c == ' ' || !blank(c), "U+{:04X} is written raw", u32::from(c));
+        } else {
+            escaped += 1;
+            assert!(
+                written.chars().all(|w| w.is_ascii_graphic()),
+                "U+{:04X}: {written}",
+                u32::from(c)
+            );
+        }
+    }
+    for c in named.chain(['\u{1D159}']) {
+        assert!(!code(&c.to_string()).contains(c), "U+{:04X}", u32::from(c));
+    }
+    assert!(escaped > 900_000, "{escaped}");
+    // A nonspacing mark is itself on a letter, escaped with nothing to sit on.
+    assert_eq!(code("e\u{301}"), "`e\u{301}`");
+    assert_eq!(code("\u{301}e"), "`\\u{301}e`");
+    assert_eq!(code("a \u{301}"), "`a \\u{301}`");
 }

@@ -8,7 +8,7 @@ use rustler::{Encoder, Env, Term};
 use crate::text::Text;
 
 mod atoms {
-    rustler::atoms! { not_a_document, unknown_format, too_large, old, new }
+    rustler::atoms! { not_a_document, unknown_format, too_large, incomplete, old, new }
 }
 
 /// Why a NIF answered `{:error, _}`: what `OpenAgents.Transparency.WorkDisclosure`
@@ -32,6 +32,7 @@ impl Encoder for Error {
                     DocumentRefusal::NotADocument { .. } => atoms::not_a_document(),
                     DocumentRefusal::UnknownFormat { .. } => atoms::unknown_format(),
                     DocumentRefusal::TooLarge { .. } => atoms::too_large(),
+                    DocumentRefusal::Incomplete { .. } => atoms::incomplete(),
                 };
                 let side = match refusal.side() {
                     Some(Side::Old) => atoms::old(),

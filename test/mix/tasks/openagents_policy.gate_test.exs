@@ -82,10 +82,24 @@ defmodule Mix.Tasks.OpenagentsPolicy.GateTest do
     changes
   end
 
-  defp tally(changes) do
-    counts = Enum.frequencies_by(changes, & &1.class)
-    Enum.map_join([:widens, :narrows, :changes], ", ", &"#{Map.get(counts, &1, 0)} #{&1}")
+  # The verdict line's counts, those above zero, against the diff's own.
+  defp tally!(out, verdict, changes) do
+    [tally] =
+      Regex.run(~r/^gate: #{verdict} \(([^)]*)\); candidate [0-9a-f]{64}$/m, out,
+        capture: :all_but_first
+      )
+
+    counts =
+      for [n, class] <- Regex.scan(~r/(\d+) (\w+)/, tally, capture: :all_but_first),
+          n != "0",
+          into: %{},
+          do: {class, String.to_integer(n)}
+
+    assert counts == Enum.frequencies_by(changes, &"#{&1.class}")
   end
+
+  # A receipt's counts above zero.
+  defp counted(receipt), do: Map.reject(receipt["counts"], fn {_, n} -> n == 0 end)
 
   defp markdown(old, new) do
     {:ok, markdown} = Decisions.diff(File.read!(old), File.read!(new), format: :markdown)
@@ -97,7 +111,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.GateTest do
       {status, out, _err} = gate([same, same])
       assert status == 0
       assert out =~ "no decision changes"
-      assert out =~ "gate: pass (0 widens, 0 narrows, 0 changes)"
+      tally!(out, "pass", [])
     end
 
     test "a digest is the SHA-256 of the document, the build's decision digest", %{dir: dir} do
@@ -114,8 +128,10 @@ defmodule Mix.Tasks.OpenagentsPolicy.GateTest do
       assert out =~ markdown(same, narrowed)
       changes = changes(same, narrowed)
       assert Enum.any?(changes) and Enum.all?(changes, &(&1.class == :narrows))
-      assert out =~ "gate: pass (#{tally(changes)})"
+      tally!(out, "pass", changes)
       refute err =~ "--accept"
+      {:ok, host} = :inet.gethostname()
+      refute out =~ Path.dirname(same) or out =~ List.to_string(host)
     end
 
     test "a widening is refused, printing the candidate's digest to accept",
@@ -124,7 +140,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.GateTest do
       assert status == 1
       assert out =~ markdown(same, widened)
       assert out =~ "`#{field}` is now disclosed from `pulse` (was `ledger`)"
-      assert out =~ "gate: refused (#{tally(changes(same, widened))})"
+      tally!(out, "refused", changes(same, widened))
       assert [digest] = Regex.run(~r/--accept ([0-9a-f]{64})$/m, err, capture: :all_but_first)
       assert digest == sha(widened)
 
@@ -134,7 +150,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.GateTest do
     test "a widening is accepted by the candidate's exact digest", %{same: same, widened: widened} do
       {status, out, _err} = gate([same, widened, "--accept", sha(widened)])
       assert status == 0
-      assert out =~ "gate: accepted (#{tally(changes(same, widened))})"
+      tally!(out, "accepted", changes(same, widened))
       assert {0, %{"verdict" => "accepted"}} = receipt([same, widened, "--accept", sha(widened)])
     end
 
@@ -312,6 +328,277 @@ defmodule Mix.Tasks.OpenagentsPolicy.GateTest do
     end
   end
 
+  describe "one candidate, one document, read within a budget" do
+    # A ustar header as tar writes it: `size` is what it claims, whatever follows.
+    defp header(name, size, type \\ ?0) do
+      field = fn text, n -> text <> :binary.copy(<<0>>, n - byte_size(text)) end
+      octal = &String.pad_leading(Integer.to_string(&1, 8), &2, "0")
+
+      blank =
+        IO.iodata_to_binary([
+          field.(name, 100),
+          field.("0000644", 8),
+          field.("0", 8),
+          field.("0", 8),
+          field.(octal.(size, 11), 12),
+          field.("0", 12),
+          "        ",
+          type,
+          field.("", 100),
+          "ustar\0",
+          "00",
+          field.("", 247)
+        ])
+
+      sum = blank |> :binary.bin_to_list() |> Enum.sum()
+      <<before::binary-148, _::binary-8, rest::binary>> = blank
+      before <> octal.(sum, 6) <> <<0, 32>> <> rest
+    end
+
+    defp entry(name, body, type \\ ?0),
+      do: [
+        header(name, byte_size(body), type),
+        body,
+        :binary.copy(<<0>>, rem(512 - rem(byte_size(body), 512), 512))
+      ]
+
+    # A PAX extended header naming the next member's path.
+    defp pax_path(path) do
+      record = fn len -> "#{len} path=#{path}\n" end
+      len = Enum.reduce(1..3, 0, fn _, n -> byte_size(record.(n)) end)
+      entry("PaxHeader", record.(len), ?x)
+    end
+
+    defp tar!(dir, name, entries) do
+      path = Path.join(dir, name)
+      tar = IO.iodata_to_binary([entries, :binary.copy(<<0>>, 1024)])
+      File.write!(path, if(String.ends_with?(name, ".tar"), do: tar, else: :zlib.gzip(tar)))
+      path
+    end
+
+    defp doc_member(vsn, doc),
+      do: entry("lib/openagents_policy-#{vsn}/priv/decisions.json", File.read!(doc))
+
+    # Status 2, and the bytes of tar stream read before the refusal.
+    defp refused_after!(args, named) do
+      {status, out, err} = gate(args)
+      assert {status, out} == {2, ""}, err
+      assert err =~ named
+
+      [read] =
+        Regex.run(~r/refused after (\d+) bytes of tar stream/, err, capture: :all_but_first)
+
+      String.to_integer(read)
+    end
+
+    test "two versions of the library, in a directory or a tarball, or a release and a package",
+         %{dir: dir} = docs do
+      release = release!(Path.join(dir, "rel/app"), docs.same, "0.1.0")
+      release!(release, docs.widened, "0.2.0")
+
+      named =
+        "2 openagents_policy libraries, one allowed: \"lib/openagents_policy-0.1.0\", \"lib/openagents_policy-0.2.0\""
+
+      assert {2, "", err} = gate([docs.same, release])
+      assert err =~ named
+      tar = release_tar!(release, Path.join(dir, "two.tar.gz"))
+      refused_after!([docs.same, tar], named)
+
+      package = package!(dir, docs.same, "0.1.0")
+
+      both =
+        tar!(dir, "both.tar", [
+          entry("contents.tar.gz", File.read!(Path.join(dir, "contents.tar.gz"))),
+          doc_member("0.2.0", docs.widened)
+        ])
+
+      refused_after!([docs.same, both], "a Hex package's contents.tar.gz")
+
+      assert {0, _, _} = gate([docs.same, package])
+    end
+
+    test "a member named twice, however written", %{dir: dir} = docs do
+      for second <- [
+            "lib/openagents_policy-0.1.0/priv/decisions.json",
+            "./lib//openagents_policy-0.1.0/./priv/decisions.json"
+          ] do
+        tar =
+          tar!(dir, "twice.tar.gz", [
+            doc_member("0.1.0", docs.same),
+            entry(second, File.read!(docs.widened))
+          ])
+
+        refused_after!(
+          [docs.same, tar],
+          "\"lib/openagents_policy-0.1.0/priv/decisions.json\" is in it twice"
+        )
+      end
+
+      dotted =
+        tar!(dir, "dotted.tar", [
+          doc_member("0.1.0", docs.same),
+          entry("lib/x/../openagents_policy-0.1.0/priv/decisions.json", "{}")
+        ])
+
+      refused_after!([docs.same, dotted], "a member name with ..")
+    end
+
+    test "a FIFO or a device where a file is expected, refused before it is opened",
+         %{dir: dir} = docs do
+      for name <- ["fifo.tar.gz", "fifo.json"] do
+        fifo = Path.join(dir, name)
+        {_, 0} = System.cmd("mkfifo", [fifo])
+        assert {2, "", err} = gate([docs.same, fifo])
+        assert err =~ "not a file, a directory or a tarball (other)"
+      end
+
+      assert {2, "", err} = gate(["/dev/null", docs.same])
+      assert err =~ "not a file, a directory or a tarball (device)"
+      File.mkdir_p!(Path.join(dir, "priv/decisions.json"))
+      assert {2, "", err} = gate([docs.same, dir])
+      assert err =~ "not a file, a directory or a tarball (directory)"
+    end
+
+    test "a header claiming a huge member is refused from the header, before its data",
+         %{dir: dir} = docs do
+      doc = "lib/openagents_policy-0.1.0/priv/decisions.json"
+
+      huge =
+        tar!(dir, "huge.tar.gz", [
+          header(doc, 1_073_741_824),
+          entry(doc, File.read!(docs.widened))
+        ])
+
+      assert refused_after!([docs.same, huge], "1073741824 bytes, over the limit of 1048576") <=
+               65_536
+
+      other =
+        tar!(dir, "other.tar.gz", [
+          header("lib/big-1.0.0/blob", 2_147_483_648),
+          doc_member("0.1.0", docs.widened)
+        ])
+
+      assert refused_after!(
+               [docs.same, other],
+               "a member of 2147483648 bytes, over the budget of 268435456"
+             ) <= 65_536
+
+      contents = Path.join(dir, "contents.tar.gz")
+
+      File.write!(
+        contents,
+        :zlib.gzip(
+          IO.iodata_to_binary([
+            header("priv/decisions.json", 1_073_741_824),
+            :binary.copy(<<0>>, 1024)
+          ])
+        )
+      )
+
+      hex =
+        tar!(dir, "openagents_policy-0.1.0.tar", [
+          entry("metadata.config", ""),
+          entry("contents.tar.gz", File.read!(contents))
+        ])
+
+      assert refused_after!([docs.same, hex], "1073741824 bytes, over the limit of 1048576") <=
+               65_536
+    end
+
+    test "a stream that inflates past the budget is refused as it inflates", %{dir: dir} = docs do
+      z = :zlib.open()
+      :ok = :zlib.deflateInit(z, :default, :deflated, 31, 8, :default)
+      mib = :binary.copy(<<0>>, 1_048_576)
+      head = :zlib.deflate(z, IO.iodata_to_binary(doc_member("0.1.0", docs.widened)))
+      body = for _ <- 1..257, do: :zlib.deflate(z, mib)
+      File.write!(Path.join(dir, "bomb.tar.gz"), [head, body, :zlib.deflate(z, [], :finish)])
+      :zlib.close(z)
+
+      read =
+        refused_after!(
+          [docs.same, Path.join(dir, "bomb.tar.gz")],
+          "over the budget of 268435456 bytes"
+        )
+
+      # Past it by at most one read: 1 KiB of gzip, inflated at most 1032 to 1.
+      assert read > 268_435_456 and read <= 268_435_456 + 1024 * 1032
+    end
+
+    test "more members than the budget, each empty", %{dir: dir} = docs do
+      entries = for n <- 1..65_537, do: header("m/#{n}", 0)
+      many = tar!(dir, "many.tar.gz", entries)
+      assert refused_after!([docs.same, many], "over 65536 members") <= 65_537 * 512 + 65_536
+    end
+
+    test "a version over 64 bytes: in a name, in a PAX path, in Hex metadata",
+         %{dir: dir} = docs do
+      long = "1.0.0-" <> String.duplicate("a", 60_000)
+
+      over = "lib/openagents_policy-1.0.0-#{String.duplicate("a", 59)}/priv/decisions.json"
+      named = tar!(dir, "named.tar.gz", [pax_path(over), doc_member("0.1.0", docs.same)])
+
+      refused_after!([docs.same, named], "a version of 65 bytes, over 64")
+
+      path = "lib/openagents_policy-#{long}/priv/decisions.json"
+
+      paxed =
+        tar!(dir, "pax.tar.gz", [
+          pax_path(path),
+          doc_member("0.1.0", docs.same)
+        ])
+
+      {2, "", err} = gate([docs.same, paxed])
+
+      assert err =~ "a member name of #{byte_size(path)} bytes, over 4096" and
+               byte_size(err) < 1024
+
+      dir = Path.join(dir, "hex")
+      File.mkdir_p!(dir)
+      tar = package!(dir, docs.same, "0.1.0")
+      meta = ~s({<<"version">>,<<"#{long}">>}.\n)
+
+      hex =
+        tar!(dir, "openagents_policy-0.1.0.tar", [
+          entry("metadata.config", meta),
+          entry("contents.tar.gz", File.read!(Path.join(dir, "contents.tar.gz")))
+        ])
+
+      assert hex == tar
+      {2, "", err} = gate([docs.same, hex, "--format", "json"])
+      assert err =~ "a version of 60006 bytes, over 64" and byte_size(err) < 1024
+    end
+
+    test "an empty document, or one missing a row its vocabularies imply, is incomplete",
+         %{dir: dir, same: same} do
+      live = File.read!(same)
+      empty = Path.join(dir, "empty.json")
+      File.write!(empty, ~s({"format":3,"rows":[]}))
+      [never] = Regex.run(~r/^\["schedule\.never",\{"family":"attempt"\}.*\n/m, live)
+      removed = Path.join(dir, "removed.json")
+      File.write!(removed, String.replace(live, never, ""))
+
+      for candidate <- [empty, removed] do
+        assert {2, "", err} = gate([same, candidate])
+        assert err =~ "candidate (#{candidate}): the new document is incomplete"
+      end
+
+      assert {2, "", _} = gate([empty, same])
+    end
+
+    test "a question the candidate no longer answers is refused, and acceptable",
+         %{dir: dir, same: same} do
+      live = File.read!(same)
+      [field] = Regex.run(~r/^\["schedule\.fields",.*\n/m, live)
+      removed = Path.join(dir, "removed.json")
+      File.write!(removed, String.replace(live, field, ""))
+      assert [%{class: :removed}] = changes(same, removed)
+      {status, out, err} = gate([same, removed])
+      assert status == 1 and err =~ "--accept #{sha(removed)}"
+      tally!(out, "refused", changes(same, removed))
+      assert {0, %{"verdict" => "accepted"}} = receipt([same, removed, "--accept", sha(removed)])
+    end
+  end
+
   describe "the JSON receipt" do
     test "stays within 64 KiB and 32 changes when hundreds differ", %{dir: dir} = docs do
       # Every tier a ladder row answers swapped (dark and glass, pulse and
@@ -351,8 +638,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.GateTest do
 
       counts = Enum.frequencies_by(changes, &"#{&1.class}")
 
-      assert receipt["counts"] ==
-               Map.merge(%{"widens" => 0, "narrows" => 0, "changes" => 0}, counts)
+      assert counted(receipt) == counts
 
       assert length(receipt["changes"]) == 32
       assert receipt["left_out"] == length(changes) - 32
@@ -379,11 +665,12 @@ defmodule Mix.Tasks.OpenagentsPolicy.GateTest do
       changes = changes(docs.same, docs.widened)
       counts = Enum.frequencies_by(changes, &"#{&1.class}")
 
-      assert receipt == %{
+      assert counted(receipt) == counts
+
+      assert Map.delete(receipt, "counts") == %{
                "verdict" => "refused",
                "deployed" => %{"digest" => sha(docs.same), "version" => nil},
                "candidate" => %{"digest" => sha(docs.widened), "version" => nil},
-               "counts" => Map.merge(%{"widens" => 0, "narrows" => 0, "changes" => 0}, counts),
                "changes" =>
                  for(
                    c <- changes,

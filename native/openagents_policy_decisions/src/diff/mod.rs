@@ -6,7 +6,8 @@
 //! [`Class`]. A question one side lacks is answered, for a table whose input
 //! is a substrate or tier word, by that side's `<any other word>` row: what
 //! a caller passing the word would get. A document this module cannot read,
-//! or past a [`Limit`], is refused, typed, and never read as "no changes".
+//! past a [`Limit`], or missing a question its own vocabularies imply, is
+//! refused, typed, and never read as "no changes".
 //!
 //! Its cost is bounded by what it reads and what it writes ([`Limit`]): a
 //! document past a read limit is refused before any answer is compared, and
@@ -28,12 +29,14 @@
 //! ```
 
 use std::fmt::{self, Write as _};
+use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::document::{Input, Row, Table, FORMAT};
 
+mod complete;
 mod read;
 mod says;
 
@@ -121,6 +124,16 @@ pub enum DocumentRefusal {
         /// Its `format` field as written (JSON), or `None` when it has none.
         found: Option<String>,
     },
+    /// A document that lacks a question its own vocabularies imply: a
+    /// table, a word of a vocabulary a table draws its input from, or a
+    /// combination of its input words (truncated, or rows removed).
+    #[error("the {side} document is incomplete: {why}")]
+    Incomplete {
+        /// Which document.
+        side: Side,
+        /// What it lacks.
+        why: String,
+    },
     /// Past a [`Limit`]: a document (`side`), or the diff's output (`None`).
     #[error("{} is over the limit of {} {} (`{limit:?}`)",
         .side.map_or_else(|| "the diff".to_owned(), |side| format!("the {side} document")),
@@ -138,7 +151,9 @@ impl DocumentRefusal {
     #[must_use]
     pub const fn side(&self) -> Option<Side> {
         match self {
-            Self::NotADocument { side, .. } | Self::UnknownFormat { side, .. } => Some(*side),
+            Self::NotADocument { side, .. }
+            | Self::UnknownFormat { side, .. }
+            | Self::Incomplete { side, .. } => Some(*side),
             Self::TooLarge { side, .. } => *side,
         }
     }
@@ -154,11 +169,22 @@ pub enum Class {
     Narrows,
     /// Neither, by this answer alone.
     Changes,
+    /// A question the old document answers and the new one does not (not
+    /// even as any other word): the new rules no longer say.
+    Removed,
+    /// A change the diff cannot class: tiers no document ranks, or ranks
+    /// the two documents disagree on; a question only the new document
+    /// asks, unless it widens.
+    Unclassed,
+    /// A change of words in a table that decides nothing
+    /// ([`Table::decides`]).
+    Words,
 }
 
 impl Class {
     /// Every class, in the order [`Diff::to_markdown`] writes them.
-    pub const ALL: &'static [Self] = &[Self::Widens, Self::Narrows, Self::Changes];
+    pub const ALL: &'static [Self] =
+        &[Self::Widens, Self::Removed, Self::Unclassed, Self::Narrows, Self::Changes, Self::Words];
 
     /// Widens when anyone gains, else narrows when anyone loses, else
     /// changes: a gain is never hidden behind a loss.
@@ -247,15 +273,26 @@ impl Diff {
         let count = |class| self.of_class(class).count();
         let (widens, narrows) = (count(Class::Widens), count(Class::Narrows));
         let (all, neither) = (self.changes.len(), count(Class::Changes));
-        let _ = writeln!(
+        let _ = write!(
             out,
-            "Answers changed: {all} (widening {widens}, narrowing {narrows}, neither {neither})."
+            "Answers changed: {all} (widening {widens}, narrowing {narrows}, neither {neither}"
         );
+        for (class, name) in
+            [(Class::Removed, "removed"), (Class::Unclassed, "unclassed"), (Class::Words, "words")]
+        {
+            if count(class) > 0 {
+                let _ = write!(out, ", {name} {}", count(class));
+            }
+        }
+        out.push_str(").\n");
         for &class in Class::ALL {
             let title = match class {
                 Class::Widens => "Widens: someone gains",
+                Class::Removed => "Removed: no longer answered",
+                Class::Unclassed => "Unclassed: the diff cannot tell who gains",
                 Class::Narrows => "Narrows: someone loses",
                 Class::Changes => "Changes: no one gains or loses by these alone",
+                Class::Words => "Words: a change of words that decides nothing",
             };
             if count(class) > 0 {
                 let _ = writeln!(out, "\n#### {title} ({})\n", count(class));
@@ -273,10 +310,26 @@ fn markdown_line(change: &Change) -> String {
     format!("- {} (`{}`)", change.says, change.table.as_str())
 }
 
-/// The changes as they are made, and the bytes they will be written as.
+/// The changes as they are made, the bytes they will be written as, and
+/// what the question being compared makes of each change's class.
 struct Output {
     changes: Vec<Change>,
     bytes: usize,
+    recast: Recast,
+}
+
+/// What a question makes of the class its table gives a change.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Recast {
+    /// A question both documents answer: the table's class.
+    Kept,
+    /// Only the old document answers it.
+    Removed,
+    /// Only the new document asks it: a widening stays one, the rest
+    /// cannot be classed.
+    Added,
+    /// A table that decides nothing.
+    Words,
 }
 
 /// Counts what serde_json writes, keeping none of it.
@@ -295,7 +348,13 @@ impl std::io::Write for Counter {
 impl Output {
     /// Takes `change`, counting its Markdown line and its JSON entry, or
     /// refuses the diff as soon as they are past [`Limit::Output`].
-    fn push(&mut self, change: Change) -> Result<(), DocumentRefusal> {
+    fn push(&mut self, mut change: Change) -> Result<(), DocumentRefusal> {
+        change.class = match (self.recast, change.class) {
+            (Recast::Kept, class) | (Recast::Added, class @ Class::Widens) => class,
+            (Recast::Removed, _) => Class::Removed,
+            (Recast::Added, _) => Class::Unclassed,
+            (Recast::Words, _) => Class::Words,
+        };
         let mut json = Counter(1);
         serde_json::to_writer(&mut json, &change).map_err(|_| Limit::Output.refuse(None))?;
         self.bytes += json.0 + markdown_line(&change).len() + 1;
@@ -307,25 +366,58 @@ impl Output {
     }
 }
 
-/// Whether `c` is written escaped in a code span: a control character, or
-/// one that is invisible or reorders the text around it (bidirectional
-/// marks, embeddings, overrides and isolates; zero-width spaces and joiners;
-/// line and paragraph separators; the byte order mark; tag characters).
+/// The characters [`hidden`] escapes, by Unicode's own tables (regex-syntax
+/// carries them): controls (Cc), format characters (Cf: bidirectional
+/// marks, zero-width joiners, the byte order mark), separators but the
+/// space (Zs, Zl, Zp: U+00A0, U+2000 to U+200A, U+3000), private use (Co),
+/// unassigned (Cn), and every Default_Ignorable_Code_Point (fillers,
+/// variation selectors, tags). No Unicode property marks a symbol drawn
+/// empty, so the two such (So) are named: U+2800 BRAILLE PATTERN BLANK and
+/// U+1D159 MUSICAL SYMBOL NULL NOTEHEAD.
+pub const HIDDEN: &str =
+    r"[[\p{Cc}\p{Cf}\p{Z}\p{Co}\p{Cn}\p{Default_Ignorable_Code_Point}\u{2800}\u{1D159}]--\x20]";
+
+/// The nonspacing marks (Mn), which [`code`] escapes where they have no
+/// visible character to sit on.
+const MARKS: &str = r"\p{Mn}";
+
+/// A class of characters as sorted ranges; every character when the class
+/// cannot be read (it can: both are fixed, and their tables are built in).
+fn ranges(class: &str) -> Vec<(char, char)> {
+    use regex_syntax::hir::{Class as Set, HirKind};
+    match regex_syntax::parse(class).as_ref().map(regex_syntax::hir::Hir::kind) {
+        Ok(HirKind::Class(Set::Unicode(set))) => {
+            set.ranges().iter().map(|range| (range.start(), range.end())).collect()
+        }
+        _ => vec![('\0', char::MAX)],
+    }
+}
+
+fn within(ranges: &[(char, char)], c: char) -> bool {
+    let at = ranges.partition_point(|&(_, end)| end < c);
+    ranges.get(at).is_some_and(|&(start, _)| start <= c)
+}
+
+/// Whether `c` renders blank, invisible or as a control, and is written
+/// escaped in a code span: one of [`HIDDEN`].
 #[must_use]
 pub fn hidden(c: char) -> bool {
-    c.is_control()
-        || matches!(c,
-            '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
-            | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}'
-            | '\u{2060}'..='\u{206F}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}'
-            | '\u{FFA0}' | '\u{FFF0}'..='\u{FFFB}' | '\u{E0000}'..='\u{E0FFF}')
+    static SET: LazyLock<Vec<(char, char)>> = LazyLock::new(|| ranges(HIDDEN));
+    within(&SET, c)
+}
+
+/// Whether `c` is a nonspacing mark (Mn).
+fn mark(c: char) -> bool {
+    static SET: LazyLock<Vec<(char, char)>> = LazyLock::new(|| ranges(MARKS));
+    within(&SET, c)
 }
 
 /// `text` as one Markdown code span, whatever it holds: a fence longer than
-/// any run of backticks in it; a backslash, a control character and any
-/// [`hidden`] one written escaped (`\\`, `\n`, `\u{202e}`), so no document
-/// word can end the span, start a block, pass HTML through or hide or
-/// reorder what a reader sees. The empty word is written `(empty)`, outside
+/// any run of backticks in it; a backslash, any [`hidden`] character, and a
+/// nonspacing mark with no visible character before it (at the start, after
+/// a space or an escape) written escaped (`\\`, `\n`, `\u{202e}`), so no
+/// document word can end the span, start a block, pass HTML through or
+/// hide or reorder what a reader sees. The empty word is written `(empty)`, outside
 /// any span: two backticks alone are no code span.
 #[must_use]
 pub fn code(text: &str) -> String {
@@ -333,14 +425,16 @@ pub fn code(text: &str) -> String {
         return "(empty)".to_owned();
     }
     let mut escaped = String::with_capacity(text.len());
+    let mut base = false;
     for c in text.chars() {
         if c == '\\' {
             escaped.push_str("\\\\");
-        } else if hidden(c) {
+        } else if hidden(c) || (mark(c) && !base) {
             escaped.extend(c.escape_default());
         } else {
             escaped.push(c);
         }
+        base = !hidden(c) && c != ' ' && c != '\\' && (base || !mark(c));
     }
     let fence = "`".repeat(escaped.split(|c| c != '`').map(str::len).max().unwrap_or(0) + 1);
     // A space inside each fence when the text starts or ends with a
@@ -379,7 +473,9 @@ pub fn diff(old: impl AsRef<[u8]>, new: impl AsRef<[u8]>) -> Result<Diff, Docume
     let old = asked(read(old.as_ref(), Side::Old)?.rows);
     let new = asked(read(new.as_ref(), Side::New)?.rows);
     let context = says::Context::new([&old, &new])?;
-    let mut out = Output { changes: Vec::new(), bytes: 0 };
+    complete::check(&old, Side::Old)?;
+    complete::check(&new, Side::New)?;
+    let mut out = Output { changes: Vec::new(), bytes: 0, recast: Recast::Kept };
     let only_old = old.iter().filter(|asked| !context.asks(Side::New, asked));
     let questions = new.iter().map(|asked| (asked, Side::Old));
     for (asked, other) in questions.chain(only_old.map(|asked| (asked, Side::New))) {
@@ -388,6 +484,12 @@ pub fn diff(old: impl AsRef<[u8]>, new: impl AsRef<[u8]>) -> Result<Diff, Docume
             answers.reverse();
         }
         if answers[0] != answers[1] {
+            out.recast = match answers {
+                _ if !asked.row.table.decides() => Recast::Words,
+                [_, None] => Recast::Removed,
+                [None, _] => Recast::Added,
+                _ => Recast::Kept,
+            };
             context.changes(&asked.row, answers, &mut out)?;
         }
     }

@@ -181,6 +181,11 @@ fn joined(names: &[&str]) -> String {
     }
 }
 
+/// The class of a tier's move, `None` when it cannot be told.
+fn classed(rise: Option<[bool; 2]>) -> Class {
+    rise.map_or(Class::Unclassed, |[gains, loses]| Class::of(gains, loses))
+}
+
 /// Which list a list answer is.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum List {
@@ -235,15 +240,8 @@ impl<'d> Context<'d> {
     /// row's.
     pub(super) fn lookup(&self, side: Side, Asked { row, key }: &Asked) -> Option<&'d Value> {
         self.find(side, row.table, key).or_else(|| {
-            let reading = match row.table {
-                Table::LadderNamed => "tier_word",
-                Table::LadderMinimums => "access",
-                Table::LifecyclesBoxStates | Table::CapabilitiesBoxStates => "box_state",
-                Table::LifecyclesRunStates | Table::CapabilitiesRunStates => "run_state",
-                Table::LifecyclesJobStatuses | Table::CapabilitiesJobStatuses => "job_status",
-                Table::LifecyclesMachines | Table::CapabilitiesMachines => "status",
-                _ => return None,
-            };
+            let drawn = row.table.drawn().iter().find(|drawn| drawn.any_other_word)?;
+            let reading = drawn.key;
             let mut other = row.input.clone();
             let words = other.iter_mut().filter(|(name, _)| *name == reading);
             words.for_each(|(_, word)| *word = json!(ANY_OTHER_WORD));
@@ -275,13 +273,14 @@ impl<'d> Context<'d> {
 
     /// Whether a tier rose (`[true, false]`) or fell from `before` to
     /// `after`, by the ranks of each document that ranks both words, when
-    /// they agree; `[false, false]` when no document can tell.
-    fn rise(&self, before: Option<&str>, after: Option<&str>) -> [bool; 2] {
+    /// they agree; `None` when no document can tell, or the two disagree
+    /// (a change the diff cannot class).
+    fn rise(&self, before: Option<&str>, after: Option<&str>) -> Option<[bool; 2]> {
         let by = |side| Some(self.rank(side, after)?.cmp(&self.rank(side, before)?));
         match (by(Side::Old), by(Side::New)) {
-            (Some(order), None) | (None, Some(order)) => [order.is_gt(), order.is_lt()],
-            (Some(old), Some(new)) if old == new => [old.is_gt(), old.is_lt()],
-            _ => [false, false],
+            (Some(order), None) | (None, Some(order)) => Some([order.is_gt(), order.is_lt()]),
+            (Some(old), Some(new)) if old == new => Some([old.is_gt(), old.is_lt()]),
+            _ => None,
         }
     }
 
@@ -312,9 +311,7 @@ impl<'d> Context<'d> {
         let at = |key| word(input.get(key));
         // A tier risen widens, fallen narrows, by the ranks both documents agree on.
         let tier_class = |old: Option<&Value>, new: Option<&Value>| {
-            let [gains, loses] =
-                self.rise(old.and_then(Value::as_str), new.and_then(Value::as_str));
-            Class::of(gains, loses)
+            classed(self.rise(old.and_then(Value::as_str), new.and_then(Value::as_str)))
         };
         let (class, says) = match table {
             Table::Vocabularies => return Self::list(row, [old, new], List::Vocabulary, out),
@@ -323,7 +320,7 @@ impl<'d> Context<'d> {
             Table::ScheduleReasons => {
                 let key = if input.contains_key("field") { "field" } else { "column" };
                 let name = code(&format!("{}.{}", text(input, "family"), text(input, key)));
-                (Class::Changes, format!("the reason for {name} now reads {}", was(old, new)))
+                (Class::Words, format!("the reason for {name} now reads {}", was(old, new)))
             }
             Table::Relationships => {
                 let (class, how) = self.viewer(old, new);
@@ -418,8 +415,14 @@ impl<'d> Context<'d> {
             let access = get(v, "access").and_then(Value::as_str);
             self.answer(side, Table::LadderMinimums, "access", access)?.as_str()
         };
-        let [lower, higher] = self.rise(at(new), at(old));
-        let [easier, harder] = self.rise(needs(Side::New, new), needs(Side::Old, old));
+        let moved =
+            (self.rise(at(new), at(old)), self.rise(needs(Side::New, new), needs(Side::Old, old)));
+        let class = match moved {
+            (Some([lower, higher]), Some([easier, harder])) => {
+                Class::of(lower || easier, higher || harder)
+            }
+            _ => Class::Unclassed,
+        };
         let stands = |v| {
             let access = word(get(v, "access"));
             format!("{}, asked through {access} access", word(get(v, "tier")))
@@ -430,7 +433,7 @@ impl<'d> Context<'d> {
             stands(new),
             stands(old)
         );
-        (Class::of(lower || easier, higher || harder), says)
+        (class, says)
     }
 
     /// The link an attempt gets: one where there was none, or at a lower
@@ -453,13 +456,13 @@ impl<'d> Context<'d> {
             link(new),
             link(old)
         );
-        let [gains, loses] = match (get(old, "Ok"), get(new, "Ok")) {
+        let rise = match (get(old, "Ok"), get(new, "Ok")) {
             (Some(before), Some(after)) => self.rise(tier_of(before), tier_of(after)),
             (before, after) => {
-                [after.is_some() && before.is_none(), before.is_some() && after.is_none()]
+                Some([after.is_some() && before.is_none(), before.is_some() && after.is_none()])
             }
         };
-        (Class::of(gains, loses), says)
+        (classed(rise), says)
     }
 
     /// A scheduled field: newly, no longer, from another rung or column.
@@ -504,7 +507,9 @@ impl<'d> Context<'d> {
                 if said.is_empty() {
                     said.push(format!("is now {}", was(old, new)));
                 }
-                let [gains, loses] = self.rise(after, before);
+                let Some([gains, loses]) = self.rise(after, before) else {
+                    return (Class::Unclassed, format!("{name} {}", said.join(" and ")));
+                };
                 let readers = match (gains, loses) {
                     (true, _) => see(to, from, "now"),
                     (false, true) => see(from, to, "no longer"),
@@ -522,10 +527,14 @@ impl<'d> Context<'d> {
         let (Some(before), Some(after)) = (old, new) else {
             return (Class::Changes, format!("is now read as {}", was(old, new)));
         };
-        let [more, less] = match (tier_of(before), tier_of(after)) {
-            (Some(_), None) => [true, false],
-            (None, Some(_)) => [false, true],
+        let rise = match (tier_of(before), tier_of(after)) {
+            (Some(_), None) => Some([true, false]),
+            (None, Some(_)) => Some([false, true]),
+            (None, None) => Some([false, false]),
             (before, after) => self.rise(before, after),
+        };
+        let Some([more, less]) = rise else {
+            return (Class::Unclassed, format!("is now read as {}", was(old, new)));
         };
         let set = |v: &Value, key| v.get(key).is_some_and(|v| !v.is_null() && *v != json!(false));
         let marks = ["admin", "account_id"].map(|key| (set(before, key), set(after, key)));

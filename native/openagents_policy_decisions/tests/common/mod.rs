@@ -84,12 +84,31 @@ pub fn summary(changes: &[Change]) -> Vec<(&'static str, String, Class)> {
     summed.collect()
 }
 
-/// For each table, `document` with the first answer of that table
-/// [`perturbed`].
+/// Whether `row` lists a vocabulary some table draws its input words from
+/// (`Table::drawn`): a word added to it asks questions the document must
+/// answer too.
+#[must_use]
+pub fn drawn_from(row: &Row) -> bool {
+    let mut drawn = Table::ALL.iter().flat_map(|table| table.drawn());
+    drawn.any(|drawn| row.input.get("vocabulary") == Some(&serde_json::json!(drawn.vocabulary)))
+}
+
+/// The first vocabulary no table draws from, and its words: what a test
+/// may add a word to and keep the document complete.
+pub fn free_words(document: &mut Document) -> (String, &mut Vec<Value>) {
+    let row =
+        document.rows.iter_mut().find(|row| row.table == Table::Vocabularies && !drawn_from(row));
+    let row = row.expect("a vocabulary no table draws from");
+    (row.input["vocabulary"].as_str().unwrap().to_owned(), row.answer.as_array_mut().unwrap())
+}
+
+/// For each table, `document` with the first answer of that table (of the
+/// vocabularies, the first no table draws from) [`perturbed`].
 pub fn one_answer_changed(document: &Document) -> impl Iterator<Item = (Table, Document)> + '_ {
     Table::ALL.iter().map(|&table| {
         let mut changed = document.clone();
-        let row = changed.rows.iter_mut().find(|row| row.table == table).unwrap();
+        let row = changed.rows.iter_mut().find(|row| row.table == table && !drawn_from(row));
+        let row = row.unwrap();
         row.answer = perturbed(&row.answer);
         (table, changed)
     })
