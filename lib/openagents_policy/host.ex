@@ -56,10 +56,7 @@ defmodule OpenAgentsPolicy.Host do
   # The process-dictionary key of a process's override.
   @override {__MODULE__, :override}
 
-  @typedoc """
-  A configuration key: a host module (`:accounts`, `:repositories`,
-  `:artifact_link`, `:repo`, `:user`) or the `:unloaded_link` setting.
-  """
+  @typedoc "A configuration key: a host module's, or the `:unloaded_link` setting."
   @type key :: :accounts | :repositories | :artifact_link | :repo | :user | :unloaded_link
 
   @typedoc "What a record with a link that was not loaded reads: see `unloaded_link/0`."
@@ -89,10 +86,9 @@ defmodule OpenAgentsPolicy.Host do
 
   @doc """
   Points the library at other host modules, for the whole system, from the
-  next call: each of `modules`' keys (`:accounts`, `:repositories`,
-  `:artifact_link`, `:repo`, `:user`, and the `:unloaded_link` setting) is
-  written to the application environment, as `Application.put_env/3` would;
-  a key given `nil` goes back to its default. Returns the configuration
+  next call: each key of `modules` is written to the application
+  environment, as `Application.put_env/3` would; a key given `nil` goes back
+  to its default. Returns the configuration
   before the change (overrides aside), which `configure/1` takes back to
   restore it. An invalid key or value raises `NimbleOptions.ValidationError`
   before anything is written.

@@ -81,14 +81,16 @@ defmodule OpenAgentsPolicy.Host.Boundary do
   @spec admin?(term()) :: boolean()
   def admin?(user), do: if(Host.module(:accounts).admin?(user), do: true, else: false)
 
-  # A tier bounded for a NIF: an atom, or word/1 of anything else; a word is
-  # a binary of at most 64 bytes, longer than any of the core's, else nil.
+  # A tier bounded for a NIF: an atom or a word, else nil; a word is a
+  # binary of at most 64 bytes, longer than any of the core's.
+  defguardp word?(word) when is_binary(word) and byte_size(word) <= 64
+
   @spec tier(term()) :: tier() | nil
-  def tier(tier) when is_atom(tier), do: tier
-  def tier(tier), do: word(tier)
+  def tier(tier) when is_atom(tier) or word?(tier), do: tier
+  def tier(_not_a_tier), do: nil
 
   @spec word(term()) :: binary() | nil
-  def word(word) when is_binary(word) and byte_size(word) <= 64, do: word
+  def word(word) when word?(word), do: word
   def word(_not_a_word), do: nil
 
   # What the ladder reads `subject` at for `viewer`: `{subject, class}`.
@@ -111,13 +113,13 @@ defmodule OpenAgentsPolicy.Host.Boundary do
   # (both set), so no account id reaches a NIF. A live link without `:tier`
   # raises the KeyError the host's `link.tier` raises.
   @spec link(map(), term()) :: subject()
-  def link(%{revoked_at: nil, tier: tier} = link, account) do
-    owner = Map.get(link, :account_id)
-    {:link, :live, tier(tier), owner != nil and account != nil and owner == account}
-  end
+  def link(%{revoked_at: nil, tier: tier} = link, account),
+    do: {:link, :live, tier(tier), owns?(Map.get(link, :account_id), account)}
 
   def link(%{revoked_at: nil} = link, _account), do: raise(KeyError, key: :tier, term: link)
   def link(link, _account), do: {:link, :revoked, tier(Map.get(link, :tier)), false}
+
+  defp owns?(owner, account), do: owner != nil and account != nil and owner == account
 
   # What effective_tier/2 decides on: `{record, class}` as the NIF takes
   # them, or `:dark` (a link not loaded, under `unloaded_link: :dark`). The
@@ -135,7 +137,8 @@ defmodule OpenAgentsPolicy.Host.Boundary do
 
   # A struct in the link's place that is not a link leaves the record to its
   # column. A revoked link reads alike for every viewer (the core's
-  # `Link::tier_for_anyone`), so its viewer is not read.
+  # `Link::tier_for_anyone`), so its viewer is not read. Built here rather
+  # than from link/2: this is the request path.
   defp linked(module, link, record, viewer) do
     cond do
       not link?(module) ->
@@ -143,12 +146,14 @@ defmodule OpenAgentsPolicy.Host.Boundary do
 
       match?(%{revoked_at: nil, tier: _}, link) ->
         {class, account} = viewer(viewer)
-        {:link, state, tier, owns?} = link(link, account)
-        {{:linked, state, tier, owns?}, class}
+        {{:linked, :live, tier(link.tier), owns?(Map.get(link, :account_id), account)}, class}
+
+      # A live link without `:tier`: link/2 raises the host's KeyError.
+      match?(%{revoked_at: nil}, link) ->
+        link(link, nil)
 
       true ->
-        {:link, state, tier, owns?} = link(link, nil)
-        {{:linked, state, tier, owns?}, :nobody}
+        {{:linked, :revoked, tier(Map.get(link, :tier)), false}, :nobody}
     end
   end
 
