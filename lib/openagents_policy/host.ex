@@ -88,10 +88,9 @@ defmodule OpenAgentsPolicy.Host do
   Points the library at other host modules, for the whole system, from the
   next call: each key of `modules` is written to the application
   environment, as `Application.put_env/3` would; a key given `nil` goes back
-  to its default. Returns the configuration
-  before the change (overrides aside), which `configure/1` takes back to
-  restore it. An invalid key or value raises `NimbleOptions.ValidationError`
-  before anything is written.
+  to its default. Returns the configuration before the change (overrides
+  aside), which `configure/1` takes back to restore it. An invalid key or
+  value raises `NimbleOptions.ValidationError` before anything is written.
 
   Each key takes effect on its own. In tests, prefer `override/1`, which no
   other test sees.
