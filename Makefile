@@ -22,16 +22,15 @@ deps: tools
 
 # MIX_ENV=demo declares one dependency, NimbleOptions (mix.exs): taken from
 # the mirror HEX_VENDOR_DIR names, else from ../shared/vendor beside this
-# checkout when there is one (this project's own machines), else from Hex.
-# No rustler: cargo builds the NIF and it is put where rustler would put it
-# (priv/native), and OpenAgentsPolicy.Native, with no rustler_precompiled to
-# use, loads it from there.
+# checkout when there is one (this project's own machines), else from Hex
+# (installed first when it is missing). No rustler: cargo builds the NIF
+# wherever its configuration says and it is put where rustler would put it
+# (priv/native: dev/demo/build_nif.sh), and OpenAgentsPolicy.Native, with no
+# rustler_precompiled to use, loads it from there.
 demo: export HEX_VENDOR_DIR := $(or $(HEX_VENDOR_DIR),$(wildcard $(abspath $(CURDIR)/../shared/vendor)))
-demo: tools
-	@cargo build --release --locked -q -p openagents_policy_nif
-	@mkdir -p priv/native
-	@cp target/release/libopenagents_policy_nif.so priv/native/libopenagents_policy_nif.so.new
-	@mv priv/native/libopenagents_policy_nif.so.new priv/native/libopenagents_policy_nif.so
+demo:
+	@scripts/ensure_tools.sh demo
+	@dev/demo/build_nif.sh
 	@scripts/ensure_deps.sh . demo
 	@MIX_ENV=demo mix compile
 	@MIX_ENV=demo mix openagents_policy.show

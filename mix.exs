@@ -127,7 +127,13 @@ defmodule OpenAgentsPolicy.MixProject do
           OpenAgents.Transparency.WorkDisclosure,
           OpenAgents.Transparency.Ladder
         ],
-        "Host boundary": [OpenAgentsPolicy.Host],
+        "Host contract": [
+          OpenAgentsPolicy.Host,
+          OpenAgentsPolicy.Host.Accounts,
+          OpenAgentsPolicy.Host.Repositories,
+          OpenAgentsPolicy.Host.ArtifactLink,
+          OpenAgentsPolicy.Host.Repo
+        ],
         "Decision changes": [
           OpenAgentsPolicy,
           OpenAgentsPolicy.Decisions,

@@ -9,6 +9,7 @@ defmodule OpenAgentsPolicy.HostConfigTest do
   alias OpenAgents.Accounts.User
   alias OpenAgents.Transparency.WorkDisclosure
   alias OpenAgentsPolicy.Host
+  alias OpenAgentsPolicy.Host.Boundary
   alias OpenAgentsPolicy.Test.{Everyone, NoOne}
 
   @repository %{id: "repo-1"}
@@ -73,7 +74,8 @@ defmodule OpenAgentsPolicy.HostConfigTest do
           Host.configure(accounts: first),
           Host.configure(accounts: second),
           :ok = sync(readers),
-          Host.modules().accounts != second or Host.admin?(@user) != second.admin?(@user),
+          Host.modules().accounts != second or
+            Boundary.admin?(@user) != second.admin?(@user),
           do: round
 
     Enum.each(readers, &send(&1, :stop))
@@ -92,7 +94,7 @@ defmodule OpenAgentsPolicy.HostConfigTest do
     after
       0 ->
         Host.modules()
-        Host.admin?(@user)
+        Boundary.admin?(@user)
         read()
     end
   end

@@ -10,6 +10,12 @@ defmodule OpenAgentsPolicy.HostOverrideTest do
   alias OpenAgentsPolicy.Host
   alias OpenAgentsPolicy.Test.{Everyone, NoOne}
 
+  defmodule NoMembers do
+    @moduledoc false
+    @behaviour Host.Repositories
+    def member?(_repository, _user), do: false
+  end
+
   @repository %{id: "repo-1"}
   # An operator by the default stand-in's rule (its `admin` field).
   @admin %User{id: "u-1", admin: true}
@@ -35,8 +41,8 @@ defmodule OpenAgentsPolicy.HostOverrideTest do
   end
 
   test "clear_override/0 and a nil key end an override" do
-    Host.override(accounts: NoOne, repositories: NoOne)
-    assert Host.modules().repositories == NoOne
+    Host.override(accounts: NoOne, repositories: NoMembers)
+    assert Host.modules().repositories == NoMembers
 
     Host.override(repositories: nil)
     assert Host.modules().repositories == OpenAgents.Repositories

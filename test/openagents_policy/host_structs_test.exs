@@ -10,6 +10,7 @@ defmodule OpenAgentsPolicy.HostStructsTest do
 
   defmodule Link do
     @moduledoc false
+    @behaviour OpenAgentsPolicy.Host.ArtifactLink
     defstruct [:id, :account_id, :repository_id, :artifact_type, :artifact_ref, :tier] ++
                 [:consent, :authority_snapshot, :revoked_at, :revocation_tombstone]
 
@@ -23,18 +24,21 @@ defmodule OpenAgentsPolicy.HostStructsTest do
 
   defmodule Accounts do
     @moduledoc false
+    @behaviour OpenAgentsPolicy.Host.Accounts
     def admin?(%User{operator: operator}), do: operator
     def admin?(_other), do: false
   end
 
   defmodule Repositories do
     @moduledoc false
+    @behaviour OpenAgentsPolicy.Host.Repositories
     def member?(%{id: id}, %User{repositories: ids}), do: id in ids
     def member?(_repository, _user), do: false
   end
 
   defmodule Repo do
     @moduledoc false
+    @behaviour OpenAgentsPolicy.Host.Repo
     def insert({:changeset, link}), do: {:ok, %{link | id: "my-link-1"}}
   end
 

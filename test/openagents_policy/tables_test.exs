@@ -10,7 +10,8 @@ defmodule OpenAgentsPolicy.TablesTest do
   alias OpenAgents.Delegations.Target
   alias OpenAgents.Machines.Machine
   alias OpenAgents.Transparency.{ArtifactLink, WorkDisclosure}
-  alias OpenAgentsPolicy.{Host, Native}
+  alias OpenAgentsPolicy.Host.Boundary
+  alias OpenAgentsPolicy.Native
 
   # Words no vocabulary holds, and near misses of the ones they do.
   @strangers ["", "bogus", "stopping", "Active", "active ", "queued\0", "glass", "box "]
@@ -244,8 +245,8 @@ defmodule OpenAgentsPolicy.TablesTest do
           tier <- tiers,
           revoked_at <- [nil, ~U[2026-08-25 10:00:00Z]] do
         link = %ArtifactLink{account_id: owner, tier: tier, revoked_at: revoked_at}
-        {class, account} = Host.viewer(viewer)
-        {:link, state, tier, owns?} = Host.link(link, account)
+        {class, account} = Boundary.viewer(viewer)
+        {:link, state, tier, owns?} = Boundary.link(link, account)
 
         # A revoked link is read without its viewer: the core's answer for
         # the viewer's own class is the same.
@@ -255,8 +256,8 @@ defmodule OpenAgentsPolicy.TablesTest do
       end
 
       for account <- ["acct-1", nil], viewer <- viewers.(account), tier <- tiers do
-        {class, account} = Host.viewer(viewer)
-        column = Native.effective_tier({:column, Host.subject(tier, account)}, class)
+        {class, account} = Boundary.viewer(viewer)
+        column = Native.effective_tier({:column, Boundary.subject(tier, account)}, class)
 
         assert WorkDisclosure.effective_tier(%{transparency_tier: tier}, viewer) == column,
                inspect({tier, viewer})
@@ -271,7 +272,7 @@ defmodule OpenAgentsPolicy.TablesTest do
     end
   end
 
-  defp class(viewer), do: elem(Host.viewer(viewer), 0)
+  defp class(viewer), do: elem(Boundary.viewer(viewer), 0)
 
   # A family the schedule does not have, read at run time as a host's data
   # would bring it: the call under test is the one a host makes, not one the

@@ -2,9 +2,21 @@ defmodule OpenAgentsPolicy.ScheduleTableTest do
   use ExUnit.Case, async: true
   @moduletag :repo
 
+  alias OpenAgents.Transparency.WorkDisclosure
   alias OpenAgentsPolicy.Report
 
   @guide Path.expand("../../guides/disclosure-model.md", __DIR__)
+
+  # The core's schedule as its serde JSON says it: per family, each field's
+  # name, tier and source column, and the never list, sorted.
+  defp core_schedule do
+    for %{"family" => family, "fields" => fields, "never" => never} <-
+          Jason.decode!(WorkDisclosure.schedule_json()),
+        into: %{} do
+      rows = for %{"field" => f, "tier" => t, "column" => c} <- fields, do: [f, t, c]
+      {family, {Enum.sort(rows), Enum.sort(never)}}
+    end
+  end
 
   test "the disclosure guide's schedule table is the one the code decides" do
     section = @guide |> File.read!() |> Report.schedule_section()
@@ -15,20 +27,52 @@ defmodule OpenAgentsPolicy.ScheduleTableTest do
            "the guide's schedule drifted from the code: run `mix openagents_policy.show --write-schedule`"
   end
 
-  test "the schedule table names every scheduled field with its tier and every never-listed column" do
-    markdown = Report.schedule_markdown()
+  test "the guide's tables say what the core's JSON says: every field, its tier and column, every never-listed column" do
+    guide =
+      for part <-
+            @guide
+            |> File.read!()
+            |> Report.schedule_section()
+            |> String.split("#### ", trim: true),
+          into: %{} do
+        [family | lines] = String.split(part, "\n", trim: true)
+        # The table's rows, after its header, by their first three cells.
+        [_header | rows] =
+          for "| " <> _ = line <- lines, not String.starts_with?(line, "|-"), do: line
 
-    for {family, fields} <- OpenAgents.Transparency.WorkDisclosure.schedule() do
-      assert markdown =~ "#### #{family}"
+        rows =
+          for row <- rows,
+              do: row |> String.split("|", trim: true) |> Enum.map(&String.trim/1) |> Enum.take(3)
 
-      for {field, tier} <- fields do
-        assert markdown =~ ~r/\| #{field} +\| #{tier} +\|/,
-               "#{family}.#{field} missing at #{tier}"
+        never =
+          for "Never disclosed: " <> list <- lines,
+              [_, column] <- Regex.scan(~r/`([^`]+)`/, list),
+              do: column
+
+        {family, {Enum.sort(rows), Enum.sort(never)}}
       end
 
-      for column <- OpenAgents.Transparency.WorkDisclosure.never(family) do
-        assert markdown =~ "`#{column}`"
-      end
-    end
+    assert guide == core_schedule()
+  end
+
+  test "json_rows/1 adds only whitespace, and puts each field of the schedule on a line of its own" do
+    json = WorkDisclosure.schedule_json()
+    rows = Report.json_rows(json)
+
+    assert Jason.decode!(rows) == Jason.decode!(json)
+    assert String.replace(rows, ~r/\s+/, "") == String.replace(json, ~r/\s+/, "")
+
+    # Each line that is a whole JSON object with a "field", decoded.
+    lines =
+      for line <- String.split(rows, "\n"),
+          {:ok, %{"field" => _} = field} <- [
+            line |> String.trim() |> String.trim_trailing(",") |> Jason.decode()
+          ],
+          do: field
+
+    assert Enum.sort(lines) ==
+             Enum.sort(
+               for %{"fields" => fields} <- Jason.decode!(json), field <- fields, do: field
+             )
   end
 end

@@ -34,6 +34,7 @@ end
 unless Code.ensure_loaded?(OpenAgents.Accounts) do
   defmodule OpenAgents.Accounts do
     @moduledoc false
+    @behaviour OpenAgentsPolicy.Host.Accounts
     def admin?(%OpenAgents.Accounts.User{admin: admin}), do: admin == true
   end
 end
@@ -41,6 +42,7 @@ end
 unless Code.ensure_loaded?(OpenAgents.Repositories) do
   defmodule OpenAgents.Repositories do
     @moduledoc false
+    @behaviour OpenAgentsPolicy.Host.Repositories
     def member?(%{id: repository_id}, %OpenAgents.Accounts.User{member_of: repositories}),
       do: repository_id in repositories
   end
@@ -49,6 +51,7 @@ end
 unless Code.ensure_loaded?(OpenAgents.Transparency.ArtifactLink) do
   defmodule OpenAgents.Transparency.ArtifactLink do
     @moduledoc false
+    @behaviour OpenAgentsPolicy.Host.ArtifactLink
     defstruct OpenAgentsPolicy.Test.Upstream.artifact_link_fields()
 
     # Something inspectable in place of an Ecto changeset.
@@ -59,6 +62,7 @@ end
 unless Code.ensure_loaded?(OpenAgents.Repo) do
   defmodule OpenAgents.Repo do
     @moduledoc false
+    @behaviour OpenAgentsPolicy.Host.Repo
     # Tells the calling process what it was asked to insert, so a test can
     # see exactly what reached persistence.
     def insert(%OpenAgentsPolicy.Test.Changeset{data: data, changes: changes} = changeset) do

@@ -10,7 +10,7 @@ defmodule OpenAgents.Transparency.Ladder do
       `glass` when the host's `Accounts.admin?/1` says so and has none
       otherwise; a map with `:tier` names that tier; a map with `:account_id`
       has none; a binary or a non-nil atom names a tier; anything else has
-      none (`OpenAgentsPolicy.Host.viewer/1`).
+      none.
     * **Clamp.** A viewer with no tier leaves a tier as it is; otherwise the
       lower rank wins.
     * **Effective tier.** A live link is `glass` for its owner and an
@@ -22,7 +22,8 @@ defmodule OpenAgents.Transparency.Ladder do
   Deliberately absent: revoking a link, and anything else that writes.
   """
 
-  alias OpenAgentsPolicy.{Host, Native}
+  alias OpenAgentsPolicy.Host.Boundary
+  alias OpenAgentsPolicy.Native
 
   # Read from the Rust core as this module compiles (a compile-time
   # dependency on Native, so a rebuilt library recompiles it).
@@ -49,7 +50,7 @@ defmodule OpenAgents.Transparency.Ladder do
       :dark
   """
   @spec name(term()) :: tier()
-  def name(tier), do: Native.ladder_name(Host.tier(tier))
+  def name(tier), do: Native.ladder_name(Boundary.tier(tier))
 
   @doc """
   The rank of the tier a term names: dark 0, pulse 1, ledger 2, glass 3.
@@ -58,7 +59,7 @@ defmodule OpenAgents.Transparency.Ladder do
       true
   """
   @spec rank(term()) :: 0..3
-  def rank(tier), do: Native.ladder_rank(Host.tier(tier))
+  def rank(tier), do: Native.ladder_rank(Boundary.tier(tier))
 
   @doc """
   The lower of two tiers by `rank/1`, each read as `rank/1` reads it (an
@@ -95,7 +96,7 @@ defmodule OpenAgents.Transparency.Ladder do
       :glass
   """
   @spec clamp(term(), term()) :: tier()
-  def clamp(tier, viewer), do: Native.ladder_clamp(Host.tier(tier), class(viewer))
+  def clamp(tier, viewer), do: Native.ladder_clamp(Boundary.tier(tier), class(viewer))
 
   @doc """
   The tier `viewer` reads `subject` at; `subject` is an `ArtifactLink` struct
@@ -106,8 +107,8 @@ defmodule OpenAgents.Transparency.Ladder do
   """
   @spec effective_tier(term(), term()) :: tier()
   def effective_tier(subject, viewer) do
-    {class, account} = Host.viewer(viewer)
-    Native.ladder_effective_tier(Host.subject(subject, account), class)
+    {subject, class} = Boundary.reading(subject, viewer)
+    Native.ladder_effective_tier(subject, class)
   end
 
   @doc """
@@ -120,10 +121,9 @@ defmodule OpenAgents.Transparency.Ladder do
   """
   @spec allows?(term(), term(), term()) :: boolean()
   def allows?(subject, access, viewer) do
-    {class, account} = Host.viewer(viewer)
-    access = if is_atom(access), do: access, else: nil
-    Native.ladder_allows(Host.subject(subject, account), access, class)
+    {subject, class} = Boundary.reading(subject, viewer)
+    Native.ladder_allows(subject, if(is_atom(access), do: access), class)
   end
 
-  defp class(viewer), do: elem(Host.viewer(viewer), 0)
+  defp class(viewer), do: elem(Boundary.viewer(viewer), 0)
 end

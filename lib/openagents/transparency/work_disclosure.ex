@@ -26,13 +26,13 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   answers over finite domains as function clauses compiled in.
   """
 
-  alias OpenAgentsPolicy.{Host, Native}
+  alias OpenAgentsPolicy.Host
+  alias OpenAgentsPolicy.Host.Boundary
+  alias OpenAgentsPolicy.Native
 
   # Read from the Rust core as this module compiles (a compile-time
   # dependency on Native, so a rebuilt library recompiles it).
   @families Native.families()
-  # By name: Ecto is optional.
-  @not_loaded Ecto.Association.NotLoaded
   @schedule Native.schedule()
   @relationships Native.relationships()
   explanation = fn {field, rung, reason} -> %{field: field, rung: rung, reason: reason} end
@@ -40,7 +40,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   # The tier words a caller names directly: each tier as an atom and as a
   # string, and `nil`.
   @tier_words [nil | Enum.flat_map(Native.tiers(), &[&1, Atom.to_string(&1)])]
-  # The viewer classes (`Host.viewer/1`) whose answers are compiled in: every
+  # The viewer classes (`Boundary.viewer/1`) whose answers are compiled in: every
   # class whose tier, if it has one, is a tier word. Any other class (a
   # tier that is not a word) is asked of the core on the call.
   @classes [:operator, {:user, true}, {:user, false}, :account, :nobody] ++
@@ -130,11 +130,11 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
   for family <- @families, tier <- @tier_words do
     def fields_at(unquote(family), unquote(tier)),
-      do: unquote(Native.fields_at(family, elem(Host.viewer(tier), 0)))
+      do: unquote(Native.fields_at(family, elem(Boundary.viewer(tier), 0)))
   end
 
   def fields_at(family, tier) when family in @families,
-    do: fields_for(family, elem(Host.viewer(tier), 0))
+    do: fields_for(family, elem(Boundary.viewer(tier), 0))
 
   for family <- @families, class <- @classes do
     defp fields_for(unquote(family), unquote(Macro.escape(class))),
@@ -197,13 +197,10 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
           required(:tier) => tier(),
           optional(:admin) => true
         }
-  def viewer(repository, %{__struct__: module} = user) do
-    if Host.user?(module),
-      do: descriptor(Host.relationship(repository, user), user.id),
-      else: descriptor(:anonymous, nil)
+  def viewer(repository, user) do
+    {relationship, account} = Boundary.relationship(repository, user)
+    descriptor(relationship, account)
   end
-
-  def viewer(_repository, _not_a_user), do: descriptor(:anonymous, nil)
 
   # The core's descriptor for each relationship, asked with a marker for the
   # account, so each clause puts the user's id where the core put it.
@@ -237,102 +234,35 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   """
   @spec effective_tier(map(), term()) :: tier()
   def effective_tier(record, viewer) when is_map(record) do
-    # The record's fields are read here, where the compiled match knows their
-    # keys (on a host's 35-key record that is most of the call).
-    case record do
-      %{artifact_link: %{__struct__: @not_loaded}} -> unloaded_tier(record, viewer)
-      %{artifact_link: %{__struct__: module} = link} -> struct_tier(module, link, record, viewer)
-      %{transparency_tier: tier} -> column(tier, viewer)
-      %{} -> column(nil, viewer)
-    end
+    with {record, class} <- Boundary.record(record, viewer), do: tier_of(record, class)
   end
 
   def effective_tier(record, _viewer), do: raise(BadMapError, term: record)
 
-  # A struct in the link's place is the link when it is of the default name
-  # or the configured module (`Host.link?/1`). A revoked link reads alike for
-  # every viewer (the core's `Link::tier_for_anyone`): its viewer is not read.
-  defp struct_tier(module, link, record, viewer) do
-    cond do
-      not Host.link?(module) ->
-        column(Map.get(record, :transparency_tier), viewer)
-
-      match?(%{revoked_at: nil, tier: _}, link) ->
-        {class, account} = Host.viewer(viewer)
-        live(link.tier, class, Host.owns?(Map.get(link, :account_id), account))
-
-      match?(%{revoked_at: nil}, link) ->
-        Host.link(link, nil)
-
-      true ->
-        revoked(Host.tier(Map.get(link, :tier)))
-    end
-  end
-
   # The core's answers, compiled in: a live link, one clause per tier word,
-  # viewer class and ownership; a revoked link, one per tier word; a tier
-  # column, one per tier word and viewer class. Anything else is asked of the
-  # core on the call, as the same typed terms.
-  for tier <- @tier_words, class <- @classes, owns? <- [true, false] do
-    defp live(unquote(tier), unquote(Macro.escape(class)), unquote(owns?)),
-      do: unquote(Native.effective_tier({:linked, :live, tier, owns?}, class))
+  # viewer class and ownership; a tier column, one per tier word and viewer
+  # class; a revoked link, read without its viewer, one per tier word.
+  # Anything else is asked of the core on the call, as the same typed terms.
+  records =
+    for(tier <- @tier_words, owns? <- [true, false], do: {:linked, :live, tier, owns?}) ++
+      for tier <- @tier_words, do: {:column, {:tier, tier}}
+
+  for record <- records, class <- @classes do
+    defp tier_of(unquote(Macro.escape(record)), unquote(Macro.escape(class))),
+      do: unquote(Native.effective_tier(record, class))
   end
 
-  defp live(tier, class, owns?),
-    do: Native.effective_tier({:linked, :live, Host.tier(tier), owns?}, class)
-
-  for tier <- @tier_words do
-    defp revoked(unquote(tier)),
-      do: unquote(Native.effective_tier({:linked, :revoked, tier, false}, :nobody))
+  for tier <- @tier_words, record = {:linked, :revoked, tier, false} do
+    defp tier_of(unquote(Macro.escape(record)), :nobody),
+      do: unquote(Native.effective_tier(record, :nobody))
   end
 
-  defp revoked(tier), do: Native.effective_tier({:linked, :revoked, tier, false}, :nobody)
-
-  defp column(tier, viewer) do
-    {class, account} = Host.viewer(viewer)
-    column(tier, class, account)
-  end
-
-  for tier <- @tier_words, class <- @classes do
-    defp column(unquote(tier), unquote(Macro.escape(class)), _account),
-      do: unquote(Native.effective_tier({:column, {:tier, tier}}, class))
-  end
-
-  # An operator descriptor reads a column before any link in it is read (the
-  # seed's `unlinked_tier(_tier, %{admin: true})`), so that raises nothing.
-  defp column(_subject, :operator, _account),
-    do: Native.effective_tier({:column, {:tier, nil}}, :operator)
-
-  defp column(subject, class, account),
-    do: Native.effective_tier({:column, Host.subject(subject, account)}, class)
-
-  # A link that exists (its id is set) but was not loaded: what the host
-  # configured. With no id there is no link to have forgotten.
-  defp unloaded_tier(record, viewer) do
-    mode =
-      if Map.get(record, :artifact_link_id) == nil, do: :tier_column, else: Host.unloaded_link()
-
-    case mode do
-      :tier_column -> column(Map.get(record, :transparency_tier), viewer)
-      :dark -> :dark
-      :raise -> raise ArgumentError, unloaded_message(record)
-    end
-  end
-
-  defp unloaded_message(record) do
-    described =
-      with %{__struct__: module} <- record, do: " (a #{inspect(module)})", else: (_ -> "")
-
-    "effective_tier/2 was given a record whose :artifact_link was not loaded while its " <>
-      "artifact_link_id is set#{described}: preload :artifact_link (for example " <>
-      "Repo.preload(records, :artifact_link)) so that a revoked link reads dark " <>
-      "(config :openagents_policy, unloaded_link: :raise)"
-  end
+  defp tier_of(record, class), do: Native.effective_tier(record, class)
 
   @typedoc """
   Tier values of one record shape that a viewer reads above `dark`: these
-  tier words, any other word (`other`), no word (`none`: `nil`, or longer than
-  `OpenAgentsPolicy.Host.word/1` admits). `visibility/1` answers one per shape.
+  tier words, any other word (`other`), no word (`none`: `nil`, or a word
+  longer than 64 bytes, which no tier has). `visibility/1` answers one per shape.
   """
   @type tier_values :: %{words: [String.t()], other: boolean(), none: boolean()}
 
@@ -349,10 +279,10 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   """
   @spec visibility(term()) :: %{required(:account) => term(), optional(atom()) => tier_values()}
   def visibility(viewer) do
-    {class, account} = Host.viewer(viewer)
+    {class, account} = Boundary.viewer(viewer)
 
-    values = fn tier_of ->
-      dark? = &(tier_of.(&1) == :dark)
+    values = fn record, class ->
+      dark? = &(tier_of(record.(Boundary.tier(&1)), class) == :dark)
 
       %{
         words: Enum.reject(@tier_strings, dark?),
@@ -363,10 +293,10 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
     %{
       account: account,
-      column: values.(&column(&1, class, account)),
-      own_link: values.(&live(&1, class, true)),
-      link: values.(&live(&1, class, false)),
-      revoked_link: values.(&revoked/1)
+      column: values.(&{:column, {:tier, &1}}, class),
+      own_link: values.(&{:linked, :live, &1, true}, class),
+      link: values.(&{:linked, :live, &1, false}, class),
+      revoked_link: values.(&{:linked, :revoked, &1, false}, :nobody)
     }
   end
 
@@ -382,7 +312,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
     def where_visible(queryable, viewer) do
       import Ecto.Query, only: [dynamic: 1, dynamic: 2, from: 2]
       seen = visibility(viewer)
-      link = Host.modules().artifact_link
+      link = Host.module(:artifact_link)
       [key] = link.__schema__(:primary_key)
 
       query =
@@ -390,8 +320,9 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
       {column, tier} = {dynamic([r], r.transparency_tier), dynamic([..., l], l.tier)}
 
-      # Owned: the link's account is the viewer's (`Host.owns?/2`), an account
-      # the column cannot hold owning none.
+      # Owned: the link's account is the viewer's, both set, as
+      # effective_tier/2 compares them; an account the column cannot hold
+      # owns none.
       owned =
         case Ecto.Type.cast(link.__schema__(:type, :account_id), seen.account) do
           {:ok, id} when id != nil ->
@@ -438,7 +369,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @spec link_for_attempt(term(), term(), term()) :: {:ok, struct()} | :none | {:error, term()}
   def link_for_attempt(repository, principal, authority \\ %{}) do
     # The principal's two words are read here, where the compiled match knows
-    # their keys; a kind crosses bounded (`Host.word/1`).
+    # their keys; a kind crosses bounded (`Boundary.word/1`).
     {kind, id} =
       case principal do
         %{"type" => kind, "id" => id} -> {kind, id}
@@ -447,8 +378,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
         _ -> {nil, nil}
       end
 
-    case Native.link_for_attempt(repository, Host.word(kind), id, authority) do
-      {:ok, attrs} -> Host.insert_link(attrs)
+    case Native.link_for_attempt(repository, Boundary.word(kind), id, authority) do
+      {:ok, attrs} -> Boundary.insert_link(attrs)
       {:error, _no_owner} -> :none
     end
   end
@@ -471,7 +402,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   # `fields_at/2`), each read from the source in one match when the source has
   # them all, else one by one (a field it lacks reads `nil`).
   for family <- @families, tier <- @tier_words do
-    case Native.fields_at(family, elem(Host.viewer(tier), 0)) do
+    case Native.fields_at(family, elem(Boundary.viewer(tier), 0)) do
       [] ->
         def project(unquote(family), _source, unquote(tier)), do: nil
 

@@ -164,10 +164,16 @@ fn reach_is_read_from_the_authority_the_caller_proved() {
 
 #[test]
 fn custody_and_runtime_class_never_vary_with_lifecycle_or_authority() {
-    for (kind, lifecycle, reach, seam) in every_seam() {
-        assert_eq!(seam.custody(), kind.custody(), "{kind} in {lifecycle}, {reach:?}");
-        assert_eq!(seam.runtime_class(), kind.runtime_class(), "{kind} in {lifecycle}, {reach:?}");
-        assert_eq!(seam.lifecycle(), lifecycle, "the seam carries the lifecycle given");
+    for &kind in Kind::ALL {
+        let first = Seam::new(kind, Lifecycle::ALL[0], Reach::Authorized);
+        for (_, lifecycle, reach, seam) in every_seam().filter(|seam| seam.0 == kind) {
+            assert_eq!(seam.custody(), first.custody(), "{kind} in {lifecycle}, {reach:?}");
+            assert_eq!(
+                seam.runtime_class(),
+                first.runtime_class(),
+                "{kind} in {lifecycle}, {reach:?}"
+            );
+        }
     }
 }
 
@@ -186,22 +192,39 @@ fn an_unauthorized_caller_is_offered_nothing() {
 }
 
 #[test]
-fn the_reason_is_given_exactly_when_nothing_is_offered_and_names_no_third_vocabulary() {
-    for (kind, lifecycle, reach, seam) in every_seam() {
-        let reason = seam.unavailable_reason();
-        assert_eq!(
-            reason.is_none(),
-            !seam.capabilities().is_empty(),
-            "{kind} in {lifecycle}, {reach:?}"
-        );
-        assert_eq!(reason, UnavailableReason::of(lifecycle, reach));
-        if let Some(reason) = reason {
-            assert!(
-                reason == UnavailableReason::NotAuthorized || reason.as_str() == lifecycle.as_str(),
-                "{kind} in {lifecycle}, {reach:?}: the reason {reason} is neither the lifecycle \
-                 nor missing reach"
-            );
+fn reach_turns_only_start_into_not_authorized_and_a_reason_names_no_third_vocabulary() {
+    for &kind in Kind::ALL {
+        let mut startable = false;
+        for &lifecycle in Lifecycle::ALL {
+            let with = Seam::new(kind, lifecycle, Reach::Authorized);
+            let without = Seam::new(kind, lifecycle, Reach::NotAuthorized);
+            if with.capabilities().is_empty() {
+                // Whoever asks, a lifecycle that offers nothing is its own reason.
+                assert_eq!(
+                    with.unavailable_reason().map(UnavailableReason::as_str),
+                    Some(lifecycle.as_str()),
+                    "{kind} in {lifecycle}: the reason is not the lifecycle's own word"
+                );
+                assert_eq!(
+                    without.unavailable_reason(),
+                    with.unavailable_reason(),
+                    "{kind} in {lifecycle}"
+                );
+            } else {
+                startable = true;
+                assert_eq!(
+                    with.unavailable_reason(),
+                    None,
+                    "{kind} in {lifecycle}: offered, and a reason"
+                );
+                assert_eq!(
+                    without.unavailable_reason(),
+                    Some(UnavailableReason::NotAuthorized),
+                    "{kind} in {lifecycle}: only reach stands in the way"
+                );
+            }
         }
+        assert!(startable, "no lifecycle of a {kind} offers start to a caller with reach");
     }
 }
 

@@ -10,38 +10,45 @@ defmodule OpenAgents.Transparency.WorkDisclosureHostTest do
 
   defmodule BossAccounts do
     @moduledoc false
+    @behaviour OpenAgentsPolicy.Host.Accounts
     # Operators are decided by id here, not by the struct's `admin` field.
     def admin?(%User{id: id}), do: id == "boss"
   end
 
   defmodule TruthyAccounts do
     @moduledoc false
+    @behaviour OpenAgentsPolicy.Host.Accounts
     def admin?(%User{}), do: :yes
   end
 
   defmodule RaisingAccounts do
     @moduledoc false
+    @behaviour OpenAgentsPolicy.Host.Accounts
     def admin?(viewer), do: raise("Accounts.admin?/1 was asked about #{inspect(viewer)}")
   end
 
   defmodule EveryoneIsAMember do
     @moduledoc false
+    @behaviour OpenAgentsPolicy.Host.Repositories
     def member?(_repository, %User{}), do: true
   end
 
   defmodule NilMembership do
     @moduledoc false
+    @behaviour OpenAgentsPolicy.Host.Repositories
     def member?(_repository, _user), do: nil
   end
 
   defmodule RaisingRepositories do
     @moduledoc false
+    @behaviour OpenAgentsPolicy.Host.Repositories
     def member?(_repository, user),
       do: raise("Repositories.member?/2 was asked about #{inspect(user)}")
   end
 
   defmodule RefusingRepo do
     @moduledoc false
+    @behaviour OpenAgentsPolicy.Host.Repo
     def insert(changeset) do
       send(self(), {:refusing_repo, changeset})
       {:error, changeset}
@@ -50,17 +57,20 @@ defmodule OpenAgents.Transparency.WorkDisclosureHostTest do
 
   defmodule RaisingRepo do
     @moduledoc false
+    @behaviour OpenAgentsPolicy.Host.Repo
     def insert(changeset), do: raise("Repo.insert/1 was called with #{inspect(changeset)}")
   end
 
   defmodule OtherLink do
     @moduledoc false
+    @behaviour OpenAgentsPolicy.Host.ArtifactLink
     defstruct [:id, :account_id, :tier, :attrs]
     def changeset(%__MODULE__{} = link, attrs), do: {:other_changeset, link, attrs}
   end
 
   defmodule OtherRepo do
     @moduledoc false
+    @behaviour OpenAgentsPolicy.Host.Repo
     def insert({:other_changeset, link, attrs}),
       do:
         {:ok,

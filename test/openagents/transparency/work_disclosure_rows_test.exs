@@ -7,7 +7,7 @@ defmodule OpenAgents.Transparency.WorkDisclosureRowsTest do
 
   alias OpenAgents.Accounts.User
   alias OpenAgents.Transparency.{ArtifactLink, Ladder, WorkDisclosure}
-  alias OpenAgentsPolicy.Host
+  alias OpenAgentsPolicy.Host.Boundary
 
   @words Enum.map(Ladder.tiers(), &Atom.to_string/1)
   @values @words ++ ["GLASS", "", "bogus", String.duplicate("glass", 13), nil]
@@ -32,7 +32,7 @@ defmodule OpenAgents.Transparency.WorkDisclosureRowsTest do
   test "each shape's values are exactly those effective_tier/2 does not call dark" do
     for viewer <- @viewers, value <- @values do
       seen = WorkDisclosure.visibility(viewer)
-      {_class, account} = Host.viewer(viewer)
+      {_class, account} = Boundary.viewer(viewer)
       assert seen.account == account
 
       shapes = [

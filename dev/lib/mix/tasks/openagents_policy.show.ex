@@ -7,7 +7,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Show do
       mix openagents_policy.show             # everything, as readable tables
       mix openagents_policy.show --seams     # the seam matrix and lifecycle tables
       mix openagents_policy.show --schedule  # the disclosure schedule
-      mix openagents_policy.show --json      # the schedule as the core's JSON
+      mix openagents_policy.show --json      # the schedule as the core's JSON, a row a line
 
   `--write-schedule` rewrites the schedule table of
   guides/disclosure-model.md from the code (the test suite fails when the
@@ -35,7 +35,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Show do
     if all? or opts[:json] do
       section(
         "Disclosure schedule as JSON",
-        OpenAgents.Transparency.WorkDisclosure.schedule_json()
+        Report.json_rows(OpenAgents.Transparency.WorkDisclosure.schedule_json())
       )
     end
 

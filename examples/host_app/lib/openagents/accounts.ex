@@ -3,6 +3,7 @@ defmodule OpenAgents.Accounts do
   The accounts context. The library calls `admin?/1` (is this user an
   operator?); the API finds the reader by handle.
   """
+  @behaviour OpenAgentsPolicy.Host.Accounts
   import Ecto.Query
   alias OpenAgents.Accounts.User
   alias OpenAgents.Repo

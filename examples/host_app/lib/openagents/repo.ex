@@ -3,6 +3,7 @@ defmodule OpenAgents.Repo do
   The host's Ecto repo on PostgreSQL. The library calls its `insert/1`, Ecto's
   own, to persist the link `link_for_attempt/3` mints.
   """
+  @behaviour OpenAgentsPolicy.Host.Repo
   use Ecto.Repo, otp_app: :host_app, adapter: Ecto.Adapters.Postgres
 
   # Preloads run in the request's own process rather than in parallel tasks:

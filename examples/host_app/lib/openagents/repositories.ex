@@ -3,6 +3,7 @@ defmodule OpenAgents.Repositories do
   The repositories context. The library calls `member?/2` (is this user a
   member of this repository?), which asks the database each time.
   """
+  @behaviour OpenAgentsPolicy.Host.Repositories
   import Ecto.Query
   alias OpenAgents.Accounts.User
   alias OpenAgents.Repo

@@ -10,6 +10,7 @@ defmodule OpenAgents.Transparency.ArtifactLink do
   "id"` and bound to the attempt's id in the same transaction
   (`HostApp.Attempts.create/4`): one link per attempt, by the unique index.
   """
+  @behaviour OpenAgentsPolicy.Host.ArtifactLink
   use OpenAgents.Schema
 
   @tiers ~w(dark pulse ledger glass)

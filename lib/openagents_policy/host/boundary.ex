@@ -1,0 +1,212 @@
+defmodule OpenAgentsPolicy.Host.Boundary do
+  @moduledoc false
+  # Where the library meets the host: a viewer, a record, a link and a tier
+  # reduced, once per call, to the small typed terms the NIFs take (a tier
+  # crosses as an atom, a binary of at most 64 bytes, or nil; no account id
+  # crosses), and the calls into the host modules OpenAgentsPolicy.Host
+  # names. The library's public modules call it; a host never does.
+
+  alias OpenAgentsPolicy.Host
+
+  @user Host.defaults().user
+  @link Host.defaults().artifact_link
+  # By name: the library does not depend on Ecto.
+  @not_loaded Ecto.Association.NotLoaded
+
+  # A viewer's class (viewer/1), a subject (subject/2), a tier: as NIFs take them.
+  @type class :: :operator | :account | :nobody | {:user | :tiered | :word, term()}
+  @type subject :: {:link, :live | :revoked, tier(), boolean()} | {:tier, tier()}
+  @type tier :: atom() | binary()
+
+  # NimbleOptions' check of a host module given to configure/1 or
+  # override/1: the key's default as it is (the application environment is
+  # not checked either), else a module exporting `behaviour`'s callbacks.
+  @spec host_module(term(), module(), module() | nil) :: {:ok, module()} | {:error, String.t()}
+  def host_module(default, default, _behaviour), do: {:ok, default}
+  def host_module(module, _default, nil) when is_atom(module), do: {:ok, module}
+
+  def host_module(module, _default, behaviour) when is_atom(module) do
+    loaded? = Code.ensure_loaded?(module)
+
+    case for {name, arity} <- behaviour.behaviour_info(:callbacks),
+             not (loaded? and function_exported?(module, name, arity)),
+             do: "#{name}/#{arity}" do
+      [] -> {:ok, module}
+      missing -> {:error, "#{inspect(module)} does not export #{Enum.join(missing, ", ")}"}
+    end
+  end
+
+  def host_module(other, _default, _behaviour),
+    do: {:error, "expected a module, got: #{inspect(other)}"}
+
+  # Whether a struct of `module` is a link (a user): the default name, or
+  # the configured `:artifact_link` (`:user`).
+  @spec link?(module()) :: boolean()
+  def link?(module), do: module == @link or module == Host.module(:artifact_link)
+
+  @spec user?(module()) :: boolean()
+  def user?(module), do: module == @user or module == Host.module(:user)
+
+  # A viewer reduced to what the core decides on and the account it reads
+  # for: `{class, account}`. The shapes in the core's order: a map with
+  # `admin: true`; a user (with the host's `admin?/1` answer; it reads for
+  # its `account_id` when set, else its `id`); a map with `:tier`; a map
+  # with `:account_id`; a binary or a non-nil atom, a tier word; else nobody.
+  @spec viewer(term()) :: {class(), term()}
+  def viewer(%{admin: true}), do: {:operator, nil}
+  def viewer(%{__struct__: @user} = user), do: user(user)
+
+  def viewer(%{__struct__: module} = viewer),
+    do: if(module == Host.module(:user), do: user(viewer), else: viewer_map(viewer))
+
+  def viewer(%{} = viewer), do: viewer_map(viewer)
+
+  def viewer(word) when is_binary(word) or (is_atom(word) and word != nil),
+    do: {{:word, tier(word)}, nil}
+
+  def viewer(_nobody), do: {:nobody, nil}
+
+  defp viewer_map(%{tier: tier} = viewer),
+    do: {{:tiered, tier(tier)}, Map.get(viewer, :account_id)}
+
+  defp viewer_map(%{account_id: account}), do: {:account, account}
+  defp viewer_map(_map), do: {:nobody, nil}
+
+  defp user(user) do
+    account = with nil <- Map.get(user, :account_id), do: Map.get(user, :id)
+    {{:user, admin?(user)}, account}
+  end
+
+  # The host's `admin?/1`, read as truthy.
+  @spec admin?(term()) :: boolean()
+  def admin?(user), do: if(Host.module(:accounts).admin?(user), do: true, else: false)
+
+  # A tier bounded for a NIF: an atom or a word, else nil; a word is a
+  # binary of at most 64 bytes, longer than any of the core's.
+  defguardp word?(word) when is_binary(word) and byte_size(word) <= 64
+
+  @spec tier(term()) :: tier() | nil
+  def tier(tier) when is_atom(tier) or word?(tier), do: tier
+  def tier(_not_a_tier), do: nil
+
+  @spec word(term()) :: binary() | nil
+  def word(word) when word?(word), do: word
+  def word(_not_a_word), do: nil
+
+  # What the ladder reads `subject` at for `viewer`: `{subject, class}`.
+  @spec reading(term(), term()) :: {subject(), class()}
+  def reading(subject, viewer) do
+    {class, account} = viewer(viewer)
+    {subject(subject, account), class}
+  end
+
+  # A subject for a reader for `account`: a link (link?/1) is link/2's,
+  # anything else `{:tier, tier}`.
+  @spec subject(term(), term()) :: subject()
+  def subject(%{__struct__: module} = subject, account) do
+    if link?(module), do: link(subject, account), else: {:tier, tier(subject)}
+  end
+
+  def subject(tier, _account), do: {:tier, tier(tier)}
+
+  # A link for a reader for `account`, ownership compared here with `==`
+  # (both set), so no account id reaches a NIF. A live link without `:tier`
+  # raises the KeyError the host's `link.tier` raises.
+  @spec link(map(), term()) :: subject()
+  def link(%{revoked_at: nil, tier: tier} = link, account),
+    do: {:link, :live, tier(tier), owns?(Map.get(link, :account_id), account)}
+
+  def link(%{revoked_at: nil} = link, _account), do: raise(KeyError, key: :tier, term: link)
+  def link(link, _account), do: {:link, :revoked, tier(Map.get(link, :tier)), false}
+
+  defp owns?(owner, account), do: owner != nil and account != nil and owner == account
+
+  # What effective_tier/2 decides on: `{record, class}` as the NIF takes
+  # them, or `:dark` (a link not loaded, under `unloaded_link: :dark`). The
+  # record's fields are read here, where the compiled match knows their keys
+  # (on a host's 35-key record that is most of the call).
+  @spec record(map(), term()) :: {tuple(), class()} | :dark
+  def record(record, viewer) do
+    case record do
+      %{artifact_link: %{__struct__: @not_loaded}} -> unloaded(record, viewer)
+      %{artifact_link: %{__struct__: module} = link} -> linked(module, link, record, viewer)
+      %{transparency_tier: tier} -> column(tier, viewer)
+      %{} -> column(nil, viewer)
+    end
+  end
+
+  # A struct in the link's place that is not a link leaves the record to its
+  # column. A revoked link reads alike for every viewer (the core's
+  # `Link::tier_for_anyone`), so its viewer is not read. Built here rather
+  # than from link/2: this is the request path.
+  defp linked(module, link, record, viewer) do
+    cond do
+      not link?(module) ->
+        column(Map.get(record, :transparency_tier), viewer)
+
+      match?(%{revoked_at: nil, tier: _}, link) ->
+        {class, account} = viewer(viewer)
+        {{:linked, :live, tier(link.tier), owns?(Map.get(link, :account_id), account)}, class}
+
+      # A live link without `:tier`: link/2 raises the host's KeyError.
+      match?(%{revoked_at: nil}, link) ->
+        link(link, nil)
+
+      true ->
+        {{:linked, :revoked, tier(Map.get(link, :tier)), false}, :nobody}
+    end
+  end
+
+  # An operator reads a column before any link in it is read (the seed's
+  # `unlinked_tier(_tier, %{admin: true})`), so that raises nothing.
+  defp column(subject, viewer) do
+    case viewer(viewer) do
+      {:operator, _account} -> {{:column, {:tier, nil}}, :operator}
+      {class, account} -> {{:column, subject(subject, account)}, class}
+    end
+  end
+
+  # A link that exists (its id is set) but was not loaded: what the host
+  # configured. With no id there is no link to have forgotten.
+  defp unloaded(record, viewer) do
+    mode =
+      if Map.get(record, :artifact_link_id) == nil, do: :tier_column, else: Host.unloaded_link()
+
+    case mode do
+      :tier_column -> column(Map.get(record, :transparency_tier), viewer)
+      :dark -> :dark
+      :raise -> raise ArgumentError, unloaded_message(record)
+    end
+  end
+
+  defp unloaded_message(record) do
+    described =
+      with %{__struct__: module} <- record, do: " (a #{inspect(module)})", else: (_ -> "")
+
+    "effective_tier/2 was given a record whose :artifact_link was not loaded while its " <>
+      "artifact_link_id is set#{described}: preload :artifact_link (for example " <>
+      "Repo.preload(records, :artifact_link)) so that a revoked link reads dark " <>
+      "(config :openagents_policy, unloaded_link: :raise)"
+  end
+
+  # A user's relationship to `repository`, asked in this order, and the
+  # account it reads for; anything but a user is anonymous.
+  @spec relationship(term(), term()) :: {:operator | :member | :stranger | :anonymous, term()}
+  def relationship(repository, %{__struct__: module} = user) do
+    cond do
+      not user?(module) -> {:anonymous, nil}
+      Host.module(:accounts).admin?(user) -> {:operator, user.id}
+      Host.module(:repositories).member?(repository, user) -> {:member, user.id}
+      true -> {:stranger, user.id}
+    end
+  end
+
+  def relationship(_repository, _not_a_user), do: {:anonymous, nil}
+
+  # The core's link attributes, through the host's `changeset/2` and `insert/1`.
+  @spec insert_link(map()) :: term()
+  def insert_link(attrs) do
+    link = Host.module(:artifact_link)
+    link.__struct__() |> link.changeset(attrs) |> Host.module(:repo).insert()
+  end
+end
