@@ -106,7 +106,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @spec tier_for(family(), term()) :: tier() | nil
   def tier_for(family, field)
 
-  for {family, fields} <- @schedule, field <- Map.keys(fields) do
+  # Every scheduled field and never-listed column, compiled in.
+  for {family, fields} <- @schedule, field <- Map.keys(fields) ++ Native.never(family) do
     def tier_for(unquote(family), unquote(field)),
       do: unquote(Native.tier_for(family, field))
   end
