@@ -2,17 +2,13 @@ defmodule OpenAgents.Delegations.Target do
   @moduledoc """
   One vocabulary for a delegation target (a `box` this application
   provisions, or someone's own `computer`): how it is addressed, what it is
-  doing, and what the asking caller may do to it now.
+  doing, and what the asking caller may do to it now
+  ([Delegation targets](delegation-targets.md)).
 
-  Every surface hands work to a target through this one module, and the
-  Rust core computes every answer. **Custody** comes from the kind alone;
-  **lifecycle** is one word projected from whichever substrate owns the
-  target; **capabilities** come from the lifecycle and the reach the caller
-  already proved, and `unavailable_reason` says what stands in the way.
-
-  Every answer over a finite domain is read from the core when this module
-  compiles and kept as a function clause, so a request makes no NIF call,
-  and an argument outside the domain raises `FunctionClauseError`.
+  The Rust core computes every answer. Every answer over a finite domain is
+  read from the core when this module compiles and kept as a function
+  clause, so a request makes no NIF call, and an argument outside the
+  domain raises `FunctionClauseError`.
 
   Deliberately absent: a runtime class for a Box, operations beyond `start`
   and `cancel`, a third target kind, any control-plane client.

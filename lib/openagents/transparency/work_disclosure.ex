@@ -8,18 +8,9 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   names the rung that first exposes each field, and a never list names the
   columns no rung exposes. A column on neither list, or on both, is a defect
   `classify/2` finds, which keeps this a schedule rather than an intention.
-
-    * `pulse`: the work exists, its shape, how it came out; no ref, revision,
-      receipt or place.
-    * `ledger`: the content of the result: what identifies or addresses
-      repository content.
-    * `glass`: the work job's own output, for the account the work belongs to
-      (an `ArtifactLink` raises its owner to `glass`) and an operator.
-    * `dark`: nothing; a projection at `dark` is `nil`, never an empty map.
-
-  The never lists (the prompt and goal, the authority snapshot, internal
-  node names, credential delivery) are not a fifth rung. Repository
-  authority is stronger than every rung: the host checks it first.
+  The rungs, the never lists and the viewers: [The disclosure
+  model](disclosure-model.md). Repository authority is stronger than every
+  rung: the host checks it first.
 
   Every rule lives in the Rust core. This module guards arguments, asks the
   host what only it knows (`OpenAgentsPolicy.Host`), and keeps the core's
