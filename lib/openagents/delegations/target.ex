@@ -131,48 +131,25 @@ defmodule OpenAgents.Delegations.Target do
   is `destroyed`; an active reachable one `active`; anything else `cold`.
   """
   @spec computer_lifecycle(machine(), boolean()) :: String.t()
-  def computer_lifecycle(machine, online?)
+  def computer_lifecycle(%{__struct__: @machine} = machine, online?) when is_boolean(online?),
+    do: computer(machine.status, online?, machine)
 
   # The core's answer for each status it knows (then any other status, which
   # it reads alike) and `online?`, read in the seeds' order: the status,
   # then `revoked_at` only where the core's answer depends on it, so a
   # machine lacking a key raises the `KeyError` the app's read raises.
-  arms =
-    for status <- @machine_statuses ++ [:other] do
-      word = if status == :other, do: nil, else: status
+  for status <- @machine_statuses ++ [:other], online? <- [true, false] do
+    word = if status == :other, do: nil, else: status
+    pattern = if status == :other, do: Macro.var(:_other, nil), else: status
+    live = Native.computer_lifecycle(word, nil, online?)
+    revoked = Native.computer_lifecycle(word, :revoked, online?)
 
-      by_online =
-        for online? <- [true, false] do
-          live = Native.computer_lifecycle(word, nil, online?)
-          revoked = Native.computer_lifecycle(word, :revoked, online?)
-
-          answer =
-            if live == revoked,
-              do: live,
-              else:
-                quote(
-                  do:
-                    if(var!(machine).revoked_at == nil, do: unquote(live), else: unquote(revoked))
-                )
-
-          {online?, answer}
-        end
-
-      body =
-        case by_online do
-          [{true, same}, {false, same}] ->
-            same
-
-          [{true, yes}, {false, no}] ->
-            quote(do: if(var!(online?), do: unquote(yes), else: unquote(no)))
-        end
-
-      pattern = if status == :other, do: quote(do: _other), else: status
-      hd(quote(do: (unquote(pattern) -> unquote(body))))
+    if live == revoked do
+      defp computer(unquote(pattern), unquote(online?), _machine), do: unquote(live)
+    else
+      defp computer(unquote(pattern), unquote(online?), machine),
+        do: if(machine.revoked_at == nil, do: unquote(live), else: unquote(revoked))
     end
-
-  def computer_lifecycle(%{__struct__: @machine} = machine, online?) when is_boolean(online?) do
-    case machine.status, do: unquote(arms)
   end
 
   @doc """
