@@ -417,8 +417,5 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
 
   # At most 128 bytes, cut on a UTF-8 boundary and marked with an ellipsis.
   defp cut(s) when byte_size(s) <= 128, do: s
-  defp cut(s), do: valid_prefix(binary_part(s, 0, 125)) <> "…"
-
-  defp valid_prefix(b),
-    do: if(String.valid?(b), do: b, else: valid_prefix(binary_part(b, 0, byte_size(b) - 1)))
+  defp cut(s), do: for(<<c::utf8 <- binary_part(s, 0, 125)>>, into: "", do: <<c::utf8>>) <> "…"
 end
