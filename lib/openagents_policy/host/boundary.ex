@@ -54,10 +54,9 @@ defmodule OpenAgentsPolicy.Host.Boundary do
   # with `:account_id`; a binary or a non-nil atom, a tier word; else nobody.
   @spec viewer(term()) :: {class(), term()}
   def viewer(%{admin: true}), do: {:operator, nil}
-  def viewer(%{__struct__: @user} = user), do: user(user)
 
   def viewer(%{__struct__: module} = viewer),
-    do: if(module == Host.module(:user), do: user(viewer), else: viewer_map(viewer))
+    do: if(user?(module), do: user(viewer), else: viewer_map(viewer))
 
   def viewer(%{} = viewer), do: viewer_map(viewer)
 
