@@ -16,8 +16,7 @@ defmodule OpenAgents.Delegations.Target do
 
   alias OpenAgentsPolicy.Native
 
-  # Read from the Rust core as this module compiles (a compile-time
-  # dependency on Native, so a rebuilt library recompiles it).
+  # Read from the Rust core as this module compiles; a rebuilt NIF recompiles it.
   @lifecycles Native.lifecycles()
   @delegation_lifecycles Native.delegation_lifecycles()
   @job_terminal_statuses Native.job_terminal_statuses()

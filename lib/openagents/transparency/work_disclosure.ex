@@ -21,15 +21,13 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   alias OpenAgentsPolicy.Host.Boundary
   alias OpenAgentsPolicy.Native
 
-  # Read from the Rust core as this module compiles (a compile-time
-  # dependency on Native, so a rebuilt library recompiles it).
+  # Read from the Rust core as this module compiles; a rebuilt NIF recompiles it.
   @families Native.families()
   @schedule Native.schedule()
   @relationships Native.relationships()
   explanation = fn {field, rung, reason} -> %{field: field, rung: rung, reason: reason} end
   @explained Map.new(@families, &{&1, Enum.map(Native.reasons(&1), explanation)})
-  # The tier words a caller names directly: each tier as an atom and as a
-  # string, and `nil`.
+  # The tier words a caller names: each tier as an atom and as a string, and `nil`.
   @tier_words [nil | Enum.flat_map(Native.tiers(), &[&1, Atom.to_string(&1)])]
   # The viewer classes (`Boundary.viewer/1`) whose answers are compiled in: every
   # class whose tier, if it has one, is a tier word. Any other class (a
