@@ -3,28 +3,21 @@ defmodule OpenAgentsPolicy do
   What this VM's copy of the library is: `fingerprint/0`.
 
   A cluster that replaces its nodes one at a time serves two versions of the
-  library at once, old nodes beside new ones. Which decisions a node serves
-  is what an operator watching that window needs, and a version string
-  cannot say it (two builds of one version may differ, two versions may
-  answer alike). The fingerprint says three things, each computed here
-  rather than read from a manifest:
+  library at once. Which decisions a node serves is what an operator
+  watching that window needs, and a version string cannot say it (two
+  builds of one version may differ, two versions may answer alike). The
+  fingerprint says three things, each computed here rather than read from a
+  manifest:
 
     * `:version`: the library's version, as this module was compiled with it;
-    * `:nif`: the NIF library this VM loaded: its path (under
-      `priv/native/`, named as rustler_precompiled or rustler names it) and
-      the SHA-256 of that file's bytes, read on the first call;
+    * `:nif`: the NIF library this VM loaded (its path, as rustler_precompiled
+      or rustler names it) and the SHA-256 of its bytes, read on the first
+      call and kept in `:persistent_term`;
     * `:decision_digest`: the SHA-256 of the decision document
-      (`decisions_json/0`): every decision the library makes over a finite
-      domain, written by the Rust core (`openagents_policy_decisions`, see
-      the Rust guide). Two nodes have the same decision digest exactly when
-      they answer every finite-domain question alike: a changed rule is
-      another digest; a rebuild of the same rules is the same one. The NIF
-      library loads only when it is the SHA-256 of the package's own
-      `priv/decisions.json`.
+      (`decisions_json/0`), equal on two nodes exactly when they answer
+      every finite-domain question alike. The NIF library loads only when its
+      rules digest to the package's own `priv/decisions.json`.
 
-  Both are constants of the build: `decision_digest/0` is read from the NIF
-  as this module compiles; `fingerprint/0` hashes the NIF library's file on
-  its first call and answers from `:persistent_term` after.
   `mix openagents_policy.gate` compares two documents before a rollout.
   """
 

@@ -20,10 +20,8 @@ defmodule OpenAgentsPolicy.Decisions do
 
   A question one document lacks is answered on that side as that side
   answers any word it does not know. A document that cannot be read, is
-  past one of the diff's limits (1 MiB read a document, 1 MiB written), or
-  lacks a question its own vocabularies imply, is refused, typed
-  (`t:refusal/0`), never read as "no changes". The diff is Rust's
-  (`openagents_policy_decisions::diff`), on a dirty CPU scheduler;
+  past a limit or is incomplete is refused (`t:refusal/0`), never read as
+  "no changes". The diff is Rust's, on a dirty CPU scheduler;
   `mix openagents_policy.gate` decides a rollout by it.
 
   Deliberately absent: any decision about a diff (the gate's), reading files,
@@ -55,10 +53,10 @@ defmodule OpenAgentsPolicy.Decisions do
   object, or not rows as its format writes them), `:unknown_format` (a
   decision document of a format this library does not read, or of none),
   `:incomplete` (a question its vocabularies imply missing) or
-  `:too_large` (past a limit, which the sentence names: a document's bytes,
-  rows, words in a row's input, items in a list, bytes in a word, or the
-  diff's own output); which of the two (`:old` or `:new`, or `nil` for a
-  diff whose output would pass its limit); and a sentence saying so.
+  `:too_large` (past a limit the sentence names: 1 MiB a document or the
+  diff's output, rows, input words, list items, a word's bytes); which of
+  the two (`:old` or `:new`, or `nil` for the diff's output); and a sentence
+  saying so.
   """
   @type refusal ::
           {:not_a_document | :unknown_format | :incomplete | :too_large, :old | :new | nil,

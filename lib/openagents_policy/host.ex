@@ -2,31 +2,18 @@ defmodule OpenAgentsPolicy.Host do
   @moduledoc """
   The host application's modules, as this library calls them: named in
   application config, so the library compiles and runs with none of them
-  present and a host, or a test, can name others (guides/host-configuration.md).
-  Each is held to its behaviour, which a host module declares with `@behaviour`:
-
-  | key | default | behaviour: what is called |
-  | --- | --- | --- |
-  | `:accounts` | `OpenAgents.Accounts` | `OpenAgentsPolicy.Host.Accounts`: `admin?/1` |
-  | `:repositories` | `OpenAgents.Repositories` | `OpenAgentsPolicy.Host.Repositories`: `member?/2` |
-  | `:artifact_link` | `OpenAgents.Transparency.ArtifactLink` | `OpenAgentsPolicy.Host.ArtifactLink`: `__struct__/0`, `changeset/2` |
-  | `:repo` | `OpenAgents.Repo` | `OpenAgentsPolicy.Host.Repo`: `insert/1` |
-  | `:user` | `OpenAgents.Accounts.User` | none: recognised by name |
+  present and a host, or a test, can name others. Each is held to its
+  behaviour, which a host module declares with `@behaviour`:
+  `OpenAgentsPolicy.Host.Accounts`, `OpenAgentsPolicy.Host.Repositories`,
+  `OpenAgentsPolicy.Host.ArtifactLink`, `OpenAgentsPolicy.Host.Repo`
+  (`:user` names the user struct).
 
       config :openagents_policy, repo: MyApp.Repo
 
-  `:artifact_link` and `:user` also name the structs read as a link and as a
-  user, beside the default names; a struct of any other module is read as a
-  plain map. `:unloaded_link` says what a record whose link was not preloaded
-  reads (`unloaded_link/0`). A call reads each setting it needs, so a change
-  holds from the next call; `override/1` changes them for one process and
-  the processes that name it in their `$callers` only. Per key, the nearest
-  override wins, then the application environment, then the default.
-  `configure/1` and `override/1` refuse with `NimbleOptions.ValidationError`
-  an unknown key, a module that is not an atom, a module other than the
-  default that does not export each callback of its behaviour (the error
-  names the function), and an `:unloaded_link` other than `:tier_column`,
-  `:dark` or `:raise`.
+  Per key, the nearest `override/1` wins, then the application environment,
+  then the default. [Host configuration](host-configuration.md) gives each
+  key's default and use, when a setting is read, and what `configure/1` and
+  `override/1` refuse.
   """
 
   alias OpenAgentsPolicy.Host.Boundary
@@ -65,18 +52,10 @@ defmodule OpenAgentsPolicy.Host do
   @doc """
   What `effective_tier/2` makes of a record whose `:artifact_link` is
   `%Ecto.Association.NotLoaded{}` while its `artifact_link_id` is set (a
-  link the caller forgot to preload), the `:unloaded_link` setting:
-
-  | value | what the record reads |
-  | --- | --- |
-  | `:tier_column` (default: as the OpenAgents app reads it) | its tier column: a revoked link is not seen |
-  | `:dark` | `dark`, for every viewer |
-  | `:raise` | nothing: `ArgumentError`, saying to preload `:artifact_link` |
-
-  A host should use `:raise` in dev and test and `:dark` in production. A
-  record whose `artifact_link_id` is `nil` (or absent) reads its tier column
-  in every mode. Any other configured value raises
-  `NimbleOptions.ValidationError`.
+  link the caller forgot to preload): `:tier_column` (the default, as the
+  app reads it), `:dark` or `:raise` (`ArgumentError`). Any other configured
+  value raises `NimbleOptions.ValidationError`. Which to choose, and why:
+  [Host configuration](host-configuration.md), "A link that was not loaded".
   """
   @spec unloaded_link() :: unloaded_mode()
   def unloaded_link do

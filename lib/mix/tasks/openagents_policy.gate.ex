@@ -4,46 +4,20 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
   A release builder's gate, run before any node is touched: the deployed
   release's decision document against the candidate's
   (`OpenAgentsPolicy.Decisions.diff/3`). It passes only when every change
-  narrows, or is a change of words that decides nothing. Anything else (a
-  widening, a question the candidate no longer answers, a new one that does
-  not widen, a change no one gains or loses by alone, one the diff cannot
-  class) is refused until accepted by the candidate's decision digest (the
-  SHA-256 of its document, lowercase hex), so whoever accepts it accepts
-  exactly what ships.
+  narrows, or is a change of words that decides nothing; anything else is
+  refused until accepted by the candidate's decision digest (the SHA-256 of
+  its document, lowercase hex), so whoever accepts it accepts exactly what
+  ships.
 
       mix openagents_policy.gate DEPLOYED CANDIDATE [--accept DIGEST] [--format markdown|json]
 
-  Each argument is a JSON file; or a directory holding one library: a
-  release's `lib/openagents_policy-<vsn>/priv/decisions.json`, a host
-  project's `deps/openagents_policy/priv/decisions.json` or a checkout's
-  `priv/decisions.json`; or a tarball (`.tar`, `.tar.gz`, `.tgz`): a
-  release's, with that `lib/` member, or a Hex package's, whose
-  `contents.tar.gz` carries `priv/decisions.json`. Its version (from the
-  library's name, or Hex metadata; else `null`) is at most 64 bytes.
-
-  One candidate, one document: an input holding two libraries (two versions
-  in `lib/`, a release and a package), a tar member named twice, a FIFO,
-  device or socket, or a document over 1 MiB is refused. A tarball is read
-  as a stream, never extracted: each header's name, kind and size are
-  checked before its member is read, and only the document,
-  `metadata.config` (64 KiB) and `contents.tar.gz` (8 MiB) are kept. Its
-  budget: 256 MiB of tar stream (64 MiB inside `contents.tar.gz`), counted
-  as it inflates; 65,536 members; 4,096 bytes a name; 64 KiB of PAX or GNU
-  long-name data. So any input is read or refused within a few seconds
-  and tens of MB (measured in guides/reliability.md).
-
-  Exits 0 on `pass`, or when `--accept` names the candidate's whole digest;
-  1 when refused (stderr says `--accept <digest>`); 2 when an argument
-  cannot be found, read or diffed, or a document is incomplete (it is
-  named): never "no changes".
-
-  `--format markdown` (the default) prints the diff's Markdown (within the
-  diff's 1 MiB of output) and a verdict; `--format json` a receipt of at
-  most 64 KiB, naming no path or host: `verdict`, each side's `digest` and
-  `version`, `counts` per class, the first 32 `changes` (the refused first,
-  `says` cut to 128 bytes), `left_out`.
-
-      mix openagents_policy.gate "$DEPLOYED" _build/prod/rel/app --format json > receipt.json
+  Each argument is a JSON file, a directory holding one library (a release,
+  a host project, a checkout) or a tarball (a release's, a Hex package's),
+  read as a stream within a budget and never extracted. Exits 0 on `pass`
+  or an accepted digest, 1 when refused (stderr says `--accept <digest>`),
+  2 when an argument cannot be found, read or diffed: never "no changes".
+  Its inputs, exits and JSON receipt: [Deploying](deploying.md), "Before
+  any node is touched"; its budget: [Reliability](reliability.md).
 
   Absent by design: reading a running node, and any record of acceptances.
   """
@@ -443,8 +417,5 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
 
   # At most 128 bytes, cut on a UTF-8 boundary and marked with an ellipsis.
   defp cut(s) when byte_size(s) <= 128, do: s
-  defp cut(s), do: valid_prefix(binary_part(s, 0, 125)) <> "…"
-
-  defp valid_prefix(b),
-    do: if(String.valid?(b), do: b, else: valid_prefix(binary_part(b, 0, byte_size(b) - 1)))
+  defp cut(s), do: for(<<c::utf8 <- binary_part(s, 0, 125)>>, into: "", do: <<c::utf8>>) <> "…"
 end

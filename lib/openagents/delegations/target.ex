@@ -2,17 +2,13 @@ defmodule OpenAgents.Delegations.Target do
   @moduledoc """
   One vocabulary for a delegation target (a `box` this application
   provisions, or someone's own `computer`): how it is addressed, what it is
-  doing, and what the asking caller may do to it now.
+  doing, and what the asking caller may do to it now
+  ([Delegation targets](delegation-targets.md)).
 
-  Every surface hands work to a target through this one module, and the
-  Rust core computes every answer. **Custody** comes from the kind alone;
-  **lifecycle** is one word projected from whichever substrate owns the
-  target; **capabilities** come from the lifecycle and the reach the caller
-  already proved, and `unavailable_reason` says what stands in the way.
-
-  Every answer over a finite domain is read from the core when this module
-  compiles and kept as a function clause, so a request makes no NIF call,
-  and an argument outside the domain raises `FunctionClauseError`.
+  The Rust core computes every answer. Every answer over a finite domain is
+  read from the core when this module compiles and kept as a function
+  clause, so a request makes no NIF call, and an argument outside the
+  domain raises `FunctionClauseError`.
 
   Deliberately absent: a runtime class for a Box, operations beyond `start`
   and `cancel`, a third target kind, any control-plane client.
@@ -20,8 +16,7 @@ defmodule OpenAgents.Delegations.Target do
 
   alias OpenAgentsPolicy.Native
 
-  # Read from the Rust core as this module compiles (a compile-time
-  # dependency on Native, so a rebuilt library recompiles it).
+  # Read from the Rust core as this module compiles; a rebuilt NIF recompiles it.
   @lifecycles Native.lifecycles()
   @delegation_lifecycles Native.delegation_lifecycles()
   @job_terminal_statuses Native.job_terminal_statuses()
@@ -135,48 +130,25 @@ defmodule OpenAgents.Delegations.Target do
   is `destroyed`; an active reachable one `active`; anything else `cold`.
   """
   @spec computer_lifecycle(machine(), boolean()) :: String.t()
-  def computer_lifecycle(machine, online?)
+  def computer_lifecycle(%{__struct__: @machine} = machine, online?) when is_boolean(online?),
+    do: computer(machine.status, online?, machine)
 
   # The core's answer for each status it knows (then any other status, which
   # it reads alike) and `online?`, read in the seeds' order: the status,
   # then `revoked_at` only where the core's answer depends on it, so a
   # machine lacking a key raises the `KeyError` the app's read raises.
-  arms =
-    for status <- @machine_statuses ++ [:other] do
-      word = if status == :other, do: nil, else: status
+  for status <- @machine_statuses ++ [:other], online? <- [true, false] do
+    word = if status == :other, do: nil, else: status
+    pattern = if status == :other, do: Macro.var(:_other, nil), else: status
+    live = Native.computer_lifecycle(word, nil, online?)
+    revoked = Native.computer_lifecycle(word, :revoked, online?)
 
-      by_online =
-        for online? <- [true, false] do
-          live = Native.computer_lifecycle(word, nil, online?)
-          revoked = Native.computer_lifecycle(word, :revoked, online?)
-
-          answer =
-            if live == revoked,
-              do: live,
-              else:
-                quote(
-                  do:
-                    if(var!(machine).revoked_at == nil, do: unquote(live), else: unquote(revoked))
-                )
-
-          {online?, answer}
-        end
-
-      body =
-        case by_online do
-          [{true, same}, {false, same}] ->
-            same
-
-          [{true, yes}, {false, no}] ->
-            quote(do: if(var!(online?), do: unquote(yes), else: unquote(no)))
-        end
-
-      pattern = if status == :other, do: quote(do: _other), else: status
-      hd(quote(do: (unquote(pattern) -> unquote(body))))
+    if live == revoked do
+      defp computer(unquote(pattern), unquote(online?), _machine), do: unquote(live)
+    else
+      defp computer(unquote(pattern), unquote(online?), machine),
+        do: if(machine.revoked_at == nil, do: unquote(live), else: unquote(revoked))
     end
-
-  def computer_lifecycle(%{__struct__: @machine} = machine, online?) when is_boolean(online?) do
-    case machine.status, do: unquote(arms)
   end
 
   @doc """

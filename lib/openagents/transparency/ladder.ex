@@ -25,8 +25,7 @@ defmodule OpenAgents.Transparency.Ladder do
   alias OpenAgentsPolicy.Host.Boundary
   alias OpenAgentsPolicy.Native
 
-  # Read from the Rust core as this module compiles (a compile-time
-  # dependency on Native, so a rebuilt library recompiles it).
+  # Read from the Rust core as this module compiles; a rebuilt NIF recompiles it.
   @tiers Native.tiers()
 
   @typedoc "A tier: `:dark`, `:pulse`, `:ledger` or `:glass`."

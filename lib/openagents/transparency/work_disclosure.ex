@@ -8,18 +8,9 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   names the rung that first exposes each field, and a never list names the
   columns no rung exposes. A column on neither list, or on both, is a defect
   `classify/2` finds, which keeps this a schedule rather than an intention.
-
-    * `pulse`: the work exists, its shape, how it came out; no ref, revision,
-      receipt or place.
-    * `ledger`: the content of the result: what identifies or addresses
-      repository content.
-    * `glass`: the work job's own output, for the account the work belongs to
-      (an `ArtifactLink` raises its owner to `glass`) and an operator.
-    * `dark`: nothing; a projection at `dark` is `nil`, never an empty map.
-
-  The never lists (the prompt and goal, the authority snapshot, internal
-  node names, credential delivery) are not a fifth rung. Repository
-  authority is stronger than every rung: the host checks it first.
+  The rungs, the never lists and the viewers: [The disclosure
+  model](disclosure-model.md). Repository authority is stronger than every
+  rung: the host checks it first.
 
   Every rule lives in the Rust core. This module guards arguments, asks the
   host what only it knows (`OpenAgentsPolicy.Host`), and keeps the core's
@@ -30,15 +21,13 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   alias OpenAgentsPolicy.Host.Boundary
   alias OpenAgentsPolicy.Native
 
-  # Read from the Rust core as this module compiles (a compile-time
-  # dependency on Native, so a rebuilt library recompiles it).
+  # Read from the Rust core as this module compiles; a rebuilt NIF recompiles it.
   @families Native.families()
   @schedule Native.schedule()
   @relationships Native.relationships()
   explanation = fn {field, rung, reason} -> %{field: field, rung: rung, reason: reason} end
   @explained Map.new(@families, &{&1, Enum.map(Native.reasons(&1), explanation)})
-  # The tier words a caller names directly: each tier as an atom and as a
-  # string, and `nil`.
+  # The tier words a caller names: each tier as an atom and as a string, and `nil`.
   @tier_words [nil | Enum.flat_map(Native.tiers(), &[&1, Atom.to_string(&1)])]
   # The viewer classes (`Boundary.viewer/1`) whose answers are compiled in: every
   # class whose tier, if it has one, is a tier word. Any other class (a

@@ -48,16 +48,13 @@ defmodule OpenAgentsPolicy.Host.Boundary do
   def user?(module), do: module == @user or module == Host.module(:user)
 
   # A viewer reduced to what the core decides on and the account it reads
-  # for: `{class, account}`. The shapes in the core's order: a map with
-  # `admin: true`; a user (with the host's `admin?/1` answer; it reads for
-  # its `account_id` when set, else its `id`); a map with `:tier`; a map
-  # with `:account_id`; a binary or a non-nil atom, a tier word; else nobody.
+  # for (a user's `account_id` when set, else its `id`): `{class, account}`,
+  # the shapes in the order OpenAgents.Transparency.Ladder's docs list them.
   @spec viewer(term()) :: {class(), term()}
   def viewer(%{admin: true}), do: {:operator, nil}
-  def viewer(%{__struct__: @user} = user), do: user(user)
 
   def viewer(%{__struct__: module} = viewer),
-    do: if(module == Host.module(:user), do: user(viewer), else: viewer_map(viewer))
+    do: if(user?(module), do: user(viewer), else: viewer_map(viewer))
 
   def viewer(%{} = viewer), do: viewer_map(viewer)
 

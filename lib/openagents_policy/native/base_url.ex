@@ -1,25 +1,11 @@
 defmodule OpenAgentsPolicy.Native.BaseURL do
   @moduledoc false
-  # OPENAGENTS_POLICY_NIF_BASE_URL, where rustler_precompiled downloads the
-  # artifacts from (guides/releases.md), taken as users write a mirror's
-  # address: http or https, a host and port, with or without a path prefix
-  # (with or without its trailing slash). Refused, in words naming the
-  # variable: anything else (credentials, a query or a fragment, another
-  # scheme, no host, not a URL, empty).
-  #
-  # Credentials are refused: rustler_precompiled (0.8 and 0.9) downloads
-  # with :httpc, which follows redirects with the same headers to any host,
-  # and none of its options changes that. The refusal names what to use
-  # instead: the artifacts fetched with the user's own tool into its cache.
-  #
-  # A refusal names the variable and why, and shows no part of its value:
-  # whatever it holds (userinfo, a percent-encoded secret, a newline) however
-  # it is written, none of it reaches a log.
-  #
-  # rustler_precompiled 0.8 joins a base URL's path with the artifact's name
-  # itself, and a URL without a path makes that join raise in its words; so
-  # the variable, when set, is handed to it as this module's `artifact_url/1`,
-  # which it calls with each artifact's name.
+  # OPENAGENTS_POLICY_NIF_BASE_URL, read as users write a mirror's address
+  # and refused otherwise, naming the variable and showing none of its value
+  # (guides/releases.md, "Variables", says what is taken and why credentials
+  # are not). rustler_precompiled 0.8 joins a base URL's path with an
+  # artifact's name itself, raising on a URL without a path, so the variable
+  # is handed to it as `artifact_url/1`, called with each artifact's name.
 
   @variable "OPENAGENTS_POLICY_NIF_BASE_URL"
   @form "http(s)://host[:port][/path], with no credentials, query or fragment"

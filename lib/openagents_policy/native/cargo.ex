@@ -19,7 +19,8 @@ defmodule OpenAgentsPolicy.Native.Cargo do
       unless File.read(stamp) == {:ok, root} do
         fingerprints = Path.join(target, "*/.fingerprint/openagents_policy*-*")
         Enum.each(Path.wildcard(fingerprints, match_dot: true), &File.rm_rf!/1)
-        :ok = File.mkdir_p!(target) && File.write!(stamp, root)
+        File.mkdir_p!(target)
+        File.write!(stamp, root)
       end
 
       old? = Version.compare(to_string(Application.spec(:rustler, :vsn) || "0.37.0"), "0.37.0")
