@@ -1,6 +1,6 @@
 defmodule HostAppWeb.UnavailableTest do
   # The statuses a reader gets when PostgreSQL is away (the database-down run
-  # of scripts/faults/run.sh watches the real thing).
+  # of examples/drills/faults/run.sh watches the real thing).
   use ExUnit.Case, async: true
 
   test "no connection to the database is a 503" do

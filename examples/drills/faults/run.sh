@@ -1,22 +1,23 @@
 #!/usr/bin/env bash
 # Faults against the example host's production release: load,
-# crash mid-write, the database going away, a panic in the core. Paths are
-# examples/host_app's; it runs from any directory.
+# crash mid-write, the database going away, a panic in the core. Run from
+# any directory (these paths are under examples/drills/).
 #
-#   scripts/faults/run.sh load    [--clients 50] [--duration 60]   two identical runs, RSS
-#   scripts/faults/run.sh crash   [--kills 20]                     kill -9 during POSTs
-#   scripts/faults/run.sh dbdown  [--clients 50] [--before 8] [--down 8]   stop PostgreSQL under load
-#   scripts/faults/run.sh panic   [--duration 10]                  the NIF built with panic_probe
-#   scripts/faults/run.sh short                                    all four, short (make check)
+#   faults/run.sh load    [--clients 50] [--duration 60]   two identical runs, RSS
+#   faults/run.sh crash   [--kills 20]                     kill -9 during POSTs
+#   faults/run.sh dbdown  [--clients 50] [--before 8] [--down 8]   stop PostgreSQL under load
+#   faults/run.sh panic   [--duration 10]                  the NIF built with panic_probe
+#   faults/run.sh short                                    all four, short (make check)
 #
 # Its own PostgreSQL on FAULTS_PG_PORT (5499; the database-down run stops only
 # that one), a database per mode, the release (a copy of _build/prod/rel, built
 # if missing) on FAULTS_PORT (4891). Each mode exits 1 when a check fails.
 set -euo pipefail
 
-APP="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-ROOT="$(cd "$APP/../.." && pwd)"
-FAULTS="$APP/scripts/faults"
+DRILLS="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$DRILLS/../.." && pwd)"
+APP="$ROOT/examples/host_app"
+FAULTS="$DRILLS/faults"
 PG_PORT=${FAULTS_PG_PORT:-5499}
 PORT=${FAULTS_PORT:-4891}
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -48,7 +49,7 @@ cleanup() {
   # Whatever of this run still runs (a VM `stop` missed, a crash run's POST
   # stream) names $WORK on its command line; left, it would hold CI's output.
   pkill -KILL -f -- "$WORK/" 2>/dev/null || true
-  "$APP/scripts/postgres.sh" stop-started || true
+  "$DRILLS/postgres.sh" stop-started || true
   if [[ -n ${FAULTS_KEEP:-} ]]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
@@ -57,7 +58,7 @@ now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 
 # ── PostgreSQL, ours alone ───────────────────────────────────────────────
-pg() { "$APP/scripts/postgres.sh" "$1" "$PG_PORT" 2>/dev/null; }
+pg() { "$DRILLS/postgres.sh" "$1" "$PG_PORT" 2>/dev/null; }
 sql() { psql "$DATABASE_URL" -X -At -q -v ON_ERROR_STOP=1 -c "$1"; }
 
 # ── the release ──────────────────────────────────────────────────────────
@@ -123,7 +124,7 @@ gone() {
 pid() { "$BIN" pid; }
 rss() { ps -o rss= -p "$1" | tr -d ' '; }
 
-# The load client (scripts/faults/load.exs), from the library's test build.
+# The load client (faults/load.exs), from the library's test build.
 load() {
   (cd "$ROOT" && MIX_ENV="test" mix run --no-start "$FAULTS/load.exs" --port "$PORT" "$@")
 }

@@ -7,24 +7,25 @@
 #      `decisions` example, library and host 0.1.1; a release directory of its
 #      own), and the document of a widening W (terminal_commit -> pulse);
 #   2. three nodes of A (own release copy, port, node name; one database) under
-#      the load (scripts/rolling_replace_load.exs), round-robin over the rotation;
+#      the load (rolling_replace_load.exs), round-robin over the rotation;
 #   3. before any node is touched, `mix openagents_policy.gate A CANDIDATE --format
 #      json`: B passes (exit 0), W is refused (exit 1, its sha256 named to accept);
 #   4. node by node: out of rotation, drained, stopped, B started in its place
 #      (same port and name), back in rotation once it answers with B's digest;
 #   5. the load judged; the last line sums it up.
 #
-#   scripts/rolling_replace.sh [short|full]   (load per phase: 2 s, 4 clients | 10 s, 10)
+#   examples/drills/rolling_replace.sh [short|full]   (load per phase: 2 s, 4 clients | 10 s, 10)
 #
-# DATABASE_URL: the PostgreSQL server (unset: scripts/postgres.sh starts one);
+# DATABASE_URL: the PostgreSQL server (unset: postgres.sh starts one);
 # the database is its name + _rolling_replace. ROLLING_REPLACE_PORTS (default
 # "4761 4762 4763"); ROLLING_REPLACE_RECORD=PATH: the record (JSON);
 # ROLLING_REPLACE_KEEP=1 keeps the work directory. Every daemon and load it
 # starts is stopped on exit, failure included.
 set -euo pipefail
 
-APP="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-ROOT="$(cd "$APP/../.." && pwd)"
+DRILLS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$DRILLS/../.." && pwd)"
+APP="$ROOT/examples/host_app"
 MODE=${1:-short}
 case $MODE in
   short) PHASE=2 CLIENTS=4 ;;
@@ -56,7 +57,7 @@ cleanup() {
     tail -40 "$WORK/load.out" 2>/dev/null || true
   fi
   for i in "${STARTED[@]}"; do stop_node "$i"; done
-  "$APP/scripts/postgres.sh" stop-started 2>/dev/null || true
+  "$DRILLS/postgres.sh" stop-started 2>/dev/null || true
   [[ -n ${ROLLING_REPLACE_KEEP:-} ]] || rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -140,7 +141,7 @@ core() {
 build() { (cd "$HOST" && rm -rf _build/prod/rel && MIX_ENV=prod mix release --quiet) && cp -a "$HOST/_build/prod/rel/host_app" "$1"; }
 
 step "1. release A, candidate B (terminal_commit ledger -> glass, 0.1.1), document W (-> pulse)"
-: "${DATABASE_URL:=$("$APP/scripts/postgres.sh" start)}"
+: "${DATABASE_URL:=$("$DRILLS/postgres.sh" start)}"
 DATABASE_URL="${DATABASE_URL%/*}/$(basename "${DATABASE_URL%%\?*}")_rolling_replace"
 export DATABASE_URL
 grep -q '@version "0.1.0"' "$ROOT/mix.exs" || fail "the library in the checkout is not version 0.1.0"
@@ -177,7 +178,7 @@ on 0 eval 'Application.load(:host_app); OpenAgents.Repo.__adapter__().storage_do
 on 0 eval 'HostApp.Release.migrate(); HostApp.Release.seed()' >/dev/null || fail "the database was not made"
 for i in 0 1 2; do start_node "$i"; done
 for i in 0 1 2; do health "$i" "$DIGEST_A"; done
-elixir -pa "$HOST/_build/prod/lib/jason/ebin" "$APP/scripts/rolling_replace_load.exs" \
+elixir -pa "$HOST/_build/prod/lib/jason/ebin" "$DRILLS/rolling_replace_load.exs" \
   --ports "$(IFS=, && echo "${PORTS[*]}")" --dir "$LOAD" --clients "$CLIENTS" >"$WORK/load.out" 2>&1 &
 LOAD_PID=$!
 for _ in $(seq 1 300); do [[ -e $LOAD/ready ]] && break; sleep 0.1; done
