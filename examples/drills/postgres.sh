@@ -68,7 +68,7 @@ start() {
       echo "$url"
       return
     fi
-    say "another server already listens on port $port; pass another port"
+    say "another server already listens on port $port ($(ss -Hltnp "sport = :$port" 2>/dev/null | head -1)); pass another port"
     exit 1
   fi
   mkdir -p "$dir"

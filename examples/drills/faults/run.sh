@@ -12,9 +12,11 @@
 # Its own PostgreSQL on FAULTS_PG_PORT (5499; the database-down run stops only
 # that one), a database per mode, the release (a copy of _build/prod/rel, built
 # if missing) on FAULTS_PORT (4891). Each mode exits 1 when a check fails.
+# Whatever it started is stopped at exit (lib/drill.sh); FAULTS_KEEP=1 keeps
+# its work directory.
 set -euo pipefail
 
-DRILLS="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/drill.sh"
 ROOT="$(cd "$DRILLS/../.." && pwd)"
 APP="$ROOT/examples/host_app"
 FAULTS="$DRILLS/faults"
@@ -23,8 +25,8 @@ PORT=${FAULTS_PORT:-4891}
 export PATH="$HOME/.cargo/bin:$PATH"
 export RELEASE_NODE="faults_$$" RELEASE_COOKIE="faults_$$"
 export OPENAGENTS_PG_DIR="${FAULTS_PG_DIR:-/tmp/openagents-pg-$PG_PORT}"
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/faults.XXXXXX")"
 BIN=""
+drill_begin faults "${FAULTS_KEEP:-}"
 
 say() { printf '%s\n' "$*"; }
 fail() {
@@ -42,17 +44,8 @@ fail() {
   fi
   exit 1
 }
-# The PostgreSQL this run starts (not one already running) stops at exit.
-export OPENAGENTS_PG_STARTED="$WORK/pg_started"
-cleanup() {
-  if [[ -n $BIN ]]; then "$BIN" stop >/dev/null 2>&1 || true; fi
-  # Whatever of this run still runs (a VM `stop` missed, a crash run's POST
-  # stream) names $WORK on its command line; left, it would hold CI's output.
-  pkill -KILL -f -- "$WORK/" 2>/dev/null || true
-  "$DRILLS/postgres.sh" stop-started || true
-  if [[ -n ${FAULTS_KEEP:-} ]]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
+# The release, stopped before drill_cleanup kills whatever is left.
+drill_stop() { [[ -z $BIN ]] || "$BIN" stop >/dev/null 2>&1; }
 
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
@@ -84,9 +77,15 @@ rel() {
     "$BIN" "$@")
 }
 
-# A fresh, migrated and seeded database for this mode (one VM boot).
-fresh_db() {
+# prepare MODE: PostgreSQL, the load client, the release (a copy in WORK/rel)
+# and a fresh, migrated and seeded database for MODE (one VM boot).
+prepare() {
+  drill_port_free "$PORT" FAULTS_PORT
   pg start >/dev/null
+  drill_point postgres
+  compile_client
+  BIN="$WORK/rel/bin/host_app"
+  release_copy "$WORK/rel"
   export DATABASE_URL="postgres://postgres:postgres@localhost:$PG_PORT/faults_$1"
   rel eval 'Application.load(:host_app)
     OpenAgents.Repo.__adapter__().storage_down(OpenAgents.Repo.config())
@@ -95,9 +94,13 @@ fresh_db() {
 }
 
 start() {
+  drill_port_free "$PORT" FAULTS_PORT
   rel daemon
   for _ in $(seq 1 120); do
-    if curl -s -o /dev/null "http://127.0.0.1:$PORT/api/targets"; then return; fi
+    if curl -s -o /dev/null "http://127.0.0.1:$PORT/api/targets"; then
+      drill_point release
+      return
+    fi
     sleep 0.25
   done
   tail -20 "${BIN%/bin/*}"/tmp/log/erlang.log.* >&2 2>/dev/null || true
@@ -144,10 +147,7 @@ mode_load() {
       *) fail "load: unknown option $1" ;;
     esac
   done
-  compile_client
-  BIN="$WORK/rel/bin/host_app"
-  release_copy "$WORK/rel"
-  fresh_db load
+  prepare load
   start
   local beam seeded_attempts seeded_links
   beam=$(pid)
@@ -180,10 +180,7 @@ mode_crash() {
       *) fail "crash: unknown option $1" ;;
     esac
   done
-  compile_client
-  BIN="$WORK/rel/bin/host_app"
-  release_copy "$WORK/rel"
-  fresh_db crash
+  prepare crash
   start
   local acked="$WORK/acked" stopfile="$WORK/stop-posting" users_before
   users_before=$(sql "select count(*) from forge_assignments where requesting_principal->>'type' = 'user'")
@@ -259,10 +256,7 @@ mode_dbdown() {
       *) fail "dbdown: unknown option $1" ;;
     esac
   done
-  compile_client
-  BIN="$WORK/rel/bin/host_app"
-  release_copy "$WORK/rel"
-  fresh_db dbdown
+  prepare dbdown
   start
   local beam duration=$((lead + down + ${FAULTS_AFTER:-12})) out="$WORK/dbdown-load"
   beam=$(pid)
@@ -312,8 +306,7 @@ mode_panic() {
       *) fail "panic: unknown option $1" ;;
     esac
   done
-  compile_client
-  release_copy "$WORK/rel"
+  prepare panic
   cp -a "$WORK/rel" "$WORK/probe"
   # The release's one NIF library (lib/openagents_policy-<vsn>/priv/native/:
   # libopenagents_policy_nif.so from rustler 0.36, openagents_policy_nif.so
@@ -322,9 +315,6 @@ mode_panic() {
   cmp -s "$(find "$WORK/rel" -type f -name '*openagents_policy_nif*.so')" \
     "$(find "$WORK/probe" -type f -name '*openagents_policy_nif*.so')" &&
     fail "the probe library is the shipped one"
-
-  BIN="$WORK/rel/bin/host_app"
-  fresh_db panic
   # An attempt with no link whose tier column holds the probe word (the
   # core's ladder::PANIC_PROBE), in a repository of its own that the load
   # never reads: its pages ask the core to read that word at run time.
