@@ -5,7 +5,8 @@
 #
 #   faults/run.sh load    [--clients 50] [--duration 60]   two identical runs, RSS
 #   faults/run.sh crash   [--kills 20]                     kill -9 during POSTs
-#   faults/run.sh dbdown  [--clients 50] [--before 8] [--down 8]   stop PostgreSQL under load
+#   faults/run.sh dbdown  [--clients 50] [--before 8] [--down 8]   stop PostgreSQL under load,
+#                                                         then kill the repo's pool
 #   faults/run.sh panic   [--duration 10]                  the NIF built with panic_probe
 #   faults/run.sh short                                    all four, short (make check)
 #
@@ -246,6 +247,20 @@ mode_crash() {
 }
 
 # ── the database goes away ───────────────────────────────────────────────
+# recovered SINCE WHAT: waits (30 s at most) for the host's first correct
+# answer that needs the database (a page for the owner), and says how long
+# after SINCE (when WHAT happened) it came.
+recovered() {
+  local page="http://127.0.0.1:$PORT/api/repositories/acme-widgets/attempts" code=""
+  for _ in $(seq 1 600); do
+    code=$(curl -s -o "$WORK/page" -w '%{http_code}' -H 'authorization: Bearer owner' "$page")
+    [[ $code == 200 ]] && break
+    sleep 0.05
+  done
+  [[ $code == 200 ]] || fail "the host did not answer 200 within 30 s after $2 (last status $code)"
+  say "dbdown: the host answered 200 again $(since "$1") s after $2"
+}
+
 mode_dbdown() {
   local clients=50 down=8 lead=8
   while [[ $# -gt 0 ]]; do
@@ -276,18 +291,12 @@ mode_dbdown() {
   say "dbdown: PostgreSQL stopped under $clients clients; down for ${down}s"
   sleep "$down"
   pg start >/dev/null
-  local up
-  up=$(now)
-  # Recovery: from PostgreSQL accepting connections again to the host's
-  # first correct answer that needs it (a page for the owner), no restart.
-  local page="http://127.0.0.1:$PORT/api/repositories/acme-widgets/attempts" code=""
-  for _ in $(seq 1 600); do
-    code=$(curl -s -o "$WORK/page" -w '%{http_code}' -H 'authorization: Bearer owner' "$page")
-    [[ $code == 200 ]] && break
-    sleep 0.05
-  done
-  [[ $code == 200 ]] || fail "the host did not recover within 30 s (last status $code)"
-  say "dbdown: the host answered 200 again $(since "$up") s after PostgreSQL came back"
+  recovered "$(now)" "PostgreSQL came back"
+  # The repo restarting under load, as when its pool crashes (the repo's
+  # supervisor allows its pool no restart): 503s until it is back, no 500.
+  rel rpc '%{pid: pool} = Ecto.Repo.Registry.lookup(OpenAgents.Repo); Process.exit(pool, :kill)'
+  recovered "$(now)" "the repo's pool was killed"
+  kill -0 "$loader" 2>/dev/null || fail "the load ended before the repo was back; raise FAULTS_AFTER"
   local status=0
   wait "$loader" || status=$?
   cat "$out"
