@@ -11,7 +11,7 @@ command -v mix >/dev/null 2>&1 || missing+=(elixir)
 if [ -z "$demo" ]; then
   [ -n "$(find /usr/lib/erlang/usr/include -name erl_nif.h 2>/dev/null | head -1)" ] || missing+=(erlang-dev)
   command -v dialyzer >/dev/null 2>&1 || missing+=(erlang-dialyzer)
-  # examples/host_app/scripts/release_check.sh calls the example host's routes with it.
+  # examples/drills/release_check.sh calls the example host's routes with it.
   command -v curl >/dev/null 2>&1 || missing+=(curl)
 fi
 

@@ -44,7 +44,7 @@
 #       by scripts/arm64_root.sh and kept under /tmp), every NIF's answers
 #       compared with the x86_64-gnu artifact's, line by line.
 # DATABASE_URL names the PostgreSQL server for the host's suite (unset:
-# examples/host_app/scripts/postgres.sh starts one). PRECOMPILED_CHECK_PORT:
+# examples/drills/postgres.sh starts one). PRECOMPILED_CHECK_PORT:
 # the HTTP port (default: one the server picks, free).
 set -euo pipefail
 
@@ -180,7 +180,7 @@ for tool in cargo rustc cc gcc ld; do
   [[ ! -e $BIN/$tool ]] || fail "$tool is still on the check's PATH"
 done
 
-: "${DATABASE_URL:=$("$ROOT/examples/host_app/scripts/postgres.sh" start)}"
+: "${DATABASE_URL:=$("$ROOT/examples/drills/postgres.sh" start)}"
 export DATABASE_URL
 CACHE="$WORK/cache"
 host() { # host [VAR=VALUE...] -- CMD...: CMD in the host with no Rust, base URL dist/, cache $CACHE

@@ -16,7 +16,7 @@ defmodule HostApp.MixProject do
       deps: vendor(deps()),
       aliases: aliases(),
       # A plain Mix release: a new version ships as a new image, node by
-      # node (scripts/rolling_replace.sh), never as an upgrade in place.
+      # node (../drills/rolling_replace.sh), never as an upgrade in place.
       releases: [host_app: [include_executables_for: [:unix]]]
     ]
   end

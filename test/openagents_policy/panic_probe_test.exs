@@ -2,7 +2,7 @@ defmodule OpenAgentsPolicy.PanicProbeTest do
   # The core has a test-only cargo feature, `panic_probe`, with which reading
   # the tier word "panic_probe" (the core's `ladder::PANIC_PROBE`) panics in
   # `ladder::read_tier`, the decision the NIF asks of every tier binary at run
-  # time; examples/host_app/scripts/faults/ builds the NIF with it to watch a panic inside a
+  # time; examples/drills/faults/ builds the NIF with it to watch a panic inside a
   # decision. The library that `mix compile` builds and installs, the one these
   # tests load and a release carries, must not have it: the probe word is an
   # unknown tier word like any other, and names dark.

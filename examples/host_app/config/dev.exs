@@ -1,7 +1,7 @@
 import Config
 
 # DATABASE_URL names the server and the database; unset, a local PostgreSQL
-# with the postgres/postgres account (scripts/postgres.sh starts one).
+# with the postgres/postgres account (../drills/postgres.sh starts one).
 config :host_app, OpenAgents.Repo,
   url: System.get_env("DATABASE_URL", "postgres://postgres:postgres@localhost:5432/host_app_dev"),
   show_sensitive_data_on_connection_error: true,

@@ -106,6 +106,22 @@ defmodule HostAppWeb.CreateAttemptTest do
     assert {count(Assignment), count(ArtifactLink)} == before
   end
 
+  defmodule AccountsAway do
+    @moduledoc false
+    # The library's read of the viewer, failing as it does while PostgreSQL is away.
+    def admin?(_user), do: raise(DBConnection.ConnectionError, "the viewer could not be read")
+  end
+
+  test "the viewer is read before the transaction: when that read fails, 503 and nothing kept",
+       ctx do
+    OpenAgentsPolicy.Host.override(accounts: AccountsAway)
+    before = {count(Assignment), count(ArtifactLink)}
+    body = %{issue_number: 1, target_kind: "box"}
+    {503, _headers, body} = assert_error_sent(503, fn -> create(ctx, :member, body) end)
+    assert Jason.decode!(body) == %{"errors" => %{"detail" => "Service Unavailable"}}
+    assert {count(Assignment), count(ArtifactLink)} == before
+  end
+
   test "bad input is a 4xx with a JSON error, never a 500", ctx do
     for {body, status} <- [
           {%{issue_number: "one", target_kind: "box"}, 422},

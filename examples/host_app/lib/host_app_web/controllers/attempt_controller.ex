@@ -19,7 +19,9 @@ defmodule HostAppWeb.AttemptController do
     operator: inserts the attempt and mints its link in one transaction; 201
     with the item and `"link": {"id", "tier"}`; 401 for an anonymous reader,
     403 for any other user; 422 (and nothing kept) when the body is not that
-    shape or an insert fails, naming only fields the request sent.
+    shape or an insert fails, naming only fields the request sent. Every read
+    (the viewer too) comes before the transaction, so nothing can fail after
+    it commits.
   """
   use HostAppWeb, :controller
 
@@ -117,9 +119,10 @@ defmodule HostAppWeb.AttemptController do
   def create(%{assigns: %{current_user: user}} = conn, %{"slug" => slug} = params) do
     with %{} = repository <- Repositories.get_by_slug(slug) || {:error, 404},
          :ok <- may_create(repository, user),
+         viewer = Disclosure.viewer(repository, user),
          {:ok, attrs} <- request(params),
          {:ok, assignment} <- Attempts.create(repository, user, attrs, %{"via" => "api"}) do
-      item = Disclosure.item(assignment, Disclosure.viewer(repository, user))
+      item = Disclosure.item(assignment, viewer)
 
       link =
         assignment.artifact_link &&

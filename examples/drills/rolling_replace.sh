@@ -7,24 +7,25 @@
 #      `decisions` example, library and host 0.1.1; a release directory of its
 #      own), and the document of a widening W (terminal_commit -> pulse);
 #   2. three nodes of A (own release copy, port, node name; one database) under
-#      the load (scripts/rolling_replace_load.exs), round-robin over the rotation;
+#      the load (rolling_replace_load.exs), round-robin over the rotation;
 #   3. before any node is touched, `mix openagents_policy.gate A CANDIDATE --format
 #      json`: B passes (exit 0), W is refused (exit 1, its sha256 named to accept);
 #   4. node by node: out of rotation, drained, stopped, B started in its place
 #      (same port and name), back in rotation once it answers with B's digest;
 #   5. the load judged; the last line sums it up.
 #
-#   scripts/rolling_replace.sh [short|full]   (load per phase: 2 s, 4 clients | 10 s, 10)
+#   examples/drills/rolling_replace.sh [short|full]   (load per phase: 2 s, 4 clients | 10 s, 10)
 #
-# DATABASE_URL: the PostgreSQL server (unset: scripts/postgres.sh starts one);
+# DATABASE_URL: the PostgreSQL server (unset: postgres.sh starts one);
 # the database is its name + _rolling_replace. ROLLING_REPLACE_PORTS (default
 # "4761 4762 4763"); ROLLING_REPLACE_RECORD=PATH: the record (JSON);
-# ROLLING_REPLACE_KEEP=1 keeps the work directory. Every daemon and load it
-# starts is stopped on exit, failure included.
+# ROLLING_REPLACE_KEEP=1 keeps the work directory. Every daemon, load and
+# server it starts is stopped on exit, failure and TERM included (lib/drill.sh).
 set -euo pipefail
 
-APP="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-ROOT="$(cd "$APP/../.." && pwd)"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/drill.sh"
+ROOT="$(cd "$DRILLS/../.." && pwd)"
+APP="$ROOT/examples/host_app"
 MODE=${1:-short}
 case $MODE in
   short) PHASE=2 CLIENTS=4 ;;
@@ -33,13 +34,12 @@ case $MODE in
 esac
 read -r -a PORTS <<<"${ROLLING_REPLACE_PORTS:-4761 4762 4763}"
 [[ ${#PORTS[@]} -eq 3 ]] || { echo "ROLLING_REPLACE_PORTS must name three ports" >&2; exit 2; }
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/rolling_replace.XXXXXX")"
+drill_begin rolling_replace "${ROLLING_REPLACE_KEEP:-}"
 COPY="$WORK/build" HOST="$WORK/build/examples/host_app" LOAD="$WORK/load" LOAD_PID="" STARTED=()
 TAG="$$_$RANDOM"
 NAMES=("replace_a_$TAG@127.0.0.1" "replace_b_$TAG@127.0.0.1" "replace_c_$TAG@127.0.0.1")
 export RELEASE_DISTRIBUTION=name RELEASE_COOKIE="rolling_replace_$TAG" PHX_SERVER=true
 export SECRET_KEY_BASE="rolling-replace-check-key-base-0123456789-0123456789-0123456789-0"
-export OPENAGENTS_PG_STARTED="$WORK/pg_started"
 [[ -z ${ROLLING_REPLACE_KEEP:-} ]] || echo "the work directory, kept: $WORK"
 
 ok() { echo "ok   $*"; }
@@ -48,18 +48,17 @@ step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
 now_us() { date +%s%6N; }
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 
-cleanup() {
-  local status=$? i
-  [[ -z $LOAD_PID ]] || kill "$LOAD_PID" 2>/dev/null || true
-  if [[ $status -ne 0 ]]; then
+# drill_stop STATUS: on failure, what the nodes and the load said; then every node stopped
+# (drill_cleanup runs it with errexit off, and kills whatever is left).
+drill_stop() {
+  local i
+  [[ -z $LOAD_PID ]] || kill "$LOAD_PID" 2>/dev/null
+  if [[ $1 -ne 0 ]]; then
     for i in "${STARTED[@]}"; do grep -h -A20 '\[error\]' "$WORK/node_$i"/tmp/log/erlang.log.* 2>/dev/null | tail -40; done
-    tail -40 "$WORK/load.out" 2>/dev/null || true
+    tail -40 "$WORK/load.out" 2>/dev/null
   fi
   for i in "${STARTED[@]}"; do stop_node "$i"; done
-  "$APP/scripts/postgres.sh" stop-started 2>/dev/null || true
-  [[ -n ${ROLLING_REPLACE_KEEP:-} ]] || rm -rf "$WORK"
 }
-trap cleanup EXIT
 trap 'printf "\nFAIL: line %s: %s\n" "$LINENO" "$BASH_COMMAND" >&2' ERR
 
 # on I CMD...: `bin/host_app CMD...` of node I, in its directory, with its name and port.
@@ -140,9 +139,10 @@ core() {
 build() { (cd "$HOST" && rm -rf _build/prod/rel && MIX_ENV=prod mix release --quiet) && cp -a "$HOST/_build/prod/rel/host_app" "$1"; }
 
 step "1. release A, candidate B (terminal_commit ledger -> glass, 0.1.1), document W (-> pulse)"
-: "${DATABASE_URL:=$("$APP/scripts/postgres.sh" start)}"
+: "${DATABASE_URL:=$("$DRILLS/postgres.sh" start)}"
 DATABASE_URL="${DATABASE_URL%/*}/$(basename "${DATABASE_URL%%\?*}")_rolling_replace"
 export DATABASE_URL
+drill_point postgres
 grep -q '@version "0.1.0"' "$ROOT/mix.exs" || fail "the library in the checkout is not version 0.1.0"
 # One copy for both (a module may hold its source path: A and B differ only by
 # the change), seeded with the checkout's prod build and cargo's release builds.
@@ -170,19 +170,20 @@ ok "A (0.1.0, digest ${DIGEST_A:0:16}…), B (0.1.1, ${DIGEST_B:0:16}…) and W'
 
 step "2. three nodes of A (ports ${PORTS[*]}), one database, under load ($CLIENTS clients)"
 for i in 0 1 2; do
-  ! curl -s -o /dev/null "http://127.0.0.1:${PORTS[$i]}/" || fail "port ${PORTS[$i]} is taken; set ROLLING_REPLACE_PORTS"
+  drill_port_free "${PORTS[$i]}" ROLLING_REPLACE_PORTS
   cp -a "$WORK/a" "$WORK/node_$i"
 done
 on 0 eval 'Application.load(:host_app); OpenAgents.Repo.__adapter__().storage_down(OpenAgents.Repo.config())' >/dev/null
 on 0 eval 'HostApp.Release.migrate(); HostApp.Release.seed()' >/dev/null || fail "the database was not made"
 for i in 0 1 2; do start_node "$i"; done
 for i in 0 1 2; do health "$i" "$DIGEST_A"; done
-elixir -pa "$HOST/_build/prod/lib/jason/ebin" "$APP/scripts/rolling_replace_load.exs" \
+elixir -pa "$HOST/_build/prod/lib/jason/ebin" "$DRILLS/rolling_replace_load.exs" \
   --ports "$(IFS=, && echo "${PORTS[*]}")" --dir "$LOAD" --clients "$CLIENTS" >"$WORK/load.out" 2>&1 &
 LOAD_PID=$!
 for _ in $(seq 1 300); do [[ -e $LOAD/ready ]] && break; sleep 0.1; done
 [[ -e $LOAD/ready && $(cat "$LOAD/digest_a") == "$DIGEST_A" ]] || fail "the load did not start: $(cat "$WORK/load.out")"
 ok "three nodes on A (OS pids $(cat "$WORK"/pid_? | paste -sd' ')); the load reads them all"
+drill_point nodes
 sleep "$PHASE"
 
 step "3. the gate, before any node is touched: B passes, W is refused"

@@ -9,37 +9,34 @@
 #       migrate a database with `bin/host_app eval`, seed it, start the
 #       release as a daemon and read a page and post an attempt with curl.
 # (A release built with no Rust, from the precompiled artifacts, is
-# ../../scripts/precompiled_check.sh.)
+# scripts/precompiled_check.sh.)
 # DATABASE_URL names the PostgreSQL server (and the database: the suite
-# appends _test, the releases _release); unset, scripts/postgres.sh starts one,
+# appends _test, the releases _release); unset, postgres.sh starts one,
 # which is stopped at exit (a server already running is left alone).
-# HOST_CHECK_PORT is the port the daemons listen on (default 4791).
+# HOST_CHECK_PORT is the port the daemons listen on (default 4791). Whatever
+# it starts is stopped at exit, failure and TERM included (lib/drill.sh).
 # Run from anywhere: paths are relative to the repository root.
 set -euo pipefail
 
-APP="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-ROOT="$(cd "$APP/../.." && pwd)"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/drill.sh"
+ROOT="$(cd "$DRILLS/../.." && pwd)"
+APP="$ROOT/examples/host_app"
 # The NIF library's name, as a glob: rustler names it libopenagents_policy_nif.so
 # up to 0.36 and openagents_policy_nif.so from 0.37 (the newer toolchains'
 # lanes), rustler_precompiled after its artifact.
 NIF='*openagents_policy_nif*.so'
 PORT=${HOST_CHECK_PORT:-4791}
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/release_check.XXXXXX")"
 DAEMON=""
+drill_begin release_check
 # A node name of its own: several checks may run on one machine.
 export RELEASE_NODE="host_check_$$_$RANDOM" RELEASE_COOKIE="release_check_$$_$RANDOM"
 
-export OPENAGENTS_PG_STARTED="$WORK/pg_started"
-cleanup() {
-  if [[ -n $DAEMON ]]; then "$DAEMON" stop >/dev/null 2>&1 || true; fi
-  "$APP/scripts/postgres.sh" stop-started || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+drill_stop() { [[ -z $DAEMON ]] || "$DAEMON" stop >/dev/null 2>&1; }
 trap 'printf "\nFAIL: line %s: %s\n" "$LINENO" "$BASH_COMMAND" >&2' ERR
 
-: "${DATABASE_URL:=$("$APP/scripts/postgres.sh" start)}"
+: "${DATABASE_URL:=$("$DRILLS/postgres.sh" start)}"
 export DATABASE_URL
+drill_point postgres
 
 START=$SECONDS
 section_start=$SECONDS
@@ -100,17 +97,18 @@ check_release() {
   rel eval 'HostApp.Release.migrate()' || fail "$label: migrations failed"
   rel eval 'HostApp.Release.seed()' || fail "$label: seeding failed"
   # Our daemon must be the one answering: nothing may hold the port before it.
-  ! curl -s -o /dev/null "http://127.0.0.1:$PORT/" || fail "port $PORT is taken; set HOST_CHECK_PORT"
+  drill_port_free "$PORT" HOST_CHECK_PORT
   rel daemon
   DAEMON=$bin
   for _ in $(seq 1 60); do
     curl -s -o /dev/null "http://127.0.0.1:$PORT/api/targets" && break
     sleep 0.5
   done
+  drill_point release
 
   # A smoke test of the shipped release: every route for every reader is
   # checked against the library's own answers by the fault runs' load
-  # (scripts/faults/run.sh), on this same prod release.
+  # (faults/run.sh), on this same prod release.
   local path=/api/repositories/acme-widgets/attempts
   request GET "$path" member
   expect 200 "GET $path as member: $(values tier)"

@@ -1,11 +1,11 @@
 # A stream of POSTs of new attempts from 8 connections, for the crash run of
-# scripts/faults/run.sh: it goes on through every kill -9 and restart of the
+# faults/run.sh: it goes on through every kill -9 and restart of the
 # release (a refused or cut connection is retried after 50 ms) until the
 # --stop file exists. The id of every attempt answered 201 is appended to the
 # --acked file at once, so that what the host acknowledged before a kill can
 # be looked for in the database afterwards.
 #
-#   MIX_ENV=test mix run --no-start scripts/faults/posts.exs -- --port P --acked FILE --stop FILE
+#   MIX_ENV=test mix run --no-start examples/drills/faults/posts.exs -- --port P --acked FILE --stop FILE
 Code.require_file("http.exs", __DIR__)
 
 {opts, _, _} =

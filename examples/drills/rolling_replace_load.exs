@@ -1,9 +1,9 @@
-# The load of scripts/rolling_replace.sh: the five readers' attempts page,
+# The load of rolling_replace.sh: the five readers' attempts page,
 # round-robin over the nodes in rotation (as a load balancer spreads it)
 # while the script replaces them; then every answer judged by the decisions
 # that served it, and the record written.
 #
-#   elixir -pa JASON_EBIN scripts/rolling_replace_load.exs --ports P1,P2,P3 --dir DIR [--clients N]
+#   elixir -pa JASON_EBIN examples/drills/rolling_replace_load.exs --ports P1,P2,P3 --dir DIR [--clients N]
 #
 # Through DIR: reads every reader's page from every node (alike: A's pages and
 # digest, DIR/digest_a), then DIR/ready. DIR/rotation ("GEN PORT..."): the

@@ -1,29 +1,33 @@
 #!/usr/bin/env bash
 # Faults against the example host's production release: load,
-# crash mid-write, the database going away, a panic in the core. Paths are
-# examples/host_app's; it runs from any directory.
+# crash mid-write, the database going away, a panic in the core. Run from
+# any directory (these paths are under examples/drills/).
 #
-#   scripts/faults/run.sh load    [--clients 50] [--duration 60]   two identical runs, RSS
-#   scripts/faults/run.sh crash   [--kills 20]                     kill -9 during POSTs
-#   scripts/faults/run.sh dbdown  [--clients 50] [--before 8] [--down 8]   stop PostgreSQL under load
-#   scripts/faults/run.sh panic   [--duration 10]                  the NIF built with panic_probe
-#   scripts/faults/run.sh short                                    all four, short (make check)
+#   faults/run.sh load    [--clients 50] [--duration 60]   two identical runs, RSS
+#   faults/run.sh crash   [--kills 20]                     kill -9 during POSTs
+#   faults/run.sh dbdown  [--clients 50] [--before 8] [--down 8]   stop PostgreSQL under load,
+#                                                         then kill the repo's pool
+#   faults/run.sh panic   [--duration 10]                  the NIF built with panic_probe
+#   faults/run.sh short                                    all four, short (make check)
 #
 # Its own PostgreSQL on FAULTS_PG_PORT (5499; the database-down run stops only
 # that one), a database per mode, the release (a copy of _build/prod/rel, built
 # if missing) on FAULTS_PORT (4891). Each mode exits 1 when a check fails.
+# Whatever it started is stopped at exit (lib/drill.sh); FAULTS_KEEP=1 keeps
+# its work directory.
 set -euo pipefail
 
-APP="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-ROOT="$(cd "$APP/../.." && pwd)"
-FAULTS="$APP/scripts/faults"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/drill.sh"
+ROOT="$(cd "$DRILLS/../.." && pwd)"
+APP="$ROOT/examples/host_app"
+FAULTS="$DRILLS/faults"
 PG_PORT=${FAULTS_PG_PORT:-5499}
 PORT=${FAULTS_PORT:-4891}
 export PATH="$HOME/.cargo/bin:$PATH"
 export RELEASE_NODE="faults_$$" RELEASE_COOKIE="faults_$$"
 export OPENAGENTS_PG_DIR="${FAULTS_PG_DIR:-/tmp/openagents-pg-$PG_PORT}"
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/faults.XXXXXX")"
 BIN=""
+drill_begin faults "${FAULTS_KEEP:-}"
 
 say() { printf '%s\n' "$*"; }
 fail() {
@@ -41,23 +45,14 @@ fail() {
   fi
   exit 1
 }
-# The PostgreSQL this run starts (not one already running) stops at exit.
-export OPENAGENTS_PG_STARTED="$WORK/pg_started"
-cleanup() {
-  if [[ -n $BIN ]]; then "$BIN" stop >/dev/null 2>&1 || true; fi
-  # Whatever of this run still runs (a VM `stop` missed, a crash run's POST
-  # stream) names $WORK on its command line; left, it would hold CI's output.
-  pkill -KILL -f -- "$WORK/" 2>/dev/null || true
-  "$APP/scripts/postgres.sh" stop-started || true
-  if [[ -n ${FAULTS_KEEP:-} ]]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
+# The release, stopped before drill_cleanup kills whatever is left.
+drill_stop() { [[ -z $BIN ]] || "$BIN" stop >/dev/null 2>&1; }
 
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 
 # ── PostgreSQL, ours alone ───────────────────────────────────────────────
-pg() { "$APP/scripts/postgres.sh" "$1" "$PG_PORT" 2>/dev/null; }
+pg() { "$DRILLS/postgres.sh" "$1" "$PG_PORT" 2>/dev/null; }
 sql() { psql "$DATABASE_URL" -X -At -q -v ON_ERROR_STOP=1 -c "$1"; }
 
 # ── the release ──────────────────────────────────────────────────────────
@@ -83,9 +78,15 @@ rel() {
     "$BIN" "$@")
 }
 
-# A fresh, migrated and seeded database for this mode (one VM boot).
-fresh_db() {
+# prepare MODE: PostgreSQL, the load client, the release (a copy in WORK/rel)
+# and a fresh, migrated and seeded database for MODE (one VM boot).
+prepare() {
+  drill_port_free "$PORT" FAULTS_PORT
   pg start >/dev/null
+  drill_point postgres
+  compile_client
+  BIN="$WORK/rel/bin/host_app"
+  release_copy "$WORK/rel"
   export DATABASE_URL="postgres://postgres:postgres@localhost:$PG_PORT/faults_$1"
   rel eval 'Application.load(:host_app)
     OpenAgents.Repo.__adapter__().storage_down(OpenAgents.Repo.config())
@@ -94,9 +95,13 @@ fresh_db() {
 }
 
 start() {
+  drill_port_free "$PORT" FAULTS_PORT
   rel daemon
   for _ in $(seq 1 120); do
-    if curl -s -o /dev/null "http://127.0.0.1:$PORT/api/targets"; then return; fi
+    if curl -s -o /dev/null "http://127.0.0.1:$PORT/api/targets"; then
+      drill_point release
+      return
+    fi
     sleep 0.25
   done
   tail -20 "${BIN%/bin/*}"/tmp/log/erlang.log.* >&2 2>/dev/null || true
@@ -123,7 +128,7 @@ gone() {
 pid() { "$BIN" pid; }
 rss() { ps -o rss= -p "$1" | tr -d ' '; }
 
-# The load client (scripts/faults/load.exs), from the library's test build.
+# The load client (faults/load.exs), from the library's test build.
 load() {
   (cd "$ROOT" && MIX_ENV="test" mix run --no-start "$FAULTS/load.exs" --port "$PORT" "$@")
 }
@@ -143,10 +148,7 @@ mode_load() {
       *) fail "load: unknown option $1" ;;
     esac
   done
-  compile_client
-  BIN="$WORK/rel/bin/host_app"
-  release_copy "$WORK/rel"
-  fresh_db load
+  prepare load
   start
   local beam seeded_attempts seeded_links
   beam=$(pid)
@@ -179,10 +181,7 @@ mode_crash() {
       *) fail "crash: unknown option $1" ;;
     esac
   done
-  compile_client
-  BIN="$WORK/rel/bin/host_app"
-  release_copy "$WORK/rel"
-  fresh_db crash
+  prepare crash
   start
   local acked="$WORK/acked" stopfile="$WORK/stop-posting" users_before
   users_before=$(sql "select count(*) from forge_assignments where requesting_principal->>'type' = 'user'")
@@ -248,6 +247,20 @@ mode_crash() {
 }
 
 # ── the database goes away ───────────────────────────────────────────────
+# recovered SINCE WHAT: waits (30 s at most) for the host's first correct
+# answer that needs the database (a page for the owner), and says how long
+# after SINCE (when WHAT happened) it came.
+recovered() {
+  local page="http://127.0.0.1:$PORT/api/repositories/acme-widgets/attempts" code=""
+  for _ in $(seq 1 600); do
+    code=$(curl -s -o "$WORK/page" -w '%{http_code}' -H 'authorization: Bearer owner' "$page")
+    [[ $code == 200 ]] && break
+    sleep 0.05
+  done
+  [[ $code == 200 ]] || fail "the host did not answer 200 within 30 s after $2 (last status $code)"
+  say "dbdown: the host answered 200 again $(since "$1") s after $2"
+}
+
 mode_dbdown() {
   local clients=50 down=8 lead=8
   while [[ $# -gt 0 ]]; do
@@ -258,10 +271,7 @@ mode_dbdown() {
       *) fail "dbdown: unknown option $1" ;;
     esac
   done
-  compile_client
-  BIN="$WORK/rel/bin/host_app"
-  release_copy "$WORK/rel"
-  fresh_db dbdown
+  prepare dbdown
   start
   local beam duration=$((lead + down + ${FAULTS_AFTER:-12})) out="$WORK/dbdown-load"
   beam=$(pid)
@@ -281,18 +291,12 @@ mode_dbdown() {
   say "dbdown: PostgreSQL stopped under $clients clients; down for ${down}s"
   sleep "$down"
   pg start >/dev/null
-  local up
-  up=$(now)
-  # Recovery: from PostgreSQL accepting connections again to the host's
-  # first correct answer that needs it (a page for the owner), no restart.
-  local page="http://127.0.0.1:$PORT/api/repositories/acme-widgets/attempts" code=""
-  for _ in $(seq 1 600); do
-    code=$(curl -s -o "$WORK/page" -w '%{http_code}' -H 'authorization: Bearer owner' "$page")
-    [[ $code == 200 ]] && break
-    sleep 0.05
-  done
-  [[ $code == 200 ]] || fail "the host did not recover within 30 s (last status $code)"
-  say "dbdown: the host answered 200 again $(since "$up") s after PostgreSQL came back"
+  recovered "$(now)" "PostgreSQL came back"
+  # The repo restarting under load, as when its pool crashes (the repo's
+  # supervisor allows its pool no restart): 503s until it is back, no 500.
+  rel rpc '%{pid: pool} = Ecto.Repo.Registry.lookup(OpenAgents.Repo); Process.exit(pool, :kill)'
+  recovered "$(now)" "the repo's pool was killed"
+  kill -0 "$loader" 2>/dev/null || fail "the load ended before the repo was back; raise FAULTS_AFTER"
   local status=0
   wait "$loader" || status=$?
   cat "$out"
@@ -311,8 +315,7 @@ mode_panic() {
       *) fail "panic: unknown option $1" ;;
     esac
   done
-  compile_client
-  release_copy "$WORK/rel"
+  prepare panic
   cp -a "$WORK/rel" "$WORK/probe"
   # The release's one NIF library (lib/openagents_policy-<vsn>/priv/native/:
   # libopenagents_policy_nif.so from rustler 0.36, openagents_policy_nif.so
@@ -321,9 +324,6 @@ mode_panic() {
   cmp -s "$(find "$WORK/rel" -type f -name '*openagents_policy_nif*.so')" \
     "$(find "$WORK/probe" -type f -name '*openagents_policy_nif*.so')" &&
     fail "the probe library is the shipped one"
-
-  BIN="$WORK/rel/bin/host_app"
-  fresh_db panic
   # An attempt with no link whose tier column holds the probe word (the
   # core's ladder::PANIC_PROBE), in a repository of its own that the load
   # never reads: its pages ask the core to read that word at run time.

@@ -2,12 +2,12 @@
 # A throwaway PostgreSQL 15 for the example host app's tests and demo, on a
 # Debian or Ubuntu machine. Prints the DATABASE_URL to use.
 #
-#   scripts/postgres.sh start [PORT]   install PostgreSQL with apt if missing, create a cluster
-#                                      in $OPENAGENTS_PG_DIR (default /tmp/openagents-pg-PORT),
-#                                      start it on localhost:PORT (5432); a no-op when it runs
-#   scripts/postgres.sh stop [PORT]    stop it (its data stays; remove the directory to reset)
-#   scripts/postgres.sh url [PORT]     print the DATABASE_URL
-#   scripts/postgres.sh stop-started   stop every server listed in $OPENAGENTS_PG_STARTED
+#   postgres.sh start [PORT]   install PostgreSQL with apt if missing, create a cluster
+#                              in $OPENAGENTS_PG_DIR (default /tmp/openagents-pg-PORT),
+#                              start it on localhost:PORT (5432); a no-op when it runs
+#   postgres.sh stop [PORT]    stop it (its data stays; remove the directory to reset)
+#   postgres.sh url [PORT]     print the DATABASE_URL
+#   postgres.sh stop-started   stop every server listed in $OPENAGENTS_PG_STARTED
 #
 # With OPENAGENTS_PG_STARTED naming a file, `start` appends there the data
 # directory of a server it started, so its caller stops exactly that. Account
@@ -68,7 +68,7 @@ start() {
       echo "$url"
       return
     fi
-    say "another server already listens on port $port; pass another port"
+    say "another server already listens on port $port ($(ss -Hltnp "sport = :$port" 2>/dev/null | head -1)); pass another port"
     exit 1
   fi
   mkdir -p "$dir"

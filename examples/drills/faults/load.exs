@@ -1,6 +1,6 @@
 # Load against the example host's running release, every answer checked.
 #
-#   MIX_ENV=test mix run --no-start scripts/faults/load.exs -- \
+#   MIX_ENV=test mix run --no-start examples/drills/faults/load.exs -- \
 #     --port 4000 [--clients 50] [--duration 60] [--database-url URL] [--allow-503]
 #
 # N clients (50), each on its own keep-alive connection, for a fixed time
@@ -62,7 +62,7 @@ defmodule Faults.Load do
 
     table = :ets.new(:faults, [:public, :set, write_concurrency: true, read_concurrency: true])
     {:ok, snapshot} = Expected.read(url)
-    # scripts/faults/run.sh dbdown waits for this line before it stops PostgreSQL.
+    # faults/run.sh dbdown waits for this line before it stops PostgreSQL.
     IO.puts("load: database snapshot read")
     revoked_before = for {id, %{"revoked" => true}} <- snapshot.links, into: MapSet.new(), do: id
     # Attempts there before the run are on every page they may be on from

@@ -2,7 +2,7 @@ Code.require_file("../faults/http.exs", __DIR__)
 
 defmodule LoadSupport do
   @moduledoc """
-  What a load driver needs (scripts/rolling_replace_load.exs): the five
+  What a load driver needs (rolling_replace_load.exs): the five
   readers, their attempts page on a fresh connection (as a load balancer's
   would be), the clients' loop from DIR/ready to DIR/stop, the script's time
   marks (epoch microseconds, `date +%s%6N`) and the one-line checks.
