@@ -21,10 +21,9 @@
 //!
 //! ```
 //! use openagents_policy_decisions::document::{decision_digest, Document};
-//! let document = Document::compute()?;
-//! assert_eq!(document.digest()?, decision_digest()?);
-//! assert_eq!(decision_digest()?.len(), 64);
-//! # Ok::<(), openagents_policy_decisions::document::DocumentError>(())
+//! let document = Document::compute();
+//! assert_eq!(document.digest(), decision_digest());
+//! assert_eq!(decision_digest().len(), 64);
 //! ```
 
 use std::fmt::{self, Write as _};
@@ -50,15 +49,6 @@ pub const FORMAT: u32 = 3;
 
 /// How an input names any word its vocabulary does not have.
 pub const ANY_OTHER_WORD: &str = "<any other word>";
-
-/// Why the document or its digest could not be made.
-#[derive(Debug, thiserror::Error)]
-pub enum DocumentError {
-    /// serde_json refused to write an answer or the document (it cannot for
-    /// these types: kept typed rather than assumed).
-    #[error("the decision document could not be written as JSON: {0}")]
-    Json(#[from] serde_json::Error),
-}
 
 macro_rules! tables {
     ($($(#[$doc:meta])* $variant:ident => $name:literal,)+) => {
@@ -254,11 +244,9 @@ pub struct Document {
 struct Rows(Vec<Row>);
 
 impl Rows {
-    fn push<T: Serialize>(&mut self, table: Table, input: &[(&str, Value)], answer: T) -> Res {
+    fn push<T: Serialize>(&mut self, table: Table, input: &[(&str, Value)], answer: T) {
         let input = input.iter().map(|(k, v)| ((*k).to_owned(), v.clone()));
-        let answer = serde_json::to_value(answer)?;
-        self.0.push(Row { table, input: input.collect(), answer });
-        Ok(())
+        self.0.push(Row { table, input: input.collect(), answer: json!(answer) });
     }
 }
 
@@ -266,11 +254,9 @@ impl Rows {
 /// in the order a caller passes them.
 macro_rules! ask {
     ($rows:ident, $table:ident { $($key:literal: $word:expr),+ $(,)? } => $answer:expr) => {
-        $rows.push(Table::$table, &[$(($key, json!($word))),+], $answer)?
+        $rows.push(Table::$table, &[$(($key, json!($word))),+], $answer)
     };
 }
-
-type Res = Result<(), DocumentError>;
 
 const OWNER: u8 = 1;
 const OTHER: u8 = 2;
@@ -381,7 +367,7 @@ pub fn subjects() -> Vec<Subject<u8>> {
     all
 }
 
-fn schedule(rows: &mut Rows) -> Res {
+fn schedule(rows: &mut Rows) {
     let families = disclosure::schedule();
     for entry in &families {
         for field in entry.fields {
@@ -407,10 +393,9 @@ fn schedule(rows: &mut Rows) -> Res {
     for &rung in Rung::ALL {
         ask!(rows, Rungs { "rung": rung } => json!({"tier": rung.tier(), "access": rung.access()}));
     }
-    Ok(())
 }
 
-fn ladder(rows: &mut Rows) -> Res {
+fn ladder(rows: &mut Rows) {
     let (viewers, subjects) = (viewers(), subjects());
     let viewers: Vec<_> = viewers.iter().map(|viewer| (viewer, viewer_term(viewer))).collect();
     for &tier in Tier::ALL {
@@ -439,7 +424,6 @@ fn ladder(rows: &mut Rows) -> Res {
         let tier = disclosure::effective_tier(&record, &operator);
         ask!(rows, LadderRecords { "record": record_term(&record), "viewer": viewer_term(&operator) } => tier);
     }
-    Ok(())
 }
 
 /// Every Computer observation, in document order.
@@ -458,7 +442,7 @@ pub fn machines() -> Vec<MachineObservation> {
     machines
 }
 
-fn lifecycles(rows: &mut Rows) -> Res {
+fn lifecycles(rows: &mut Rows) {
     let boxes = readings(BoxState::ALL);
     let runs = readings(RunState::ALL);
     let jobs = readings(JobStatus::ALL);
@@ -499,10 +483,9 @@ fn lifecycles(rows: &mut Rows) -> Res {
             ask!(rows, CapabilitiesMachines { "status": status, "revoked": revoked, "online": online, "reach": reach } => seam);
         }
     }
-    Ok(())
 }
 
-fn seams(rows: &mut Rows) -> Res {
+fn seams(rows: &mut Rows) {
     for &kind in Kind::ALL {
         for &lifecycle in Lifecycle::ALL {
             for reach in REACHES {
@@ -524,53 +507,43 @@ fn seams(rows: &mut Rows) -> Res {
             ask!(rows, Links { "repository_id": repository, "principal_type": kind, "principal_id": id } => outcome);
         }
     }
-    Ok(())
 }
 
 impl Document {
     /// Asks every decision function every question of its finite domain
     /// that no other row answers.
-    ///
-    /// # Errors
-    ///
-    /// [`DocumentError::Json`] if serde_json refuses an answer.
-    pub fn compute() -> Result<Self, DocumentError> {
+    #[must_use]
+    pub fn compute() -> Self {
         let mut rows = Rows(Vec::with_capacity(2048));
         for &vocabulary in Vocabulary::ALL {
             ask!(rows, Vocabularies { "vocabulary": vocabulary } => vocabulary.words());
         }
-        schedule(&mut rows)?;
-        ladder(&mut rows)?;
-        lifecycles(&mut rows)?;
-        seams(&mut rows)?;
-        Ok(Self { format: FORMAT, rows: rows.0 })
+        schedule(&mut rows);
+        ladder(&mut rows);
+        lifecycles(&mut rows);
+        seams(&mut rows);
+        Self { format: FORMAT, rows: rows.0 }
     }
 
     /// The canonical document: `{"format":3,"rows":[`, then each row as
     /// compact JSON on a line of its own (`,` between them), then `]}` and
     /// a newline.
-    ///
-    /// # Errors
-    ///
-    /// [`DocumentError::Json`] if serde_json refuses to write it.
-    pub fn to_json(&self) -> Result<String, DocumentError> {
+    #[must_use]
+    pub fn to_json(&self) -> String {
         let mut out = String::with_capacity(self.rows.len() * 96 + 32);
         let _ = write!(out, "{{\"format\":{},\"rows\":[", self.format);
         for (n, row) in self.rows.iter().enumerate() {
             out.push_str(if n == 0 { "\n" } else { ",\n" });
-            out.push_str(&serde_json::to_string(row)?);
+            out.push_str(&json!(row).to_string());
         }
         out.push_str("\n]}\n");
-        Ok(out)
+        out
     }
 
     /// The SHA-256 of [`Document::to_json`], as 64 lowercase hex digits.
-    ///
-    /// # Errors
-    ///
-    /// [`DocumentError::Json`] if the document cannot be written.
-    pub fn digest(&self) -> Result<String, DocumentError> {
-        Ok(sha256_hex(self.to_json()?.as_bytes()))
+    #[must_use]
+    pub fn digest(&self) -> String {
+        sha256_hex(self.to_json().as_bytes())
     }
 }
 
@@ -590,20 +563,14 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// The digest of this build's decisions.
-///
-/// # Errors
-///
-/// [`DocumentError::Json`] if the document cannot be written.
-pub fn decision_digest() -> Result<String, DocumentError> {
-    Document::compute()?.digest()
+#[must_use]
+pub fn decision_digest() -> String {
+    Document::compute().digest()
 }
 
 /// The canonical document of this build's decisions (what
 /// [`decision_digest`] digests).
-///
-/// # Errors
-///
-/// [`DocumentError::Json`] if the document cannot be written.
-pub fn decision_json() -> Result<String, DocumentError> {
-    Document::compute()?.to_json()
+#[must_use]
+pub fn decision_json() -> String {
+    Document::compute().to_json()
 }

@@ -21,7 +21,7 @@ struct Rows(HashMap<(Table, String), Value>);
 
 impl Rows {
     fn live() -> Self {
-        let document = diff::read(decision_json().unwrap().as_bytes(), Side::New).unwrap();
+        let document = diff::read(decision_json().as_bytes(), Side::New).unwrap();
         let rows = document.rows.into_iter().map(|row| {
             let key = serde_json::to_string(&row.input).unwrap();
             ((row.table, key), row.answer)

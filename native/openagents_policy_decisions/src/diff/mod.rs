@@ -17,7 +17,7 @@
 //! use openagents_policy_decisions::diff::{diff, Class};
 //! use openagents_policy_decisions::document::decision_json;
 //!
-//! let live = decision_json()?;
+//! let live = decision_json();
 //! assert!(diff(&live, &live)?.is_empty());
 //! // The first field scheduled at `ledger`, moved down to `pulse`.
 //! let moved = live.replacen(r#""tier":"ledger","#, r#""tier":"pulse","#, 1);
@@ -252,12 +252,9 @@ impl Diff {
 
     /// `{"changes":[{"table","input","old","new","class"}...]}`, compact:
     /// within [`Limit::Output`], which counted each entry as it was made.
-    ///
-    /// # Errors
-    ///
-    /// If serde_json refuses to write it (it cannot: every key is a string).
-    pub fn to_json(&self) -> Result<String, serde_json::Error> {
-        serde_json::to_string(self)
+    #[must_use]
+    pub fn to_json(&self) -> String {
+        serde_json::json!(self).to_string()
     }
 
     /// Markdown for a pull request or a CHANGELOG entry: a `### Decision
