@@ -415,14 +415,14 @@ impl Family {
     /// use openagents_policy::disclosure::Family;
     /// use openagents_policy::ladder::{Tier, Viewer};
     /// use openagents_policy::Reading;
-    /// let ledger: Viewer<()> = Viewer::Word(Reading::Known(Tier::Ledger));
+    /// let ledger = Viewer::Word(Reading::Known(Tier::Ledger));
     /// let names: Vec<_> = Family::Trace.fields_at(&ledger).fields().map(|f| f.name()).collect();
     /// assert_eq!(names, ["byte_size", "digest", "id", "recorded_at", "schema_version", "step_count"]);
-    /// let dark: Viewer<()> = Viewer::Word(Reading::Known(Tier::Dark));
+    /// let dark = Viewer::Word(Reading::Known(Tier::Dark));
     /// assert!(Family::Trace.fields_at(&dark).is_empty());
     /// ```
     #[must_use]
-    pub fn fields_at<A: PartialEq>(self, viewer: &Viewer<A>) -> Admitted {
+    pub fn fields_at(self, viewer: &Viewer) -> Admitted {
         let mut positions = 0_u32;
         for (position, field) in self.fields().iter().enumerate() {
             let subject = Subject::Tier(Reading::Known(field.rung.tier()));
@@ -542,12 +542,12 @@ pub fn schedule() -> Vec<FamilySchedule> {
 
 /// What a record carries for the effective tier: a loaded link, or only its
 /// own tier column (which may hold anything, even a link).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Record<A> {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Record {
     /// The record's `artifact_link` is a loaded link.
-    Linked(Link<A>),
+    Linked(Link),
     /// No loaded link (`nil`, not loaded, anything else): the tier column.
-    Unlinked(Subject<A>),
+    Unlinked(Subject),
 }
 
 /// The tier `viewer` reads one record at.
@@ -557,7 +557,7 @@ pub enum Record<A> {
 /// only an operator descriptor (`admin: true`) reaches `glass`; everyone else
 /// reads its tier column clamped.
 #[must_use]
-pub fn effective_tier<A: PartialEq>(record: &Record<A>, viewer: &Viewer<A>) -> Tier {
+pub fn effective_tier(record: &Record, viewer: &Viewer) -> Tier {
     match (record, viewer) {
         (Record::Linked(link), _) => link.tier_for(viewer),
         (Record::Unlinked(_), Viewer::Operator) => Tier::Glass,
@@ -593,17 +593,15 @@ pub struct ViewerDescriptor<A> {
     pub admin: bool,
 }
 
-impl<A> From<ViewerDescriptor<A>> for Viewer<A> {
+impl<A> From<ViewerDescriptor<A>> for Viewer {
     /// A descriptor is read by the ladder as what it is: an operator, or a
-    /// viewer naming its tier for its account.
+    /// viewer naming its tier (its account stays with the host, which says
+    /// whether it owns a link).
     fn from(descriptor: ViewerDescriptor<A>) -> Self {
         if descriptor.admin {
             Viewer::Operator
         } else {
-            Viewer::Tiered {
-                tier: Reading::Known(descriptor.tier),
-                account_id: descriptor.account_id,
-            }
+            Viewer::Tiered { tier: Reading::Known(descriptor.tier) }
         }
     }
 }

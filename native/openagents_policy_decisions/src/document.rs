@@ -15,9 +15,10 @@
 //! decision: a question whose answer other rows determine is not asked (the
 //! tables' docs say which, and `tests/derived.rs` holds each such answer to
 //! the rows it follows from). [`crate::diff`] joins two documents on (table,
-//! input). Account ids only ever compare equal or not, so one owner, one
-//! other account and none cover every case; they are written `1`, `2` and
-//! `nil`.
+//! input). Account ids only ever compare equal or not (the host compares
+//! them and tells the core whether a viewer owns a link, [`owned`]), so one
+//! owner, one other account and none cover every case; they are written `1`,
+//! `2` and `nil`.
 //!
 //! ```
 //! use openagents_policy_decisions::document::{decision_digest, Document};
@@ -291,80 +292,95 @@ fn id(account: Option<u8>) -> String {
     account.map_or_else(|| "nil".to_owned(), |id| id.to_string())
 }
 
-/// A viewer as the host passes it: the `viewer` word of the ladder's tables.
+/// A viewer as the host passes it, reading for `account`: the `viewer` word
+/// of the ladder's tables.
 #[must_use]
-pub fn viewer_term(viewer: &Viewer<u8>) -> String {
+pub fn viewer_term(viewer: &Viewer, account: Option<u8>) -> String {
     match viewer {
         Viewer::Operator => "%{admin: true}".to_owned(),
-        Viewer::User { id: user, admin } => {
-            format!("%User{{id: {}}} with admin? {admin}", id(*user))
+        Viewer::User { admin } => format!("%User{{id: {}}} with admin? {admin}", id(account)),
+        Viewer::Tiered { tier } => {
+            format!("%{{tier: {}, account_id: {}}}", quoted(*tier), id(account))
         }
-        Viewer::Tiered { tier, account_id } => {
-            let (tier, account_id) = (quoted(*tier), id(*account_id));
-            format!("%{{tier: {tier}, account_id: {account_id}}}")
-        }
-        Viewer::Account { account_id } => format!("%{{account_id: {}}}", id(*account_id)),
+        Viewer::Account => format!("%{{account_id: {}}}", id(account)),
         Viewer::Word(tier) => quoted(*tier),
         Viewer::Nobody => "nil".to_owned(),
     }
 }
 
-fn link_term(link: &Link<u8>) -> String {
+fn link_term(link: Link, owner: Option<u8>) -> String {
     let revoked = if link.revoked { "<set>" } else { "nil" };
-    let (owner, tier) = (id(link.account_id), quoted(link.tier));
+    let (owner, tier) = (id(owner), quoted(link.tier));
     format!("%ArtifactLink{{account_id: {owner}, tier: {tier}, revoked_at: {revoked}}}")
 }
 
-/// A subject as the host passes it: the `subject` word of `ladder.effective`.
+/// A subject as the host passes it, a link owned by `owner`: the `subject`
+/// word of `ladder.effective`.
 #[must_use]
-pub fn subject_term(subject: &Subject<u8>) -> String {
+pub fn subject_term(subject: &Subject, owner: Option<u8>) -> String {
     match subject {
-        Subject::Link(link) => link_term(link),
+        Subject::Link(link) => link_term(*link, owner),
         Subject::Tier(tier) => quoted(*tier),
     }
 }
 
-/// A record as the host passes it: the `record` word of `ladder.records`.
+/// A record as the host passes it, a link owned by `owner`: the `record`
+/// word of `ladder.records`.
 #[must_use]
-pub fn record_term(record: &Record<u8>) -> String {
+pub fn record_term(record: &Record, owner: Option<u8>) -> String {
     match record {
-        Record::Linked(link) => format!("%{{artifact_link: {}}}", link_term(link)),
+        Record::Linked(link) => format!("%{{artifact_link: {}}}", link_term(*link, owner)),
         Record::Unlinked(subject) => {
-            format!("%{{artifact_link: nil, transparency_tier: {}}}", subject_term(subject))
+            format!("%{{artifact_link: nil, transparency_tier: {}}}", subject_term(subject, owner))
         }
     }
 }
 
-/// Every viewer shape the ladder reads, in document order.
+/// Every viewer shape the ladder reads, with the account it reads for (a
+/// User's id, a descriptor's `account_id`), in document order.
 #[must_use]
-pub fn viewers() -> Vec<Viewer<u8>> {
+pub fn viewers() -> Vec<(Viewer, Option<u8>)> {
     let tiers = readings(Tier::ALL);
-    let mut all = vec![Viewer::Operator];
+    let mut all = vec![(Viewer::Operator, None)];
     for id in ACCOUNTS {
-        all.extend([false, true].map(|admin| Viewer::User { id, admin }));
+        all.extend([false, true].map(|admin| (Viewer::User { admin }, id)));
     }
     for &tier in &tiers {
-        all.extend(ACCOUNTS.map(|account_id| Viewer::Tiered { tier, account_id }));
+        all.extend(ACCOUNTS.map(|account| (Viewer::Tiered { tier }, account)));
     }
-    all.extend(ACCOUNTS.map(|account_id| Viewer::Account { account_id }));
-    all.extend(tiers.iter().copied().map(Viewer::Word));
-    all.push(Viewer::Nobody);
+    all.extend(ACCOUNTS.map(|account| (Viewer::Account, account)));
+    all.extend(tiers.iter().map(|&tier| (Viewer::Word(tier), None)));
+    all.push((Viewer::Nobody, None));
     all
 }
 
-/// Every subject shape the ladder reads, in document order.
+/// Every subject shape the ladder reads, with a link's owning account, in
+/// document order.
 #[must_use]
-pub fn subjects() -> Vec<Subject<u8>> {
+pub fn subjects() -> Vec<(Subject, Option<u8>)> {
     let mut all = Vec::new();
-    for account_id in [Some(OWNER), None] {
+    for owner in [Some(OWNER), None] {
         for tier in readings(Tier::ALL) {
             for revoked in [false, true] {
-                all.push(Subject::Link(Link { account_id, tier, revoked }));
+                all.push((Subject::Link(Link { owned: false, tier, revoked }), owner));
             }
         }
     }
-    all.extend(readings(Tier::ALL).into_iter().map(Subject::Tier));
+    all.extend(readings(Tier::ALL).into_iter().map(|tier| (Subject::Tier(tier), None)));
     all
+}
+
+/// `subject` as the host hands it to a viewer reading for `account`: a link
+/// owned by `owner` is the viewer's own when both accounts are present and
+/// equal, as the host compares them.
+#[must_use]
+pub fn owned(subject: Subject, owner: Option<u8>, account: Option<u8>) -> Subject {
+    match subject {
+        Subject::Link(link) => {
+            Subject::Link(Link { owned: owner.is_some() && owner == account, ..link })
+        }
+        Subject::Tier(_) => subject,
+    }
 }
 
 fn schedule(rows: &mut Rows) {
@@ -396,8 +412,9 @@ fn schedule(rows: &mut Rows) {
 }
 
 fn ladder(rows: &mut Rows) {
-    let (viewers, subjects) = (viewers(), subjects());
-    let viewers: Vec<_> = viewers.iter().map(|viewer| (viewer, viewer_term(viewer))).collect();
+    let subjects = subjects();
+    let viewers = viewers().into_iter().map(|(viewer, id)| (viewer, id, viewer_term(&viewer, id)));
+    let viewers: Vec<_> = viewers.collect();
     for &tier in Tier::ALL {
         ask!(rows, LadderRanks { "tier": tier } => tier.rank());
     }
@@ -407,22 +424,24 @@ fn ladder(rows: &mut Rows) {
     for access in readings(Access::ALL) {
         ask!(rows, LadderMinimums { "access": word(access) } => access.minimum());
     }
-    for (viewer, name) in &viewers {
-        let answer = json!({"tier": viewer.tier(), "admin": viewer.is_admin(), "account_id": viewer.account()});
+    for (viewer, account, name) in &viewers {
+        let answer =
+            json!({"tier": viewer.tier(), "admin": viewer.is_admin(), "account_id": account});
         ask!(rows, LadderViewers { "viewer": name } => answer);
     }
-    for subject in &subjects {
-        for (viewer, name) in &viewers {
-            let tier = ladder::effective_tier(subject, viewer);
-            ask!(rows, LadderEffective { "subject": subject_term(subject), "viewer": name } => tier);
+    for &(subject, owner) in &subjects {
+        for (viewer, account, name) in &viewers {
+            let tier = ladder::effective_tier(&owned(subject, owner, *account), viewer);
+            ask!(rows, LadderEffective { "subject": subject_term(&subject, owner), "viewer": name } => tier);
         }
     }
     // A record without a link carries its tier column, which may hold a
     // link-shaped value too; an operator reads it by a rule of its own.
     let operator = Viewer::Operator;
-    for record in subjects.iter().cloned().map(Record::Unlinked) {
+    for (subject, owner) in subjects {
+        let record = Record::Unlinked(subject);
         let tier = disclosure::effective_tier(&record, &operator);
-        ask!(rows, LadderRecords { "record": record_term(&record), "viewer": viewer_term(&operator) } => tier);
+        ask!(rows, LadderRecords { "record": record_term(&record, owner), "viewer": viewer_term(&operator, None) } => tier);
     }
 }
 
