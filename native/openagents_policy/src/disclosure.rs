@@ -26,7 +26,7 @@
 use serde::Serialize;
 
 use crate::ladder::{self, Access, Link, Subject, Tier, Viewer};
-use crate::vocabulary::{vocabulary, Reading};
+use crate::{vocabulary, Reading};
 
 vocabulary! {
     /// The four families of records the schedule covers.

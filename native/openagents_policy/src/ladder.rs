@@ -36,7 +36,7 @@
 
 use serde::Serialize;
 
-use crate::vocabulary::{vocabulary, Reading};
+use crate::{vocabulary, Reading};
 
 vocabulary! {
     /// A transparency tier. Declaration order is rank order, so `Ord`

@@ -27,7 +27,7 @@
 
 use serde::Serialize;
 
-use crate::vocabulary::{vocabulary, Reading};
+use crate::{vocabulary, Reading};
 
 vocabulary! {
     /// The two kinds of delegation target. A third (a "cloud computer") is

@@ -27,7 +27,7 @@
 //! assert_eq!(decision_digest().len(), 64);
 //! ```
 
-use std::fmt::{self, Write as _};
+use std::fmt::Write as _;
 
 use serde::{Serialize, Serializer};
 use serde_json::{json, Map, Value};
@@ -51,102 +51,82 @@ pub const FORMAT: u32 = 3;
 /// How an input names any word its vocabulary does not have.
 pub const ANY_OTHER_WORD: &str = "<any other word>";
 
-macro_rules! tables {
-    ($($(#[$doc:meta])* $variant:ident => $name:literal,)+) => {
-        /// The tables of the document, in its order.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-        pub enum Table { $($(#[$doc])* #[serde(rename = $name)] $variant,)+ }
-
-        impl Table {
-            /// Every table, in document order.
-            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
-
-            /// The table's name in the document.
-            #[must_use]
-            pub const fn as_str(self) -> &'static str {
-                match self { $(Self::$variant => $name,)+ }
-            }
-
-            /// Whether a changed answer of this table can change what anyone
-            /// reads or may do: every table's but the reasons', whose answers
-            /// are words that explain a placement and decide nothing.
-            #[must_use]
-            pub const fn decides(self) -> bool {
-                !matches!(self, Self::ScheduleReasons)
-            }
-
-            /// The table named `name`, if the document has one.
-            #[must_use]
-            pub fn parse(name: &str) -> Option<Self> {
-                match name { $($name => Some(Self::$variant),)+ _ => None }
-            }
-        }
-    };
+openagents_policy::vocabulary! {
+    /// The tables of the document, in its order.
+    pub enum Table {
+        /// A vocabulary's words, in order.
+        Vocabularies => "vocabularies",
+        /// A family's scheduled field: its rung and column. The columns a
+        /// family's schedule reads, and the fields admitted at each viewer tier
+        /// (`Family::fields_at`: a field whose rung's tier, read by that viewer
+        /// through `ladder.effective`, reaches its access's minimum), follow.
+        ScheduleFields => "schedule.fields",
+        /// A family's never list.
+        ScheduleNever => "schedule.never",
+        /// Why a scheduled field (`field`) or a never-listed column (`column`)
+        /// is placed where it is: words, which decide nothing.
+        ScheduleReasons => "schedule.reasons",
+        /// The viewer descriptor of a relationship.
+        Relationships => "relationships",
+        /// A rung's tier and access.
+        Rungs => "rungs",
+        /// A tier's rank.
+        LadderRanks => "ladder.ranks",
+        /// The tier a tier word names.
+        LadderNamed => "ladder.named",
+        /// The minimum tier of an access.
+        LadderMinimums => "ladder.minimums",
+        /// A viewer's own tier, operator mark and account. What a viewer clamps
+        /// a tier to (the lower of the two by rank, or the tier when the viewer
+        /// has none) follows.
+        LadderViewers => "ladder.viewers",
+        /// The tier a viewer reads a subject at. Whether a viewer may exercise
+        /// an access on a subject (`ladder::allows`: the tier reaches the
+        /// access's minimum, by rank) follows.
+        LadderEffective => "ladder.effective",
+        /// The tier an operator (`%{admin: true}`) reads a record without a link
+        /// at. Every other record and viewer reads as `ladder.effective`
+        /// answers for the record's link, or for its tier column.
+        LadderRecords => "ladder.records",
+        /// A Box state's lifecycle.
+        LifecyclesBoxStates => "lifecycles.box_states",
+        /// A run state's lifecycle.
+        LifecyclesRunStates => "lifecycles.run_states",
+        /// A job status's lifecycle.
+        LifecyclesJobStatuses => "lifecycles.job_statuses",
+        /// A Computer's lifecycle from its status, revocation and presence.
+        LifecyclesMachines => "lifecycles.machines",
+        /// Whether a delegation in a lifecycle has ended.
+        LifecyclesEnded => "lifecycles.ended",
+        /// The seam of a Box in a state, for a reach: what a caller may do,
+        /// kept beside the state's lifecycle so that a state mapped to another
+        /// lifecycle is classed by what it grants.
+        CapabilitiesBoxStates => "capabilities.box_states",
+        /// The delegation seam of a run in a state.
+        CapabilitiesRunStates => "capabilities.run_states",
+        /// The delegation seam of a job in a status.
+        CapabilitiesJobStatuses => "capabilities.job_statuses",
+        /// The seam of a Computer so observed, for a reach.
+        CapabilitiesMachines => "capabilities.machines",
+        /// The seam of a kind, lifecycle and reach. A kind's custody and runtime
+        /// class, why a lifecycle offers nothing to a reach, and whether any
+        /// seam offers a capability follow.
+        SeamsSeams => "seams.seams",
+        /// The seam of a delegation lifecycle.
+        SeamsDelegationSeams => "seams.delegation_seams",
+        /// The link an attempt gets, by which of its parts are present.
+        Links => "links",
+    }
 }
 
-tables! {
-    /// A vocabulary's words, in order.
-    Vocabularies => "vocabularies",
-    /// A family's scheduled field: its rung and column. The columns a
-    /// family's schedule reads, and the fields admitted at each viewer tier
-    /// (`Family::fields_at`: a field whose rung's tier, read by that viewer
-    /// through `ladder.effective`, reaches its access's minimum), follow.
-    ScheduleFields => "schedule.fields",
-    /// A family's never list.
-    ScheduleNever => "schedule.never",
-    /// Why a scheduled field (`field`) or a never-listed column (`column`)
-    /// is placed where it is: words, which decide nothing.
-    ScheduleReasons => "schedule.reasons",
-    /// The viewer descriptor of a relationship.
-    Relationships => "relationships",
-    /// A rung's tier and access.
-    Rungs => "rungs",
-    /// A tier's rank.
-    LadderRanks => "ladder.ranks",
-    /// The tier a tier word names.
-    LadderNamed => "ladder.named",
-    /// The minimum tier of an access.
-    LadderMinimums => "ladder.minimums",
-    /// A viewer's own tier, operator mark and account. What a viewer clamps
-    /// a tier to (the lower of the two by rank, or the tier when the viewer
-    /// has none) follows.
-    LadderViewers => "ladder.viewers",
-    /// The tier a viewer reads a subject at. Whether a viewer may exercise
-    /// an access on a subject (`ladder::allows`: the tier reaches the
-    /// access's minimum, by rank) follows.
-    LadderEffective => "ladder.effective",
-    /// The tier an operator (`%{admin: true}`) reads a record without a link
-    /// at. Every other record and viewer reads as `ladder.effective`
-    /// answers for the record's link, or for its tier column.
-    LadderRecords => "ladder.records",
-    /// A Box state's lifecycle.
-    LifecyclesBoxStates => "lifecycles.box_states",
-    /// A run state's lifecycle.
-    LifecyclesRunStates => "lifecycles.run_states",
-    /// A job status's lifecycle.
-    LifecyclesJobStatuses => "lifecycles.job_statuses",
-    /// A Computer's lifecycle from its status, revocation and presence.
-    LifecyclesMachines => "lifecycles.machines",
-    /// Whether a delegation in a lifecycle has ended.
-    LifecyclesEnded => "lifecycles.ended",
-    /// The seam of a Box in a state, for a reach: what a caller may do,
-    /// kept beside the state's lifecycle so that a state mapped to another
-    /// lifecycle is classed by what it grants.
-    CapabilitiesBoxStates => "capabilities.box_states",
-    /// The delegation seam of a run in a state.
-    CapabilitiesRunStates => "capabilities.run_states",
-    /// The delegation seam of a job in a status.
-    CapabilitiesJobStatuses => "capabilities.job_statuses",
-    /// The seam of a Computer so observed, for a reach.
-    CapabilitiesMachines => "capabilities.machines",
-    /// The seam of a kind, lifecycle and reach. A kind's custody and runtime
-    /// class, why a lifecycle offers nothing to a reach, and whether any
-    /// seam offers a capability follow.
-    SeamsSeams => "seams.seams",
-    /// The seam of a delegation lifecycle.
-    SeamsDelegationSeams => "seams.delegation_seams",
-    /// The link an attempt gets, by which of its parts are present.
-    Links => "links",
+impl Table {
+    /// Whether a changed answer of this table can change what anyone reads
+    /// or may do: every table's but the reasons', whose answers are words
+    /// that explain a placement and decide nothing.
+    #[must_use]
+    pub const fn decides(self) -> bool {
+        !matches!(self, Self::ScheduleReasons)
+    }
 }
 
 /// An input word a table draws from one of the document's vocabularies:
@@ -563,12 +543,6 @@ impl Document {
     #[must_use]
     pub fn digest(&self) -> String {
         sha256_hex(self.to_json().as_bytes())
-    }
-}
-
-impl fmt::Display for Table {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(self.as_str())
     }
 }
 

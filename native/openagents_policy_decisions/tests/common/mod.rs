@@ -66,7 +66,11 @@ pub fn answer(document: &Document, table: &str, words: &[(&str, Value)]) -> Valu
 #[must_use]
 pub fn row(table: &str, words: &[(&str, Value)], answer: Value) -> Row {
     let input = words.iter().map(|(key, word)| ((*key).to_owned(), word.clone()));
-    Row { table: Table::parse(table).unwrap(), input: input.collect(), answer }
+    Row {
+        table: serde_json::from_value(Value::from(table)).unwrap(),
+        input: input.collect(),
+        answer,
+    }
 }
 
 /// `document` as JSON.
