@@ -329,19 +329,6 @@ enum Recast {
     Words,
 }
 
-/// Counts what serde_json writes, keeping none of it.
-struct Counter(usize);
-
-impl std::io::Write for Counter {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0 += bytes.len();
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 impl Output {
     /// Takes `change`, counting its Markdown line and its JSON entry, or
     /// refuses the diff as soon as they are past [`Limit::Output`].
@@ -352,9 +339,9 @@ impl Output {
             (Recast::Added, _) => Class::Unclassed,
             (Recast::Words, _) => Class::Words,
         };
-        let mut json = Counter(1);
-        serde_json::to_writer(&mut json, &change).map_err(|_| Limit::Output.refuse(None))?;
-        self.bytes += json.0 + markdown_line(&change).len() + 1;
+        // Its JSON entry and a comma, its Markdown line and a newline.
+        self.bytes +=
+            serde_json::json!(change).to_string().len() + markdown_line(&change).len() + 2;
         if self.bytes > Limit::Output.max() {
             return Err(Limit::Output.refuse(None));
         }
