@@ -7,15 +7,8 @@
 //! its fields, and a never list names the columns no rung exposes at all.
 //! Every column of a family's table is the source of a scheduled field or on
 //! the never list, never both and never neither; [`Family::classify`] is that
-//! check, for a host to run against its live schema.
-//!
-//! * `pulse`: that the work exists, its shape, and how it came out. Nothing
-//!   at `pulse` names a ref, a revision, a receipt, or a place.
-//! * `ledger`: the content of the result (branch, revision, receipt handle,
-//!   environment, counts, budget), where shas, paths, counts and timings sit.
-//! * `glass`: the work job's own output (the report, usage, the model),
-//!   for the account the work belongs to and an operator.
-//! * `dark`: nothing. A projection at `dark` is absent, not an empty shell.
+//! check, for a host to run against its live schema. What each tier shows is
+//! [`Tier`]'s.
 //!
 //! The never list is not a fifth rung waiting for a viewer: it is the prompt
 //! and the goal, the authority snapshot, internal node names, credential
@@ -152,8 +145,7 @@ macro_rules! never {
 
 use Rung::{Glass, Ledger, Pulse};
 
-// The schedule, each placement with the app's reason as its value. `dark`
-// admits no field: a record read at `dark` leaves the projection. A never
+// The schedule, each placement with the app's reason as its value. A never
 // list is no rung: it would restate, where the repository's gate does not
 // reach, what that gate withholds. Tables are written in the app's order
 // (`by_name` sorts fields by name, the order answers come in; a never list

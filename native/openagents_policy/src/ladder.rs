@@ -2,10 +2,10 @@
 //!
 //! Four tiers rank `dark < pulse < ledger < glass`. A viewer may carry a tier
 //! of its own, which clamps whatever it looks at; a live consent link raises
-//! its owner and an operator to `glass` (whether the viewer owns the link is
-//! the host's fact, [`Link::owned`]: the core never sees an account id); a revoked link is `dark` for everyone,
-//! operators included. The disclosure schedule decides every field through
-//! this module, so there is one ladder and no second copy of it.
+//! its owner ([`Link::owned`]) and an operator to `glass`; a revoked link is
+//! `dark` for everyone, operators included. The disclosure schedule decides
+//! every field through this module, so there is one ladder and no second
+//! copy of it.
 //!
 //! Inputs arrive from Elixir as arbitrary terms. The rules for naming a tier
 //! are part of the contract: a known word names its tier, and anything else
@@ -42,13 +42,16 @@ vocabulary! {
     /// A transparency tier. Declaration order is rank order, so `Ord`
     /// compares tiers by rank.
     pub enum Tier in Tier {
-        /// Withheld entirely.
+        /// Nothing: a projection at `dark` is absent, not an empty shell.
         Dark => "dark",
-        /// That the work exists, its shape, and how it came out.
+        /// That the work exists, its shape, and how it came out; no ref,
+        /// revision, receipt or place.
         Pulse => "pulse",
-        /// The content of the result: refs, revisions, counts, budgets.
+        /// The content of the result (branch, revision, receipt handle,
+        /// environment, counts, budget): where shas, paths, counts and timings sit.
         Ledger => "ledger",
-        /// The work's own output, for its owner and an operator.
+        /// The work job's own output (the report, usage, the model), for the
+        /// account the work belongs to and an operator.
         Glass => "glass",
     }
 }
