@@ -7,11 +7,8 @@
 //! is a substrate or tier word, by that side's `<any other word>` row: what
 //! a caller passing the word would get. A document this module cannot read,
 //! past a [`Limit`], or missing a question its own vocabularies imply, is
-//! refused, typed, and never read as "no changes".
-//!
-//! Its cost is bounded by what it reads and what it writes ([`Limit`]): a
-//! document past a read limit is refused before any answer is compared, and
-//! a diff that would write more than [`Limit::Output`] as soon as it would.
+//! refused, typed, and never read as "no changes". Its cost is bounded
+//! ([`Limit`]).
 //!
 //! ```
 //! use openagents_policy_decisions::diff::{diff, Class};
