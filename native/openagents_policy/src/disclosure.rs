@@ -478,16 +478,10 @@ impl Admitted {
         self.positions.count_ones() as usize
     }
 
-    /// The admitted fields' positions in [`Family::fields`], ascending.
-    #[must_use]
-    pub fn positions(&self) -> impl DoubleEndedIterator<Item = usize> + '_ {
-        (0..self.family.fields().len()).filter(|position| self.positions & (1 << position) != 0)
-    }
-
     /// The admitted fields, in field-name order.
     pub fn fields(&self) -> impl Iterator<Item = &'static Field> + '_ {
-        let fields = self.family.fields();
-        self.positions().map(move |position| &fields[position])
+        let fields = self.family.fields().iter().enumerate();
+        fields.filter(|(at, _)| self.positions & (1 << at) != 0).map(|(_, field)| field)
     }
 }
 
