@@ -222,20 +222,15 @@ pub struct Document {
     pub rows: Vec<Row>,
 }
 
-struct Rows(Vec<Row>);
-
-impl Rows {
-    fn push<T: Serialize>(&mut self, table: Table, input: &[(&str, Value)], answer: T) {
-        let input = input.iter().map(|(k, v)| ((*k).to_owned(), v.clone()));
-        self.0.push(Row { table, input: input.collect(), answer: json!(answer) });
-    }
-}
-
 /// One row: `ask!(rows, Table { "word": value, ... } => answer)`, the words
 /// in the order a caller passes them.
 macro_rules! ask {
     ($rows:ident, $table:ident { $($key:literal: $word:expr),+ $(,)? } => $answer:expr) => {
-        $rows.push(Table::$table, &[$(($key, json!($word))),+], $answer)
+        $rows.push(Row {
+            table: Table::$table,
+            input: [$(($key.to_owned(), json!($word))),+].into_iter().collect(),
+            answer: json!($answer),
+        })
     };
 }
 
@@ -363,7 +358,7 @@ pub fn owned(subject: Subject, owner: Option<u8>, account: Option<u8>) -> Subjec
     }
 }
 
-fn schedule(rows: &mut Rows) {
+fn schedule(rows: &mut Vec<Row>) {
     let families = disclosure::schedule();
     for entry in &families {
         for field in entry.fields {
@@ -391,7 +386,7 @@ fn schedule(rows: &mut Rows) {
     }
 }
 
-fn ladder(rows: &mut Rows) {
+fn ladder(rows: &mut Vec<Row>) {
     let subjects = subjects();
     let viewers = viewers().into_iter().map(|(viewer, id)| (viewer, id, viewer_term(&viewer, id)));
     let viewers: Vec<_> = viewers.collect();
@@ -441,7 +436,7 @@ pub fn machines() -> Vec<MachineObservation> {
     machines
 }
 
-fn lifecycles(rows: &mut Rows) {
+fn lifecycles(rows: &mut Vec<Row>) {
     let boxes = readings(BoxState::ALL);
     let runs = readings(RunState::ALL);
     let jobs = readings(JobStatus::ALL);
@@ -484,7 +479,7 @@ fn lifecycles(rows: &mut Rows) {
     }
 }
 
-fn seams(rows: &mut Rows) {
+fn seams(rows: &mut Vec<Row>) {
     for &kind in Kind::ALL {
         for &lifecycle in Lifecycle::ALL {
             for reach in REACHES {
@@ -513,7 +508,7 @@ impl Document {
     /// that no other row answers.
     #[must_use]
     pub fn compute() -> Self {
-        let mut rows = Rows(Vec::with_capacity(2048));
+        let mut rows = Vec::with_capacity(2048);
         for &vocabulary in Vocabulary::ALL {
             ask!(rows, Vocabularies { "vocabulary": vocabulary } => vocabulary.words());
         }
@@ -521,7 +516,7 @@ impl Document {
         ladder(&mut rows);
         lifecycles(&mut rows);
         seams(&mut rows);
-        Self { format: FORMAT, rows: rows.0 }
+        Self { format: FORMAT, rows }
     }
 
     /// The canonical document: `{"format":3,"rows":[`, then each row as
