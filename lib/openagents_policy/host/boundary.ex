@@ -106,9 +106,9 @@ defmodule OpenAgentsPolicy.Host.Boundary do
 
   def subject(tier, _account), do: {:tier, tier(tier)}
 
-  # A link for a reader for `account`, ownership compared here with `==`
-  # (both set), so no account id reaches a NIF. A live link without `:tier`
-  # raises the KeyError the host's `link.tier` raises.
+  # A link for a reader for `account`: ownership is decided here alone (`==`,
+  # both set; the core takes it as a fact), so no account id reaches a NIF. A
+  # live link without `:tier` raises the KeyError the host's `link.tier` raises.
   @spec link(map(), term()) :: subject()
   def link(%{revoked_at: nil, tier: tier} = link, account),
     do: {:link, :live, tier(tier), owns?(Map.get(link, :account_id), account)}

@@ -7,15 +7,8 @@
 //! its fields, and a never list names the columns no rung exposes at all.
 //! Every column of a family's table is the source of a scheduled field or on
 //! the never list, never both and never neither; [`Family::classify`] is that
-//! check, for a host to run against its live schema.
-//!
-//! * `pulse`: that the work exists, its shape, and how it came out. Nothing
-//!   at `pulse` names a ref, a revision, a receipt, or a place.
-//! * `ledger`: the content of the result (branch, revision, receipt handle,
-//!   environment, counts, budget), where shas, paths, counts and timings sit.
-//! * `glass`: the work job's own output (the report, usage, the model),
-//!   for the account the work belongs to and an operator.
-//! * `dark`: nothing. A projection at `dark` is absent, not an empty shell.
+//! check, for a host to run against its live schema. What each tier shows is
+//! [`Tier`]'s.
 //!
 //! The never list is not a fifth rung waiting for a viewer: it is the prompt
 //! and the goal, the authority snapshot, internal node names, credential
@@ -26,7 +19,7 @@
 use serde::Serialize;
 
 use crate::ladder::{self, Access, Link, Subject, Tier, Viewer};
-use crate::vocabulary::{vocabulary, Reading};
+use crate::{vocabulary, Reading};
 
 vocabulary! {
     /// The four families of records the schedule covers.
@@ -143,19 +136,16 @@ pub struct Never {
     pub reason: &'static str,
 }
 
-/// A never list, `column => reason` a line, and its columns alone (what
-/// [`Family::never`] answers).
+/// A never list, `column => reason` a line.
 macro_rules! never {
-    ($list:ident, $columns:ident: $($column:literal => $reason:expr,)+) => {
+    ($list:ident: $($column:literal => $reason:expr,)+) => {
         const $list: &[Never] = &[$(Never { column: $column, reason: $reason }),+];
-        const $columns: &[&str] = &[$($column),+];
     };
 }
 
 use Rung::{Glass, Ledger, Pulse};
 
-// The schedule, each placement with the app's reason as its value. `dark`
-// admits no field: a record read at `dark` leaves the projection. A never
+// The schedule, each placement with the app's reason as its value. A never
 // list is no rung: it would restate, where the repository's gate does not
 // reach, what that gate withholds. Tables are written in the app's order
 // (`by_name` sorts fields by name, the order answers come in; a never list
@@ -195,7 +185,7 @@ const ATTEMPT: &[Field] = &by_name([
     Field::new("failure_reason", Ledger, OUTCOME),
 ]);
 
-never! { ATTEMPT_NEVER, ATTEMPT_NEVER_COLUMNS:
+never! { ATTEMPT_NEVER:
     "conversation_id" => CONVERSATION,
     "conversation_box_id" => "The conversation's Box: the prompt's home too.",
     "machine_id" => "A box or computer id: an internal node name TRANSPARENCY-001 bans.",
@@ -232,7 +222,7 @@ const WORK_JOB: &[Field] = &by_name([
     Field::new("model_id", Glass, "Which model did that account's work."),
 ]);
 
-never! { WORK_JOB_NEVER, WORK_JOB_NEVER_COLUMNS:
+never! { WORK_JOB_NEVER:
     "goal" => "The issue's own sentence: private repository content, retyped.",
     "context_hint" => RESTATES,
     "delegation" => RESTATES,
@@ -268,7 +258,7 @@ const EVIDENCE: &[Field] = &by_name([
     Field::new("environment", Ledger, "Where bytes reached (a customer-named place on tenant)."),
 ]);
 
-never! { EVIDENCE_NEVER, EVIDENCE_NEVER_COLUMNS:
+never! { EVIDENCE_NEVER:
     "actor" => "Carries a principal's id: TRANSPARENCY-001 publishes kinds, not ids.",
     "assignment_id" => "The edge and the attempt join on the revision, at `ledger`, without it.",
     "repository_id" => IN_URL,
@@ -296,7 +286,7 @@ const TRACE: &[Field] = &by_name([
     Field::new("byte_size", Ledger, NO_REASON),
 ]);
 
-never! { TRACE_NEVER, TRACE_NEVER_COLUMNS:
+never! { TRACE_NEVER:
     "user_id" => "The uploader: TRANSPARENCY-001 publishes a kind, never an id.",
     "visibility" => "The consent that gates this projection: the gate is not a field.",
     "assignment_id" => "The attempt is its own family, gated on its own fields.",
@@ -351,13 +341,8 @@ impl Family {
 
     /// The columns no tier discloses in any form, in schedule order.
     #[must_use]
-    pub const fn never(self) -> &'static [&'static str] {
-        match self {
-            Self::Attempt => ATTEMPT_NEVER_COLUMNS,
-            Self::WorkJob => WORK_JOB_NEVER_COLUMNS,
-            Self::Evidence => EVIDENCE_NEVER_COLUMNS,
-            Self::Trace => TRACE_NEVER_COLUMNS,
-        }
+    pub fn never(self) -> Vec<&'static str> {
+        self.never_listed().iter().map(|never| never.column).collect()
     }
 
     /// The never list with each column's reason, in schedule order.
@@ -415,14 +400,14 @@ impl Family {
     /// use openagents_policy::disclosure::Family;
     /// use openagents_policy::ladder::{Tier, Viewer};
     /// use openagents_policy::Reading;
-    /// let ledger: Viewer<()> = Viewer::Word(Reading::Known(Tier::Ledger));
+    /// let ledger = Viewer::Word(Reading::Known(Tier::Ledger));
     /// let names: Vec<_> = Family::Trace.fields_at(&ledger).fields().map(|f| f.name()).collect();
     /// assert_eq!(names, ["byte_size", "digest", "id", "recorded_at", "schema_version", "step_count"]);
-    /// let dark: Viewer<()> = Viewer::Word(Reading::Known(Tier::Dark));
+    /// let dark = Viewer::Word(Reading::Known(Tier::Dark));
     /// assert!(Family::Trace.fields_at(&dark).is_empty());
     /// ```
     #[must_use]
-    pub fn fields_at<A: PartialEq>(self, viewer: &Viewer<A>) -> Admitted {
+    pub fn fields_at(self, viewer: &Viewer) -> Admitted {
         let mut positions = 0_u32;
         for (position, field) in self.fields().iter().enumerate() {
             let subject = Subject::Tier(Reading::Known(field.rung.tier()));
@@ -446,7 +431,7 @@ impl Family {
     /// ```
     #[must_use]
     pub fn classify<'c>(self, columns: impl IntoIterator<Item = &'c str>) -> Classification {
-        classify_against(&self.source_columns(), self.never(), columns)
+        classify_against(&self.source_columns(), &self.never(), columns)
     }
 }
 
@@ -493,16 +478,10 @@ impl Admitted {
         self.positions.count_ones() as usize
     }
 
-    /// The admitted fields' positions in [`Family::fields`], ascending.
-    #[must_use]
-    pub fn positions(&self) -> impl DoubleEndedIterator<Item = usize> + '_ {
-        (0..self.family.fields().len()).filter(|position| self.positions & (1 << position) != 0)
-    }
-
     /// The admitted fields, in field-name order.
     pub fn fields(&self) -> impl Iterator<Item = &'static Field> + '_ {
-        let fields = self.family.fields();
-        self.positions().map(move |position| &fields[position])
+        let fields = self.family.fields().iter().enumerate();
+        fields.filter(|(at, _)| self.positions & (1 << at) != 0).map(|(_, field)| field)
     }
 }
 
@@ -542,12 +521,12 @@ pub fn schedule() -> Vec<FamilySchedule> {
 
 /// What a record carries for the effective tier: a loaded link, or only its
 /// own tier column (which may hold anything, even a link).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Record<A> {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Record {
     /// The record's `artifact_link` is a loaded link.
-    Linked(Link<A>),
+    Linked(Link),
     /// No loaded link (`nil`, not loaded, anything else): the tier column.
-    Unlinked(Subject<A>),
+    Unlinked(Subject),
 }
 
 /// The tier `viewer` reads one record at.
@@ -557,7 +536,7 @@ pub enum Record<A> {
 /// only an operator descriptor (`admin: true`) reaches `glass`; everyone else
 /// reads its tier column clamped.
 #[must_use]
-pub fn effective_tier<A: PartialEq>(record: &Record<A>, viewer: &Viewer<A>) -> Tier {
+pub fn effective_tier(record: &Record, viewer: &Viewer) -> Tier {
     match (record, viewer) {
         (Record::Linked(link), _) => link.tier_for(viewer),
         (Record::Unlinked(_), Viewer::Operator) => Tier::Glass,
@@ -593,17 +572,15 @@ pub struct ViewerDescriptor<A> {
     pub admin: bool,
 }
 
-impl<A> From<ViewerDescriptor<A>> for Viewer<A> {
+impl<A> From<ViewerDescriptor<A>> for Viewer {
     /// A descriptor is read by the ladder as what it is: an operator, or a
-    /// viewer naming its tier for its account.
+    /// viewer naming its tier (its account stays with the host, which says
+    /// whether it owns a link).
     fn from(descriptor: ViewerDescriptor<A>) -> Self {
         if descriptor.admin {
             Viewer::Operator
         } else {
-            Viewer::Tiered {
-                tier: Reading::Known(descriptor.tier),
-                account_id: descriptor.account_id,
-            }
+            Viewer::Tiered { tier: Reading::Known(descriptor.tier) }
         }
     }
 }

@@ -2,9 +2,10 @@
 //!
 //! Four tiers rank `dark < pulse < ledger < glass`. A viewer may carry a tier
 //! of its own, which clamps whatever it looks at; a live consent link raises
-//! its owner and an operator to `glass`; a revoked link is `dark` for everyone,
-//! operators included. The disclosure schedule decides every field through
-//! this module, so there is one ladder and no second copy of it.
+//! its owner ([`Link::owned`]) and an operator to `glass`; a revoked link is
+//! `dark` for everyone, operators included. The disclosure schedule decides
+//! every field through this module, so there is one ladder and no second
+//! copy of it.
 //!
 //! Inputs arrive from Elixir as arbitrary terms. The rules for naming a tier
 //! are part of the contract: a known word names its tier, and anything else
@@ -35,19 +36,22 @@
 
 use serde::Serialize;
 
-use crate::vocabulary::{vocabulary, Reading};
+use crate::{vocabulary, Reading};
 
 vocabulary! {
     /// A transparency tier. Declaration order is rank order, so `Ord`
     /// compares tiers by rank.
     pub enum Tier in Tier {
-        /// Withheld entirely.
+        /// Nothing: a projection at `dark` is absent, not an empty shell.
         Dark => "dark",
-        /// That the work exists, its shape, and how it came out.
+        /// That the work exists, its shape, and how it came out; no ref,
+        /// revision, receipt or place.
         Pulse => "pulse",
-        /// The content of the result: refs, revisions, counts, budgets.
+        /// The content of the result (branch, revision, receipt handle,
+        /// environment, counts, budget): where shas, paths, counts and timings sit.
         Ledger => "ledger",
-        /// The work's own output, for its owner and an operator.
+        /// The work job's own output (the report, usage, the model), for the
+        /// account the work belongs to and an operator.
         Glass => "glass",
     }
 }
@@ -156,39 +160,30 @@ impl Reading<Access> {
 /// 4. a map with an `:account_id` key and no `:tier` is [`Viewer::Account`];
 /// 5. a binary or a non-nil atom is a bare tier [`Viewer::Word`];
 /// 6. anything else, `nil` included, is [`Viewer::Nobody`].
-///
-/// `A` is the account identifier, compared for ownership only.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "shape", rename_all = "snake_case")]
-pub enum Viewer<A> {
+pub enum Viewer {
     /// An operator: `glass`, and raised on every live link.
     Operator,
     /// A host user record.
     User {
-        /// The user's id, which owns links whose `account_id` equals it.
-        id: Option<A>,
         /// What the host's `Accounts.admin?/1` said of this user.
         admin: bool,
     },
-    /// A descriptor naming a tier, with the account it reads for, if any.
+    /// A descriptor naming a tier.
     Tiered {
         /// The tier word as given (`nil` names `dark`).
         tier: Reading<Tier>,
-        /// The account the viewer reads for.
-        account_id: Option<A>,
     },
     /// A descriptor with an account and no tier: no clamp of its own.
-    Account {
-        /// The account the viewer reads for.
-        account_id: Option<A>,
-    },
+    Account,
     /// A bare tier word.
     Word(Reading<Tier>),
     /// Anything else: no tier of its own, no identity.
     Nobody,
 }
 
-impl<A: PartialEq> Viewer<A> {
+impl Viewer {
     /// The viewer's own tier, which clamps what it reads, or `None` for no
     /// clamp at all. A non-admin user has none.
     #[must_use]
@@ -196,7 +191,7 @@ impl<A: PartialEq> Viewer<A> {
         match self {
             Self::Operator | Self::User { admin: true, .. } => Some(Tier::Glass),
             Self::Tiered { tier, .. } | Self::Word(tier) => Some(tier.named()),
-            Self::User { admin: false, .. } | Self::Account { .. } | Self::Nobody => None,
+            Self::User { admin: false } | Self::Account | Self::Nobody => None,
         }
     }
 
@@ -204,16 +199,6 @@ impl<A: PartialEq> Viewer<A> {
     #[must_use]
     pub const fn is_admin(&self) -> bool {
         matches!(self, Self::Operator | Self::User { admin: true, .. })
-    }
-
-    /// The account this viewer reads for, for ownership.
-    #[must_use]
-    pub const fn account(&self) -> Option<&A> {
-        match self {
-            Self::User { id, .. } => id.as_ref(),
-            Self::Tiered { account_id, .. } | Self::Account { account_id } => account_id.as_ref(),
-            Self::Operator | Self::Word(_) | Self::Nobody => None,
-        }
     }
 
     /// `tier` clamped by this viewer: the lower of the two, or `tier` itself
@@ -224,24 +209,21 @@ impl<A: PartialEq> Viewer<A> {
     }
 }
 
-/// A consent-bearing artifact link, as far as the ladder reads it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Link<A> {
-    /// The owning account, if any.
-    pub account_id: Option<A>,
+/// A consent-bearing artifact link, as far as the ladder reads it for one
+/// viewer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Link {
+    /// Whether the viewer owns it, as the host states it (as it states
+    /// `admin?`): the link's account and the viewer's are both present and
+    /// equal. The host compares its own ids, so none crosses into the core.
+    pub owned: bool,
     /// The link's tier word.
     pub tier: Reading<Tier>,
     /// Whether the link was revoked (its `revoked_at` is set).
     pub revoked: bool,
 }
 
-impl<A: PartialEq> Link<A> {
-    /// Whether `viewer` owns this link: both accounts present and equal.
-    #[must_use]
-    pub fn owned_by(&self, viewer: &Viewer<A>) -> bool {
-        matches!((&self.account_id, viewer.account()), (Some(owner), Some(reader)) if owner == reader)
-    }
-
+impl Link {
     /// The tier every viewer reads this link at, when it does not depend on
     /// the viewer: `dark` once revoked, operators included. `None` for a live
     /// link, which [`Link::tier_for`] answers per viewer.
@@ -249,7 +231,7 @@ impl<A: PartialEq> Link<A> {
     /// ```
     /// use openagents_policy::ladder::{Link, Tier};
     /// use openagents_policy::Reading;
-    /// let revoked = Link::<&str> { account_id: Some("a"), tier: Reading::Known(Tier::Glass), revoked: true };
+    /// let revoked = Link { owned: true, tier: Reading::Known(Tier::Glass), revoked: true };
     /// assert_eq!(revoked.tier_for_anyone(), Some(Tier::Dark));
     /// assert_eq!(Link { revoked: false, ..revoked }.tier_for_anyone(), None);
     /// ```
@@ -266,10 +248,10 @@ impl<A: PartialEq> Link<A> {
     /// everyone; `glass` for its owner and an operator; otherwise the link's
     /// own tier clamped by the viewer.
     #[must_use]
-    pub fn tier_for(&self, viewer: &Viewer<A>) -> Tier {
+    pub fn tier_for(&self, viewer: &Viewer) -> Tier {
         if let Some(tier) = self.tier_for_anyone() {
             tier
-        } else if self.owned_by(viewer) || viewer.is_admin() {
+        } else if self.owned || viewer.is_admin() {
             Tier::Glass
         } else {
             viewer.clamp(self.tier.named())
@@ -278,11 +260,11 @@ impl<A: PartialEq> Link<A> {
 }
 
 /// What an effective tier is asked of: a link, or a bare tier word.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "subject", rename_all = "snake_case")]
-pub enum Subject<A> {
+pub enum Subject {
     /// A loaded artifact link.
-    Link(Link<A>),
+    Link(Link),
     /// A tier word (a column, an atom, anything).
     Tier(Reading<Tier>),
 }
@@ -293,16 +275,16 @@ pub enum Subject<A> {
 /// ```
 /// use openagents_policy::ladder::{effective_tier, Link, Subject, Tier, Viewer};
 /// use openagents_policy::Reading;
-/// let link = Link { account_id: Some("acct-1"), tier: Reading::Known(Tier::Ledger), revoked: false };
-/// let owner = Viewer::Tiered { tier: Reading::Known(Tier::Pulse), account_id: Some("acct-1") };
-/// let stranger = Viewer::Tiered { tier: Reading::Known(Tier::Pulse), account_id: Some("acct-2") };
-/// assert_eq!(effective_tier(&Subject::Link(link.clone()), &owner), Tier::Glass);
-/// assert_eq!(effective_tier(&Subject::Link(link.clone()), &stranger), Tier::Pulse);
-/// let revoked = Link { revoked: true, ..link };
+/// let pulse = Viewer::Tiered { tier: Reading::Known(Tier::Pulse) };
+/// let owned = Link { owned: true, tier: Reading::Known(Tier::Ledger), revoked: false };
+/// assert_eq!(effective_tier(&Subject::Link(owned), &pulse), Tier::Glass);
+/// let other = Link { owned: false, ..owned };
+/// assert_eq!(effective_tier(&Subject::Link(other), &pulse), Tier::Pulse);
+/// let revoked = Link { revoked: true, ..owned };
 /// assert_eq!(effective_tier(&Subject::Link(revoked), &Viewer::Operator), Tier::Dark);
 /// ```
 #[must_use]
-pub fn effective_tier<A: PartialEq>(subject: &Subject<A>, viewer: &Viewer<A>) -> Tier {
+pub fn effective_tier(subject: &Subject, viewer: &Viewer) -> Tier {
     match subject {
         Subject::Link(link) => link.tier_for(viewer),
         Subject::Tier(tier) => viewer.clamp(tier.named()),
@@ -312,10 +294,6 @@ pub fn effective_tier<A: PartialEq>(subject: &Subject<A>, viewer: &Viewer<A>) ->
 /// Whether `viewer` may exercise `access` on `subject`: the effective tier's
 /// rank reaches the access's minimum.
 #[must_use]
-pub fn allows<A: PartialEq>(
-    subject: &Subject<A>,
-    access: Reading<Access>,
-    viewer: &Viewer<A>,
-) -> bool {
+pub fn allows(subject: &Subject, access: Reading<Access>, viewer: &Viewer) -> bool {
     effective_tier(subject, viewer) >= access.minimum()
 }

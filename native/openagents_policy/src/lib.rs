@@ -35,7 +35,7 @@
 //! );
 //!
 //! // A signed-in stranger reads a work job at `pulse`: no report, no budget.
-//! let stranger: Viewer<&str> = Relationship::Stranger.viewer(Some("acct-7")).into();
+//! let stranger: Viewer = Relationship::Stranger.viewer(Some("acct-7")).into();
 //! let fields: Vec<&str> = Family::WorkJob.fields_at(&stranger).fields().map(|f| f.name()).collect();
 //! assert_eq!(fields, ["completed_at", "id", "kind", "started_at", "status"]);
 //! # Ok::<(), serde_json::Error>(())

@@ -16,18 +16,12 @@
 //!    lifecycle and the [`Reach`] the caller already proved, with the
 //!    [`UnavailableReason`] when the answer is nothing.
 //!
-//! # Deliberately absent
-//!
-//! A Box has no [`RuntimeClass`]: nothing establishes a rented Box's egress
-//! posture, so naming one would publish a containment claim no test backs.
-//! The only capabilities are `start` and `cancel`, because those are the only
-//! operations the host's delegation facade serves; attach, stop, checkpoint,
-//! restore, fork and destroy are not offered, since a capability list naming
-//! operations no route serves is worse than none.
+//! Deliberately absent: a Box's [`RuntimeClass`] ([`Kind::runtime_class`]
+//! says why), and every [`Capability`] but the two the host's facade serves.
 
 use serde::Serialize;
 
-use crate::vocabulary::{vocabulary, Reading};
+use crate::{vocabulary, Reading};
 
 vocabulary! {
     /// The two kinds of delegation target. A third (a "cloud computer") is
@@ -106,7 +100,9 @@ vocabulary! {
 }
 
 vocabulary! {
-    /// An operation a caller may exercise. Only what the host's facade serves.
+    /// An operation a caller may exercise: only the two the host's delegation
+    /// facade serves. Attach, stop, checkpoint, restore, fork and destroy are
+    /// not offered: a list naming operations no route serves is worse than none.
     pub enum Capability in Capability {
         /// Start work on a target.
         Start => "start",
@@ -240,7 +236,7 @@ impl Kind {
     }
 
     /// The capacity class this kind belongs to, or `None` when no admitted
-    /// class describes it. A Box claims none; see the module docs.
+    /// class describes it.
     ///
     /// ```
     /// use openagents_policy::target::{Kind, RuntimeClass};
@@ -264,8 +260,7 @@ impl BoxState {
     #[must_use]
     pub const fn lifecycle(self) -> Lifecycle {
         match self {
-            // A fan-out item not yet admitted: a logical Box that has cost and
-            // called nothing, the only producer of the contract's `queued`.
+            // A logical Box that has cost and called nothing.
             Self::Queued => Lifecycle::Queued,
             // Not bootstrapped: refusing work on a half-ready Box costs a poll,
             // advertising it costs a failed command.
@@ -472,9 +467,7 @@ impl UnavailableReason {
             // Reach is per kind (IDENTITY-009): the lifecycle allows what the
             // caller does not, and a surface cannot widen reach past it.
             (Lifecycle::Active, Reach::NotAuthorized) => Some(Self::NotAuthorized),
-            // Not active: the lifecycle itself is the reason. Kind and
-            // lifecycle already tell a shut laptop from a reclaimed Box, so
-            // there is no third vocabulary.
+            // Not active: the lifecycle itself is the reason.
             (Lifecycle::Cold, _) => Some(Self::Cold),
             (Lifecycle::Queued, _) => Some(Self::Queued),
             (Lifecycle::Starting, _) => Some(Self::Starting),
@@ -519,8 +512,7 @@ impl Seam {
             custody: kind.custody(),
             runtime_class: kind.runtime_class(),
             lifecycle,
-            // Computed here once, so a surface renders it and never widens
-            // it; `start` is the only target operation the facade serves.
+            // Computed here once, so a surface renders it and never widens it.
             capabilities: if unavailable_reason.is_none() { &[Capability::Start] } else { &[] },
             unavailable_reason,
         }

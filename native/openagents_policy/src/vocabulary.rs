@@ -107,11 +107,48 @@ impl Refusal {
     }
 }
 
-/// Declares a closed vocabulary: a `Copy` enum whose every variant is one word.
+/// Declares a closed vocabulary: a `Copy` enum whose every variant is one
+/// word. Named `in` one of the [`Vocabulary`]s, its values also parse,
+/// refusing any other word as outside that vocabulary; unnamed (the
+/// decisions crate's tables), they are only read.
+#[doc(hidden)]
+#[macro_export]
 macro_rules! vocabulary {
     (
         $(#[$meta:meta])*
-        pub enum $name:ident in $vocabulary:ident {
+        pub enum $name:ident in $vocabulary:ident { $($body:tt)+ }
+    ) => {
+        $crate::vocabulary! { $(#[$meta])* pub enum $name { $($body)+ } }
+
+        impl $name {
+            /// The value a word names, or the refusal of anything else.
+            ///
+            /// # Errors
+            ///
+            /// [`crate::Refusal::UnknownWord`] for anything that is not
+            /// exactly one of the words.
+            pub fn parse(word: impl AsRef<[u8]>) -> Result<Self, $crate::Refusal> {
+                match Self::read(word.as_ref()) {
+                    $crate::Reading::Known(value) => Ok(value),
+                    $crate::Reading::Unrecognized => Err($crate::Refusal::unknown(
+                        $crate::Vocabulary::$vocabulary,
+                        word.as_ref(),
+                    )),
+                }
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = $crate::Refusal;
+
+            fn from_str(word: &str) -> Result<Self, Self::Err> {
+                Self::parse(word)
+            }
+        }
+    };
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
             $( $(#[$variant_meta:meta])* $variant:ident => $word:literal ),+ $(,)?
         }
     ) => {
@@ -136,49 +173,19 @@ macro_rules! vocabulary {
                 }
             }
 
-            /// How `word` reads: the value it names, or
-            /// [`crate::Reading::Unrecognized`]. Takes bytes, because the words
-            /// arrive from Erlang binaries that need not be UTF-8.
+            /// How `word` reads: the value it names, or `Unrecognized`. Takes
+            /// bytes, because the words arrive from Erlang binaries that need
+            /// not be UTF-8.
             #[must_use]
             pub fn read(word: impl AsRef<[u8]>) -> $crate::Reading<Self> {
                 let word = word.as_ref();
                 Self::ALL.iter().copied().find(|known| known.as_str().as_bytes() == word).into()
             }
 
-            /// The value a word names, or the refusal of anything else.
-            ///
-            /// # Errors
-            ///
-            /// [`crate::Refusal::UnknownWord`] for anything that is not
-            /// exactly one of the words.
-            pub fn parse(word: impl AsRef<[u8]>) -> Result<Self, $crate::Refusal> {
-                match Self::read(word.as_ref()) {
-                    $crate::Reading::Known(value) => Ok(value),
-                    $crate::Reading::Unrecognized => Err($crate::Refusal::unknown(
-                        $crate::Vocabulary::$vocabulary,
-                        word.as_ref(),
-                    )),
-                }
-            }
-
-            /// Its position in [`Self::ALL`], which is its declaration order.
-            #[must_use]
-            pub const fn index(self) -> usize {
-                self as usize
-            }
-
             /// Every word of the vocabulary as a string, in declaration order.
             #[must_use]
             pub fn words() -> Vec<&'static str> {
                 Self::ALL.iter().map(|value| value.as_str()).collect()
-            }
-        }
-
-        impl std::str::FromStr for $name {
-            type Err = $crate::Refusal;
-
-            fn from_str(word: &str) -> Result<Self, Self::Err> {
-                Self::parse(word)
             }
         }
 
@@ -189,8 +196,6 @@ macro_rules! vocabulary {
         }
     };
 }
-
-pub(crate) use vocabulary;
 
 /// A substrate word as read: one the vocabulary knows, or an honest admission
 /// that it does not.

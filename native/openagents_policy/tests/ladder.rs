@@ -4,15 +4,11 @@
 //! viewer shape the host passes. The invariants over arbitrary links and
 //! viewers (a revoked link is dark, nothing reads above its tier unless
 //! owned or administered, a bare tier never rises) are tests/fuzz.rs's.
-//!
-//! One deliberate choice is exercised here: a `Viewer::User` owns a link by
-//! its `id` ("viewer account_id, or a User's id").
+//! Whether a viewer owns a link is the host's fact (`Link::owned`), compared
+//! in Elixir and tested there.
 
 use openagents_policy::ladder::{allows, effective_tier, Access, Link, Subject, Tier, Viewer};
 use openagents_policy::Reading;
-
-const OWNER: &str = "acct-owner";
-const STRANGER: &str = "acct-stranger";
 
 fn known(tier: Tier) -> Reading<Tier> {
     Reading::Known(tier)
@@ -22,28 +18,28 @@ fn named(word: &[u8]) -> Tier {
     Tier::read(word).named()
 }
 
-fn live_link(tier: Tier) -> Link<&'static str> {
-    Link { account_id: Some(OWNER), tier: known(tier), revoked: false }
+fn live_link(tier: Tier) -> Link {
+    Link { owned: false, tier: known(tier), revoked: false }
+}
+
+fn owned_link(tier: Tier) -> Link {
+    Link { owned: true, ..live_link(tier) }
 }
 
 /// Every viewer shape the host passes, each with the tier upstream.md says it
 /// carries of its own (`None` for no clamp).
-fn every_viewer_shape() -> Vec<(&'static str, Viewer<&'static str>, Option<Tier>)> {
+fn every_viewer_shape() -> Vec<(&'static str, Viewer, Option<Tier>)> {
     vec![
         ("an operator descriptor", Viewer::Operator, Some(Tier::Glass)),
-        ("an admin User", Viewer::User { id: Some(STRANGER), admin: true }, Some(Tier::Glass)),
-        ("a non-admin User", Viewer::User { id: Some(STRANGER), admin: false }, None),
+        ("an admin User", Viewer::User { admin: true }, Some(Tier::Glass)),
+        ("a non-admin User", Viewer::User { admin: false }, None),
         (
             "a map with tier ledger",
-            Viewer::Tiered { tier: known(Tier::Ledger), account_id: Some(STRANGER) },
+            Viewer::Tiered { tier: known(Tier::Ledger) },
             Some(Tier::Ledger),
         ),
-        (
-            "a map with tier: nil",
-            Viewer::Tiered { tier: Reading::Unrecognized, account_id: None },
-            Some(Tier::Dark),
-        ),
-        ("a map with an account and no tier", Viewer::Account { account_id: Some(STRANGER) }, None),
+        ("a map with tier: nil", Viewer::Tiered { tier: Reading::Unrecognized }, Some(Tier::Dark)),
+        ("a map with an account and no tier", Viewer::Account, None),
         ("a bare tier word", Viewer::Word(known(Tier::Pulse)), Some(Tier::Pulse)),
         ("a bare unknown word", Viewer::Word(Reading::Unrecognized), Some(Tier::Dark)),
         ("nil or anything else", Viewer::Nobody, None),
@@ -104,30 +100,16 @@ fn each_viewer_shape_carries_the_tier_upstream_gives_it() {
 #[test]
 fn only_an_operator_descriptor_and_an_admin_user_are_admins() {
     for (shape, viewer, _) in every_viewer_shape() {
-        let admin = matches!(viewer, Viewer::Operator | Viewer::User { admin: true, .. });
+        let admin = matches!(viewer, Viewer::Operator | Viewer::User { admin: true });
         assert_eq!(viewer.is_admin(), admin, "{shape}");
     }
-}
-
-#[test]
-fn a_user_reads_for_its_own_id() {
-    let user: Viewer<&str> = Viewer::User { id: Some(OWNER), admin: false };
-    assert_eq!(
-        user.account(),
-        Some(&OWNER),
-        "a User owns links by its id (the deliberate choice upstream.md records)"
-    );
 }
 
 // ── The clamp ───────────────────────────────────────────────────────────────
 
 #[test]
 fn a_viewer_with_no_tier_leaves_every_tier_as_it_is() {
-    for viewer in [
-        Viewer::Nobody,
-        Viewer::Account { account_id: Some(STRANGER) },
-        Viewer::User { id: Some(STRANGER), admin: false },
-    ] {
+    for viewer in [Viewer::Nobody, Viewer::Account, Viewer::User { admin: false }] {
         for &tier in Tier::ALL {
             assert_eq!(
                 viewer.clamp(tier),
@@ -141,7 +123,7 @@ fn a_viewer_with_no_tier_leaves_every_tier_as_it_is() {
 #[test]
 fn a_viewer_with_a_tier_clamps_to_the_lower_rank() {
     for &own in Tier::ALL {
-        let viewer: Viewer<&str> = Viewer::Word(known(own));
+        let viewer = Viewer::Word(known(own));
         for &tier in Tier::ALL {
             let lower = if own.rank() <= tier.rank() { own } else { tier };
             assert_eq!(
@@ -156,12 +138,13 @@ fn a_viewer_with_a_tier_clamps_to_the_lower_rank() {
 // ── Effective tier of a link ────────────────────────────────────────────────
 
 #[test]
-fn the_owner_of_a_live_link_reads_glass_by_account_id() {
-    let subject = Subject::Link(live_link(Tier::Ledger));
+fn the_owner_of_a_live_link_reads_glass() {
+    let subject = Subject::Link(owned_link(Tier::Ledger));
     for owner in [
-        Viewer::Account { account_id: Some(OWNER) },
-        Viewer::Tiered { tier: known(Tier::Pulse), account_id: Some(OWNER) },
-        Viewer::Tiered { tier: known(Tier::Dark), account_id: Some(OWNER) },
+        Viewer::Account,
+        Viewer::User { admin: false },
+        Viewer::Tiered { tier: known(Tier::Pulse) },
+        Viewer::Tiered { tier: known(Tier::Dark) },
     ] {
         assert_eq!(
             effective_tier(&subject, &owner),
@@ -172,27 +155,9 @@ fn the_owner_of_a_live_link_reads_glass_by_account_id() {
 }
 
 #[test]
-fn a_user_owns_a_live_link_by_its_id() {
-    let subject = Subject::Link(live_link(Tier::Pulse));
-    let owner = Viewer::User { id: Some(OWNER), admin: false };
-    assert_eq!(
-        effective_tier(&subject, &owner),
-        Tier::Glass,
-        "a non-admin User whose id is the link's account_id owns it"
-    );
-    let other = Viewer::User { id: Some(STRANGER), admin: false };
-    assert_eq!(
-        effective_tier(&subject, &other),
-        Tier::Pulse,
-        "a non-admin User who does not own the link reads its tier, unclamped"
-    );
-}
-
-#[test]
 fn an_admin_reads_every_live_link_at_glass() {
-    let subject =
-        Subject::Link(Link { account_id: Some(OWNER), tier: known(Tier::Dark), revoked: false });
-    for admin in [Viewer::Operator, Viewer::User { id: Some(STRANGER), admin: true }] {
+    let subject = Subject::Link(live_link(Tier::Dark));
+    for admin in [Viewer::Operator, Viewer::User { admin: true }] {
         assert_eq!(
             effective_tier(&subject, &admin),
             Tier::Glass,
@@ -205,9 +170,10 @@ fn an_admin_reads_every_live_link_at_glass() {
 fn a_stranger_reads_a_live_link_at_its_tier_clamped() {
     let subject = Subject::Link(live_link(Tier::Ledger));
     let cases = [
-        (Viewer::Tiered { tier: known(Tier::Pulse), account_id: Some(STRANGER) }, Tier::Pulse),
-        (Viewer::Tiered { tier: known(Tier::Glass), account_id: Some(STRANGER) }, Tier::Ledger),
-        (Viewer::Account { account_id: Some(STRANGER) }, Tier::Ledger),
+        (Viewer::Tiered { tier: known(Tier::Pulse) }, Tier::Pulse),
+        (Viewer::Tiered { tier: known(Tier::Glass) }, Tier::Ledger),
+        (Viewer::Account, Tier::Ledger),
+        (Viewer::User { admin: false }, Tier::Ledger),
         (Viewer::Word(known(Tier::Glass)), Tier::Ledger),
         (Viewer::Word(known(Tier::Dark)), Tier::Dark),
         (Viewer::Word(Reading::Unrecognized), Tier::Dark),
@@ -223,42 +189,18 @@ fn a_stranger_reads_a_live_link_at_its_tier_clamped() {
 }
 
 #[test]
-fn ownership_needs_both_accounts_present() {
-    let ownerless: Subject<&str> =
-        Subject::Link(Link { account_id: None, tier: known(Tier::Pulse), revoked: false });
-    for viewer in [
-        Viewer::Account { account_id: None },
-        Viewer::User { id: None, admin: false },
-        Viewer::Tiered { tier: known(Tier::Glass), account_id: None },
-    ] {
-        assert_eq!(
-            effective_tier(&ownerless, &viewer),
-            Tier::Pulse,
-            "{viewer:?}: nil does not equal nil for ownership, so nobody owns an ownerless link"
-        );
-    }
-    let owned = Subject::Link(live_link(Tier::Pulse));
-    assert_eq!(
-        effective_tier(&owned, &Viewer::Account { account_id: None }),
-        Tier::Pulse,
-        "a viewer with no account owns nothing"
-    );
-}
-
-#[test]
 fn a_link_with_an_unknown_tier_word_reads_dark_to_strangers() {
-    let subject = Subject::Link(Link {
-        account_id: Some(OWNER),
-        tier: Reading::Unrecognized,
-        revoked: false,
-    });
+    let subject = Subject::Link(Link { tier: Reading::Unrecognized, ..live_link(Tier::Glass) });
     assert_eq!(
         effective_tier(&subject, &Viewer::Nobody),
         Tier::Dark,
         "an unknown link tier names dark"
     );
     assert_eq!(
-        effective_tier(&subject, &Viewer::Account { account_id: Some(OWNER) }),
+        effective_tier(
+            &Subject::Link(Link { owned: true, ..live_link(Tier::Glass) }),
+            &Viewer::Account
+        ),
         Tier::Glass,
         "the owner of a live link is raised whatever its tier word"
     );
@@ -266,15 +208,8 @@ fn a_link_with_an_unknown_tier_word_reads_dark_to_strangers() {
 
 #[test]
 fn a_revoked_link_is_dark_for_everyone_operators_included() {
-    let subject =
-        Subject::Link(Link { account_id: Some(OWNER), tier: known(Tier::Glass), revoked: true });
-    let owners = [
-        Viewer::Account { account_id: Some(OWNER) },
-        Viewer::User { id: Some(OWNER), admin: false },
-        Viewer::User { id: Some(OWNER), admin: true },
-    ];
-    let everyone = every_viewer_shape().into_iter().map(|(_, viewer, _)| viewer).chain(owners);
-    for viewer in everyone {
+    let subject = Subject::Link(Link { revoked: true, ..owned_link(Tier::Glass) });
+    for (_, viewer, _) in every_viewer_shape() {
         assert_eq!(
             effective_tier(&subject, &viewer),
             Tier::Dark,
@@ -288,7 +223,7 @@ fn a_revoked_link_is_dark_for_everyone_operators_included() {
 #[test]
 fn a_bare_tier_is_named_and_clamped_and_never_raised() {
     for &tier in Tier::ALL {
-        let subject: Subject<&str> = Subject::Tier(known(tier));
+        let subject: Subject = Subject::Tier(known(tier));
         for (shape, viewer, own) in every_viewer_shape() {
             let expected = own.map_or(tier, |own| own.min(tier));
             assert_eq!(
@@ -298,7 +233,7 @@ fn a_bare_tier_is_named_and_clamped_and_never_raised() {
             );
         }
     }
-    let unknown: Subject<&str> = Subject::Tier(Reading::Unrecognized);
+    let unknown: Subject = Subject::Tier(Reading::Unrecognized);
     assert_eq!(
         effective_tier(&unknown, &Viewer::Operator),
         Tier::Dark,
@@ -312,7 +247,7 @@ fn a_bare_tier_is_named_and_clamped_and_never_raised() {
 fn an_access_is_allowed_exactly_from_its_minimum_up() {
     for &access in Access::ALL {
         for &tier in Tier::ALL {
-            let subject: Subject<&str> = Subject::Tier(known(tier));
+            let subject: Subject = Subject::Tier(known(tier));
             assert_eq!(
                 allows(&subject, Reading::Known(access), &Viewer::Nobody),
                 tier >= access.minimum(),
@@ -325,14 +260,13 @@ fn an_access_is_allowed_exactly_from_its_minimum_up() {
 
 #[test]
 fn allows_reads_the_effective_tier_not_the_subjects() {
-    let subject = Subject::Link(live_link(Tier::Pulse));
     let full = Reading::Known(Access::Full);
     assert!(
-        allows(&subject, full, &Viewer::Account { account_id: Some(OWNER) }),
+        allows(&Subject::Link(owned_link(Tier::Pulse)), full, &Viewer::Account),
         "the owner is raised to glass, so full access is allowed"
     );
     assert!(
-        !allows(&subject, full, &Viewer::Account { account_id: Some(STRANGER) }),
+        !allows(&Subject::Link(live_link(Tier::Pulse)), full, &Viewer::Account),
         "a stranger reads pulse, which does not reach full"
     );
     let revoked = Subject::Link(Link { revoked: true, ..live_link(Tier::Glass) });
@@ -349,7 +283,7 @@ fn an_unknown_access_needs_only_dark() {
         Tier::Dark,
         "an unknown capability's minimum is dark"
     );
-    let dark: Subject<&str> = Subject::Tier(known(Tier::Dark));
+    let dark: Subject = Subject::Tier(known(Tier::Dark));
     assert!(
         allows(&dark, Reading::Unrecognized, &Viewer::Word(known(Tier::Dark))),
         "rank(dark) >= rank(dark): upstream's allows? admits an unknown capability everywhere"

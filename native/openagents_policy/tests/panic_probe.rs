@@ -17,7 +17,7 @@ fn without_the_feature_the_probe_word_names_dark() {
     assert_eq!(read_tier(PANIC_PROBE), Reading::Unrecognized);
     assert_eq!(read_tier(PANIC_PROBE).named(), Tier::Dark);
     // As the NIF asks it of a record with no link: dark, clamped or not.
-    let subject: Subject<&str> = Subject::Tier(read_tier(PANIC_PROBE));
+    let subject = Subject::Tier(read_tier(PANIC_PROBE));
     assert_eq!(effective_tier(&subject, &Viewer::Nobody), Tier::Dark);
     assert_eq!(effective_tier(&subject, &Viewer::Word(Reading::Known(Tier::Glass))), Tier::Dark);
 }

@@ -15,19 +15,19 @@
 //! decision: a question whose answer other rows determine is not asked (the
 //! tables' docs say which, and `tests/derived.rs` holds each such answer to
 //! the rows it follows from). [`crate::diff`] joins two documents on (table,
-//! input). Account ids only ever compare equal or not, so one owner, one
-//! other account and none cover every case; they are written `1`, `2` and
-//! `nil`.
+//! input). Account ids only ever compare equal or not (the host compares
+//! them and tells the core whether a viewer owns a link, [`owned`]), so one
+//! owner, one other account and none cover every case; they are written `1`,
+//! `2` and `nil`.
 //!
 //! ```
 //! use openagents_policy_decisions::document::{decision_digest, Document};
-//! let document = Document::compute()?;
-//! assert_eq!(document.digest()?, decision_digest()?);
-//! assert_eq!(decision_digest()?.len(), 64);
-//! # Ok::<(), openagents_policy_decisions::document::DocumentError>(())
+//! let document = Document::compute();
+//! assert_eq!(document.digest(), decision_digest());
+//! assert_eq!(decision_digest().len(), 64);
 //! ```
 
-use std::fmt::{self, Write as _};
+use std::fmt::Write as _;
 
 use serde::{Serialize, Serializer};
 use serde_json::{json, Map, Value};
@@ -51,111 +51,82 @@ pub const FORMAT: u32 = 3;
 /// How an input names any word its vocabulary does not have.
 pub const ANY_OTHER_WORD: &str = "<any other word>";
 
-/// Why the document or its digest could not be made.
-#[derive(Debug, thiserror::Error)]
-pub enum DocumentError {
-    /// serde_json refused to write an answer or the document (it cannot for
-    /// these types: kept typed rather than assumed).
-    #[error("the decision document could not be written as JSON: {0}")]
-    Json(#[from] serde_json::Error),
+openagents_policy::vocabulary! {
+    /// The tables of the document, in its order.
+    pub enum Table {
+        /// A vocabulary's words, in order.
+        Vocabularies => "vocabularies",
+        /// A family's scheduled field: its rung and column. The columns a
+        /// family's schedule reads, and the fields admitted at each viewer tier
+        /// (`Family::fields_at`: a field whose rung's tier, read by that viewer
+        /// through `ladder.effective`, reaches its access's minimum), follow.
+        ScheduleFields => "schedule.fields",
+        /// A family's never list.
+        ScheduleNever => "schedule.never",
+        /// Why a scheduled field (`field`) or a never-listed column (`column`)
+        /// is placed where it is: words, which decide nothing.
+        ScheduleReasons => "schedule.reasons",
+        /// The viewer descriptor of a relationship.
+        Relationships => "relationships",
+        /// A rung's tier and access.
+        Rungs => "rungs",
+        /// A tier's rank.
+        LadderRanks => "ladder.ranks",
+        /// The tier a tier word names.
+        LadderNamed => "ladder.named",
+        /// The minimum tier of an access.
+        LadderMinimums => "ladder.minimums",
+        /// A viewer's own tier, operator mark and account. What a viewer clamps
+        /// a tier to (the lower of the two by rank, or the tier when the viewer
+        /// has none) follows.
+        LadderViewers => "ladder.viewers",
+        /// The tier a viewer reads a subject at. Whether a viewer may exercise
+        /// an access on a subject (`ladder::allows`: the tier reaches the
+        /// access's minimum, by rank) follows.
+        LadderEffective => "ladder.effective",
+        /// The tier an operator (`%{admin: true}`) reads a record without a link
+        /// at. Every other record and viewer reads as `ladder.effective`
+        /// answers for the record's link, or for its tier column.
+        LadderRecords => "ladder.records",
+        /// A Box state's lifecycle.
+        LifecyclesBoxStates => "lifecycles.box_states",
+        /// A run state's lifecycle.
+        LifecyclesRunStates => "lifecycles.run_states",
+        /// A job status's lifecycle.
+        LifecyclesJobStatuses => "lifecycles.job_statuses",
+        /// A Computer's lifecycle from its status, revocation and presence.
+        LifecyclesMachines => "lifecycles.machines",
+        /// Whether a delegation in a lifecycle has ended.
+        LifecyclesEnded => "lifecycles.ended",
+        /// The seam of a Box in a state, for a reach: what a caller may do,
+        /// kept beside the state's lifecycle so that a state mapped to another
+        /// lifecycle is classed by what it grants.
+        CapabilitiesBoxStates => "capabilities.box_states",
+        /// The delegation seam of a run in a state.
+        CapabilitiesRunStates => "capabilities.run_states",
+        /// The delegation seam of a job in a status.
+        CapabilitiesJobStatuses => "capabilities.job_statuses",
+        /// The seam of a Computer so observed, for a reach.
+        CapabilitiesMachines => "capabilities.machines",
+        /// The seam of a kind, lifecycle and reach. A kind's custody and runtime
+        /// class, why a lifecycle offers nothing to a reach, and whether any
+        /// seam offers a capability follow.
+        SeamsSeams => "seams.seams",
+        /// The seam of a delegation lifecycle.
+        SeamsDelegationSeams => "seams.delegation_seams",
+        /// The link an attempt gets, by which of its parts are present.
+        Links => "links",
+    }
 }
 
-macro_rules! tables {
-    ($($(#[$doc:meta])* $variant:ident => $name:literal,)+) => {
-        /// The tables of the document, in its order.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-        pub enum Table { $($(#[$doc])* #[serde(rename = $name)] $variant,)+ }
-
-        impl Table {
-            /// Every table, in document order.
-            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
-
-            /// The table's name in the document.
-            #[must_use]
-            pub const fn as_str(self) -> &'static str {
-                match self { $(Self::$variant => $name,)+ }
-            }
-
-            /// Whether a changed answer of this table can change what anyone
-            /// reads or may do: every table's but the reasons', whose answers
-            /// are words that explain a placement and decide nothing.
-            #[must_use]
-            pub const fn decides(self) -> bool {
-                !matches!(self, Self::ScheduleReasons)
-            }
-
-            /// The table named `name`, if the document has one.
-            #[must_use]
-            pub fn parse(name: &str) -> Option<Self> {
-                match name { $($name => Some(Self::$variant),)+ _ => None }
-            }
-        }
-    };
-}
-
-tables! {
-    /// A vocabulary's words, in order.
-    Vocabularies => "vocabularies",
-    /// A family's scheduled field: its rung and column. The columns a
-    /// family's schedule reads, and the fields admitted at each viewer tier
-    /// (`Family::fields_at`: a field whose rung's tier, read by that viewer
-    /// through `ladder.effective`, reaches its access's minimum), follow.
-    ScheduleFields => "schedule.fields",
-    /// A family's never list.
-    ScheduleNever => "schedule.never",
-    /// Why a scheduled field (`field`) or a never-listed column (`column`)
-    /// is placed where it is: words, which decide nothing.
-    ScheduleReasons => "schedule.reasons",
-    /// The viewer descriptor of a relationship.
-    Relationships => "relationships",
-    /// A rung's tier and access.
-    Rungs => "rungs",
-    /// A tier's rank.
-    LadderRanks => "ladder.ranks",
-    /// The tier a tier word names.
-    LadderNamed => "ladder.named",
-    /// The minimum tier of an access.
-    LadderMinimums => "ladder.minimums",
-    /// A viewer's own tier, operator mark and account. What a viewer clamps
-    /// a tier to (the lower of the two by rank, or the tier when the viewer
-    /// has none) follows.
-    LadderViewers => "ladder.viewers",
-    /// The tier a viewer reads a subject at. Whether a viewer may exercise
-    /// an access on a subject (`ladder::allows`: the tier reaches the
-    /// access's minimum, by rank) follows.
-    LadderEffective => "ladder.effective",
-    /// The tier an operator (`%{admin: true}`) reads a record without a link
-    /// at. Every other record and viewer reads as `ladder.effective`
-    /// answers for the record's link, or for its tier column.
-    LadderRecords => "ladder.records",
-    /// A Box state's lifecycle.
-    LifecyclesBoxStates => "lifecycles.box_states",
-    /// A run state's lifecycle.
-    LifecyclesRunStates => "lifecycles.run_states",
-    /// A job status's lifecycle.
-    LifecyclesJobStatuses => "lifecycles.job_statuses",
-    /// A Computer's lifecycle from its status, revocation and presence.
-    LifecyclesMachines => "lifecycles.machines",
-    /// Whether a delegation in a lifecycle has ended.
-    LifecyclesEnded => "lifecycles.ended",
-    /// The seam of a Box in a state, for a reach: what a caller may do,
-    /// kept beside the state's lifecycle so that a state mapped to another
-    /// lifecycle is classed by what it grants.
-    CapabilitiesBoxStates => "capabilities.box_states",
-    /// The delegation seam of a run in a state.
-    CapabilitiesRunStates => "capabilities.run_states",
-    /// The delegation seam of a job in a status.
-    CapabilitiesJobStatuses => "capabilities.job_statuses",
-    /// The seam of a Computer so observed, for a reach.
-    CapabilitiesMachines => "capabilities.machines",
-    /// The seam of a kind, lifecycle and reach. A kind's custody and runtime
-    /// class, why a lifecycle offers nothing to a reach, and whether any
-    /// seam offers a capability follow.
-    SeamsSeams => "seams.seams",
-    /// The seam of a delegation lifecycle.
-    SeamsDelegationSeams => "seams.delegation_seams",
-    /// The link an attempt gets, by which of its parts are present.
-    Links => "links",
+impl Table {
+    /// Whether a changed answer of this table can change what anyone reads
+    /// or may do: every table's but the reasons', whose answers are words
+    /// that explain a placement and decide nothing.
+    #[must_use]
+    pub const fn decides(self) -> bool {
+        !matches!(self, Self::ScheduleReasons)
+    }
 }
 
 /// An input word a table draws from one of the document's vocabularies:
@@ -251,26 +222,17 @@ pub struct Document {
     pub rows: Vec<Row>,
 }
 
-struct Rows(Vec<Row>);
-
-impl Rows {
-    fn push<T: Serialize>(&mut self, table: Table, input: &[(&str, Value)], answer: T) -> Res {
-        let input = input.iter().map(|(k, v)| ((*k).to_owned(), v.clone()));
-        let answer = serde_json::to_value(answer)?;
-        self.0.push(Row { table, input: input.collect(), answer });
-        Ok(())
-    }
-}
-
 /// One row: `ask!(rows, Table { "word": value, ... } => answer)`, the words
 /// in the order a caller passes them.
 macro_rules! ask {
     ($rows:ident, $table:ident { $($key:literal: $word:expr),+ $(,)? } => $answer:expr) => {
-        $rows.push(Table::$table, &[$(($key, json!($word))),+], $answer)?
+        $rows.push(Row {
+            table: Table::$table,
+            input: [$(($key.to_owned(), json!($word))),+].into_iter().collect(),
+            answer: json!($answer),
+        })
     };
 }
-
-type Res = Result<(), DocumentError>;
 
 const OWNER: u8 = 1;
 const OTHER: u8 = 2;
@@ -305,83 +267,98 @@ fn id(account: Option<u8>) -> String {
     account.map_or_else(|| "nil".to_owned(), |id| id.to_string())
 }
 
-/// A viewer as the host passes it: the `viewer` word of the ladder's tables.
+/// A viewer as the host passes it, reading for `account`: the `viewer` word
+/// of the ladder's tables.
 #[must_use]
-pub fn viewer_term(viewer: &Viewer<u8>) -> String {
+pub fn viewer_term(viewer: &Viewer, account: Option<u8>) -> String {
     match viewer {
         Viewer::Operator => "%{admin: true}".to_owned(),
-        Viewer::User { id: user, admin } => {
-            format!("%User{{id: {}}} with admin? {admin}", id(*user))
+        Viewer::User { admin } => format!("%User{{id: {}}} with admin? {admin}", id(account)),
+        Viewer::Tiered { tier } => {
+            format!("%{{tier: {}, account_id: {}}}", quoted(*tier), id(account))
         }
-        Viewer::Tiered { tier, account_id } => {
-            let (tier, account_id) = (quoted(*tier), id(*account_id));
-            format!("%{{tier: {tier}, account_id: {account_id}}}")
-        }
-        Viewer::Account { account_id } => format!("%{{account_id: {}}}", id(*account_id)),
+        Viewer::Account => format!("%{{account_id: {}}}", id(account)),
         Viewer::Word(tier) => quoted(*tier),
         Viewer::Nobody => "nil".to_owned(),
     }
 }
 
-fn link_term(link: &Link<u8>) -> String {
+fn link_term(link: Link, owner: Option<u8>) -> String {
     let revoked = if link.revoked { "<set>" } else { "nil" };
-    let (owner, tier) = (id(link.account_id), quoted(link.tier));
+    let (owner, tier) = (id(owner), quoted(link.tier));
     format!("%ArtifactLink{{account_id: {owner}, tier: {tier}, revoked_at: {revoked}}}")
 }
 
-/// A subject as the host passes it: the `subject` word of `ladder.effective`.
+/// A subject as the host passes it, a link owned by `owner`: the `subject`
+/// word of `ladder.effective`.
 #[must_use]
-pub fn subject_term(subject: &Subject<u8>) -> String {
+pub fn subject_term(subject: &Subject, owner: Option<u8>) -> String {
     match subject {
-        Subject::Link(link) => link_term(link),
+        Subject::Link(link) => link_term(*link, owner),
         Subject::Tier(tier) => quoted(*tier),
     }
 }
 
-/// A record as the host passes it: the `record` word of `ladder.records`.
+/// A record as the host passes it, a link owned by `owner`: the `record`
+/// word of `ladder.records`.
 #[must_use]
-pub fn record_term(record: &Record<u8>) -> String {
+pub fn record_term(record: &Record, owner: Option<u8>) -> String {
     match record {
-        Record::Linked(link) => format!("%{{artifact_link: {}}}", link_term(link)),
+        Record::Linked(link) => format!("%{{artifact_link: {}}}", link_term(*link, owner)),
         Record::Unlinked(subject) => {
-            format!("%{{artifact_link: nil, transparency_tier: {}}}", subject_term(subject))
+            format!("%{{artifact_link: nil, transparency_tier: {}}}", subject_term(subject, owner))
         }
     }
 }
 
-/// Every viewer shape the ladder reads, in document order.
+/// Every viewer shape the ladder reads, with the account it reads for (a
+/// User's id, a descriptor's `account_id`), in document order.
 #[must_use]
-pub fn viewers() -> Vec<Viewer<u8>> {
+pub fn viewers() -> Vec<(Viewer, Option<u8>)> {
     let tiers = readings(Tier::ALL);
-    let mut all = vec![Viewer::Operator];
+    let mut all = vec![(Viewer::Operator, None)];
     for id in ACCOUNTS {
-        all.extend([false, true].map(|admin| Viewer::User { id, admin }));
+        all.extend([false, true].map(|admin| (Viewer::User { admin }, id)));
     }
     for &tier in &tiers {
-        all.extend(ACCOUNTS.map(|account_id| Viewer::Tiered { tier, account_id }));
+        all.extend(ACCOUNTS.map(|account| (Viewer::Tiered { tier }, account)));
     }
-    all.extend(ACCOUNTS.map(|account_id| Viewer::Account { account_id }));
-    all.extend(tiers.iter().copied().map(Viewer::Word));
-    all.push(Viewer::Nobody);
+    all.extend(ACCOUNTS.map(|account| (Viewer::Account, account)));
+    all.extend(tiers.iter().map(|&tier| (Viewer::Word(tier), None)));
+    all.push((Viewer::Nobody, None));
     all
 }
 
-/// Every subject shape the ladder reads, in document order.
+/// Every subject shape the ladder reads, with a link's owning account, in
+/// document order.
 #[must_use]
-pub fn subjects() -> Vec<Subject<u8>> {
+pub fn subjects() -> Vec<(Subject, Option<u8>)> {
     let mut all = Vec::new();
-    for account_id in [Some(OWNER), None] {
+    for owner in [Some(OWNER), None] {
         for tier in readings(Tier::ALL) {
             for revoked in [false, true] {
-                all.push(Subject::Link(Link { account_id, tier, revoked }));
+                all.push((Subject::Link(Link { owned: false, tier, revoked }), owner));
             }
         }
     }
-    all.extend(readings(Tier::ALL).into_iter().map(Subject::Tier));
+    all.extend(readings(Tier::ALL).into_iter().map(|tier| (Subject::Tier(tier), None)));
     all
 }
 
-fn schedule(rows: &mut Rows) -> Res {
+/// `subject` as the host hands it to a viewer reading for `account`: a link
+/// owned by `owner` is the viewer's own when both accounts are present and
+/// equal, as the host compares them.
+#[must_use]
+pub fn owned(subject: Subject, owner: Option<u8>, account: Option<u8>) -> Subject {
+    match subject {
+        Subject::Link(link) => {
+            Subject::Link(Link { owned: owner.is_some() && owner == account, ..link })
+        }
+        Subject::Tier(_) => subject,
+    }
+}
+
+fn schedule(rows: &mut Vec<Row>) {
     let families = disclosure::schedule();
     for entry in &families {
         for field in entry.fields {
@@ -407,12 +384,12 @@ fn schedule(rows: &mut Rows) -> Res {
     for &rung in Rung::ALL {
         ask!(rows, Rungs { "rung": rung } => json!({"tier": rung.tier(), "access": rung.access()}));
     }
-    Ok(())
 }
 
-fn ladder(rows: &mut Rows) -> Res {
-    let (viewers, subjects) = (viewers(), subjects());
-    let viewers: Vec<_> = viewers.iter().map(|viewer| (viewer, viewer_term(viewer))).collect();
+fn ladder(rows: &mut Vec<Row>) {
+    let subjects = subjects();
+    let viewers = viewers().into_iter().map(|(viewer, id)| (viewer, id, viewer_term(&viewer, id)));
+    let viewers: Vec<_> = viewers.collect();
     for &tier in Tier::ALL {
         ask!(rows, LadderRanks { "tier": tier } => tier.rank());
     }
@@ -422,24 +399,25 @@ fn ladder(rows: &mut Rows) -> Res {
     for access in readings(Access::ALL) {
         ask!(rows, LadderMinimums { "access": word(access) } => access.minimum());
     }
-    for (viewer, name) in &viewers {
-        let answer = json!({"tier": viewer.tier(), "admin": viewer.is_admin(), "account_id": viewer.account()});
+    for (viewer, account, name) in &viewers {
+        let answer =
+            json!({"tier": viewer.tier(), "admin": viewer.is_admin(), "account_id": account});
         ask!(rows, LadderViewers { "viewer": name } => answer);
     }
-    for subject in &subjects {
-        for (viewer, name) in &viewers {
-            let tier = ladder::effective_tier(subject, viewer);
-            ask!(rows, LadderEffective { "subject": subject_term(subject), "viewer": name } => tier);
+    for &(subject, owner) in &subjects {
+        for (viewer, account, name) in &viewers {
+            let tier = ladder::effective_tier(&owned(subject, owner, *account), viewer);
+            ask!(rows, LadderEffective { "subject": subject_term(&subject, owner), "viewer": name } => tier);
         }
     }
     // A record without a link carries its tier column, which may hold a
     // link-shaped value too; an operator reads it by a rule of its own.
     let operator = Viewer::Operator;
-    for record in subjects.iter().cloned().map(Record::Unlinked) {
+    for (subject, owner) in subjects {
+        let record = Record::Unlinked(subject);
         let tier = disclosure::effective_tier(&record, &operator);
-        ask!(rows, LadderRecords { "record": record_term(&record), "viewer": viewer_term(&operator) } => tier);
+        ask!(rows, LadderRecords { "record": record_term(&record, owner), "viewer": viewer_term(&operator, None) } => tier);
     }
-    Ok(())
 }
 
 /// Every Computer observation, in document order.
@@ -458,7 +436,7 @@ pub fn machines() -> Vec<MachineObservation> {
     machines
 }
 
-fn lifecycles(rows: &mut Rows) -> Res {
+fn lifecycles(rows: &mut Vec<Row>) {
     let boxes = readings(BoxState::ALL);
     let runs = readings(RunState::ALL);
     let jobs = readings(JobStatus::ALL);
@@ -499,10 +477,9 @@ fn lifecycles(rows: &mut Rows) -> Res {
             ask!(rows, CapabilitiesMachines { "status": status, "revoked": revoked, "online": online, "reach": reach } => seam);
         }
     }
-    Ok(())
 }
 
-fn seams(rows: &mut Rows) -> Res {
+fn seams(rows: &mut Vec<Row>) {
     for &kind in Kind::ALL {
         for &lifecycle in Lifecycle::ALL {
             for reach in REACHES {
@@ -524,59 +501,43 @@ fn seams(rows: &mut Rows) -> Res {
             ask!(rows, Links { "repository_id": repository, "principal_type": kind, "principal_id": id } => outcome);
         }
     }
-    Ok(())
 }
 
 impl Document {
     /// Asks every decision function every question of its finite domain
     /// that no other row answers.
-    ///
-    /// # Errors
-    ///
-    /// [`DocumentError::Json`] if serde_json refuses an answer.
-    pub fn compute() -> Result<Self, DocumentError> {
-        let mut rows = Rows(Vec::with_capacity(2048));
+    #[must_use]
+    pub fn compute() -> Self {
+        let mut rows = Vec::with_capacity(2048);
         for &vocabulary in Vocabulary::ALL {
             ask!(rows, Vocabularies { "vocabulary": vocabulary } => vocabulary.words());
         }
-        schedule(&mut rows)?;
-        ladder(&mut rows)?;
-        lifecycles(&mut rows)?;
-        seams(&mut rows)?;
-        Ok(Self { format: FORMAT, rows: rows.0 })
+        schedule(&mut rows);
+        ladder(&mut rows);
+        lifecycles(&mut rows);
+        seams(&mut rows);
+        Self { format: FORMAT, rows }
     }
 
     /// The canonical document: `{"format":3,"rows":[`, then each row as
     /// compact JSON on a line of its own (`,` between them), then `]}` and
     /// a newline.
-    ///
-    /// # Errors
-    ///
-    /// [`DocumentError::Json`] if serde_json refuses to write it.
-    pub fn to_json(&self) -> Result<String, DocumentError> {
+    #[must_use]
+    pub fn to_json(&self) -> String {
         let mut out = String::with_capacity(self.rows.len() * 96 + 32);
         let _ = write!(out, "{{\"format\":{},\"rows\":[", self.format);
         for (n, row) in self.rows.iter().enumerate() {
             out.push_str(if n == 0 { "\n" } else { ",\n" });
-            out.push_str(&serde_json::to_string(row)?);
+            out.push_str(&json!(row).to_string());
         }
         out.push_str("\n]}\n");
-        Ok(out)
+        out
     }
 
     /// The SHA-256 of [`Document::to_json`], as 64 lowercase hex digits.
-    ///
-    /// # Errors
-    ///
-    /// [`DocumentError::Json`] if the document cannot be written.
-    pub fn digest(&self) -> Result<String, DocumentError> {
-        Ok(sha256_hex(self.to_json()?.as_bytes()))
-    }
-}
-
-impl fmt::Display for Table {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(self.as_str())
+    #[must_use]
+    pub fn digest(&self) -> String {
+        sha256_hex(self.to_json().as_bytes())
     }
 }
 
@@ -590,20 +551,14 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// The digest of this build's decisions.
-///
-/// # Errors
-///
-/// [`DocumentError::Json`] if the document cannot be written.
-pub fn decision_digest() -> Result<String, DocumentError> {
-    Document::compute()?.digest()
+#[must_use]
+pub fn decision_digest() -> String {
+    Document::compute().digest()
 }
 
 /// The canonical document of this build's decisions (what
 /// [`decision_digest`] digests).
-///
-/// # Errors
-///
-/// [`DocumentError::Json`] if the document cannot be written.
-pub fn decision_json() -> Result<String, DocumentError> {
-    Document::compute()?.to_json()
+#[must_use]
+pub fn decision_json() -> String {
+    Document::compute().to_json()
 }

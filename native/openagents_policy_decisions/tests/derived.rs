@@ -12,7 +12,8 @@ use openagents_policy::ladder::{self, Access, Subject, Tier, Viewer};
 use openagents_policy::target::{Capability, Kind, Lifecycle, Reach, UnavailableReason};
 use openagents_policy_decisions::diff::{self, Side};
 use openagents_policy_decisions::document::{
-    decision_json, readings, record_term, subject_term, subjects, viewer_term, viewers, word, Table,
+    decision_json, owned, readings, record_term, subject_term, subjects, viewer_term, viewers,
+    word, Table,
 };
 use serde_json::{json, Value};
 
@@ -21,7 +22,7 @@ struct Rows(HashMap<(Table, String), Value>);
 
 impl Rows {
     fn live() -> Self {
-        let document = diff::read(decision_json().unwrap().as_bytes(), Side::New).unwrap();
+        let document = diff::read(decision_json().as_bytes(), Side::New).unwrap();
         let rows = document.rows.into_iter().map(|row| {
             let key = serde_json::to_string(&row.input).unwrap();
             ((row.table, key), row.answer)
@@ -59,13 +60,15 @@ impl Rows {
 #[test]
 fn allows_follows_from_the_effective_tier_and_the_minimums() {
     let rows = Rows::live();
-    for subject in &subjects() {
-        for viewer in &viewers() {
-            let tier = rows.effective(&subject_term(subject), &viewer_term(viewer));
+    for (subject, owner) in subjects() {
+        for (viewer, account) in viewers() {
+            let tier =
+                rows.effective(&subject_term(&subject, owner), &viewer_term(&viewer, account));
+            let subject = owned(subject, owner, account);
             for access in readings(Access::ALL) {
                 let minimum = rows.get(Table::LadderMinimums, &json!({"access": word(access)}));
                 let derived = rows.rank(tier) >= rows.rank(minimum);
-                let allowed = ladder::allows(subject, access, viewer);
+                let allowed = ladder::allows(&subject, access, &viewer);
                 assert_eq!(allowed, derived, "{subject:?} {access:?} {viewer:?}");
             }
         }
@@ -77,8 +80,9 @@ fn allows_follows_from_the_effective_tier_and_the_minimums() {
 #[test]
 fn clamp_follows_from_the_viewers_and_the_ranks() {
     let rows = Rows::live();
-    for viewer in &viewers() {
-        let read = rows.get(Table::LadderViewers, &json!({"viewer": viewer_term(viewer)}));
+    for (viewer, account) in viewers() {
+        let read =
+            rows.get(Table::LadderViewers, &json!({"viewer": viewer_term(&viewer, account)}));
         for &tier in Tier::ALL {
             let derived = match &read["tier"] {
                 Value::Null => json!(tier),
@@ -96,22 +100,24 @@ fn clamp_follows_from_the_viewers_and_the_ranks() {
 #[test]
 fn records_follow_from_the_effective_tier_but_for_the_operators_own_rows() {
     let rows = Rows::live();
-    for subject in subjects() {
-        let linked = match &subject {
-            Subject::Link(link) => Some(Record::Linked(link.clone())),
-            Subject::Tier(_) => None,
-        };
-        for record in linked.into_iter().chain([Record::Unlinked(subject.clone())]) {
-            for viewer in &viewers() {
-                let (record_word, viewer_word) = (record_term(&record), viewer_term(viewer));
+    for (subject, owner) in subjects() {
+        for (viewer, account) in viewers() {
+            let read = owned(subject, owner, account);
+            let linked = match read {
+                Subject::Link(link) => Some(Record::Linked(link)),
+                Subject::Tier(_) => None,
+            };
+            for record in linked.into_iter().chain([Record::Unlinked(read)]) {
+                let (record_word, viewer_word) =
+                    (record_term(&record, owner), viewer_term(&viewer, account));
                 let derived = match (&record, viewer) {
                     (Record::Unlinked(_), Viewer::Operator) => rows.get(
                         Table::LadderRecords,
                         &json!({"record": record_word, "viewer": viewer_word}),
                     ),
-                    _ => rows.effective(&subject_term(&subject), &viewer_word),
+                    _ => rows.effective(&subject_term(&subject, owner), &viewer_word),
                 };
-                let tier = disclosure::effective_tier(&record, viewer);
+                let tier = disclosure::effective_tier(&record, &viewer);
                 assert_eq!(&json!(tier), derived, "{record_word} {viewer_word}");
             }
         }
@@ -138,14 +144,14 @@ fn the_schedules_columns_and_admissions_follow_from_its_fields() {
         columns.dedup();
         assert_eq!(family.source_columns(), columns, "{family:?}");
         for tier in readings(Tier::ALL).into_iter().map(Some).chain([None]) {
-            let viewer: Viewer<u8> = tier.map_or(Viewer::Nobody, Viewer::Word);
+            let viewer = tier.map_or(Viewer::Nobody, Viewer::Word);
             let admitted: Vec<&str> = family.fields_at(&viewer).fields().map(Field::name).collect();
             let derived: Vec<&str> = scheduled
                 .iter()
                 .filter(|field| {
                     let rung = rows.get(Table::Rungs, &json!({"rung": field["tier"]}));
                     let subject = format!("\"{}\"", rung["tier"].as_str().unwrap());
-                    let read = rows.effective(&subject, &viewer_term(&viewer));
+                    let read = rows.effective(&subject, &viewer_term(&viewer, None));
                     let minimum =
                         rows.get(Table::LadderMinimums, &json!({"access": rung["access"]}));
                     rows.rank(read) >= rows.rank(minimum)

@@ -30,7 +30,7 @@ fn refusal(old: &[u8], new: &[u8]) -> DocumentRefusal {
 fn the_same_document_gives_no_change_in_either_rendering() {
     let changes = diff(json(&live()), json(&live())).unwrap();
     assert!(changes.is_empty() && !changes.widens());
-    assert_eq!(changes.to_json().unwrap(), r#"{"changes":[]}"#);
+    assert_eq!(changes.to_json(), r#"{"changes":[]}"#);
     assert_eq!(changes.to_markdown(), "### Decision changes\n\nno decision changes\n");
 }
 
@@ -296,7 +296,7 @@ fn the_json_has_the_five_keys_and_the_markdown_groups_widening_first() {
     flipped.rows[taken].answer = json!("dark");
     flipped.rows[granted].answer = json!("glass");
     let changes = diff(json(&base), json(&flipped)).unwrap();
-    let written: Value = serde_json::from_str(&changes.to_json().unwrap()).unwrap();
+    let written: Value = serde_json::from_str(&changes.to_json()).unwrap();
     let first = written["changes"][0].as_object().unwrap();
     assert_eq!(first.keys().collect::<Vec<_>>(), ["table", "input", "old", "new", "class"]);
     let classes: Vec<&Value> = (0..2).map(|n| &written["changes"][n]["class"]).collect();

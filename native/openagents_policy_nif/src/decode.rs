@@ -4,8 +4,7 @@
 //! `OpenAgentsPolicy.Host` reduces what a host passes (a viewer, a link, a
 //! record's tier column) to these terms, once, before the call: a viewer to
 //! its class, a link to its state, its tier and whether the viewer owns it
-//! (the two accounts are compared there, with `==`, so no account id crosses
-//! into a NIF), and a tier to an atom or a binary of at most 64 bytes (a
+//! (decided there alone, so no account id crosses into a NIF), and a tier to an atom or a binary of at most 64 bytes (a
 //! longer one, or any other term, cannot be a tier word and crosses as
 //! `nil`). So every NIF here reads a bounded term, whatever the host passed.
 
@@ -18,8 +17,7 @@ use crate::word::TierTerm;
 /// A viewer's class (`Host.viewer/1`), in the order of shapes the core
 /// documents on [`Viewer`]: `:operator`, `{:user, admin?}` (the host's
 /// `Accounts.admin?/1` answer), `{:tiered, tier}`, `:account`,
-/// `{:word, tier}`, `:nobody`. The account a viewer reads for stays in
-/// Elixir; a link says whether the viewer owns it.
+/// `{:word, tier}`, `:nobody`.
 #[derive(NifTaggedEnum, Clone, Copy)]
 #[rustler(decode)]
 pub enum ViewerTerm {
@@ -31,17 +29,13 @@ pub enum ViewerTerm {
     Nobody,
 }
 
-/// Ownership as the core compares it: `Option<()>` on both sides, `Some`
-/// for a viewer that reads for an account and for a link its viewer owns.
-type Owner = ();
-
 impl ViewerTerm {
-    pub const fn viewer(self) -> Viewer<Owner> {
+    pub const fn viewer(self) -> Viewer {
         match self {
             Self::Operator => Viewer::Operator,
-            Self::User(admin) => Viewer::User { id: Some(()), admin },
-            Self::Tiered(tier) => Viewer::Tiered { tier: tier.0, account_id: Some(()) },
-            Self::Account => Viewer::Account { account_id: Some(()) },
+            Self::User(admin) => Viewer::User { admin },
+            Self::Tiered(tier) => Viewer::Tiered { tier: tier.0 },
+            Self::Account => Viewer::Account,
             Self::Word(tier) => Viewer::Word(tier.0),
             Self::Nobody => Viewer::Nobody,
         }
@@ -56,12 +50,8 @@ pub enum LinkState {
     Revoked,
 }
 
-fn link(state: LinkState, tier: TierTerm, owns: bool) -> Link<Owner> {
-    Link {
-        account_id: owns.then_some(()),
-        tier: tier.0,
-        revoked: matches!(state, LinkState::Revoked),
-    }
+fn link(state: LinkState, tier: TierTerm, owned: bool) -> Link {
+    Link { owned, tier: tier.0, revoked: matches!(state, LinkState::Revoked) }
 }
 
 /// What a ladder's effective tier is asked of: `{:link, state, tier, owns?}`
@@ -74,7 +64,7 @@ pub enum SubjectTerm {
 }
 
 impl SubjectTerm {
-    pub fn subject(self) -> Subject<Owner> {
+    pub fn subject(self) -> Subject {
         match self {
             Self::Link(state, tier, owns) => Subject::Link(link(state, tier, owns)),
             Self::Tier(tier) => Subject::Tier(tier.0),
@@ -93,7 +83,7 @@ pub enum RecordTerm {
 }
 
 impl RecordTerm {
-    pub fn record(self) -> Record<Owner> {
+    pub fn record(self) -> Record {
         match self {
             Self::Linked(state, tier, owns) => Record::Linked(link(state, tier, owns)),
             Self::Column(subject) => Record::Unlinked(subject.subject()),

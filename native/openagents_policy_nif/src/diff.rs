@@ -11,7 +11,7 @@ use rustler::serde::SerdeTerm;
 use rustler::{Atom, Binary, Encoder, Env, NifMap, NifResult, Term};
 use serde_json::{Map, Value};
 
-use crate::error::{raise, Error};
+use crate::error::Error;
 use crate::text::Text;
 use crate::word::atom;
 
@@ -76,6 +76,6 @@ fn decisions_diff<'a>(
             .collect::<NifResult<Vec<_>>>()?
             .encode(env),
         Format::Markdown => Text(&changes.to_markdown()).encode(env),
-        Format::Json => Text(&changes.to_json().map_err(raise)?).encode(env),
+        Format::Json => Text(&changes.to_json()).encode(env),
     }))
 }

@@ -26,8 +26,6 @@ enum Refusal {
     Foreign { built: String, package: String },
     #[error("openagents_policy: the load data is not the package's decision digest")]
     NoDigest,
-    #[error("openagents_policy: {0}")]
-    Document(String),
 }
 
 /// The canonical document and its SHA-256, once the library has loaded.
@@ -35,8 +33,7 @@ static DECISIONS: OnceLock<(String, String)> = OnceLock::new();
 
 fn check(load_info: Term<'_>) -> Result<(), Refusal> {
     let package = load_info.decode::<Binary>().map_err(|_| Refusal::NoDigest)?;
-    let json = Document::compute().and_then(|document| document.to_json());
-    let json = json.map_err(|why| Refusal::Document(why.to_string()))?;
+    let json = Document::compute().to_json();
     let built = sha256_hex(json.as_bytes());
     if built.as_bytes() != package.as_slice() {
         let package = String::from_utf8_lossy(package.as_slice()).into_owned();

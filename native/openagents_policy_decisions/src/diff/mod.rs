@@ -7,17 +7,14 @@
 //! is a substrate or tier word, by that side's `<any other word>` row: what
 //! a caller passing the word would get. A document this module cannot read,
 //! past a [`Limit`], or missing a question its own vocabularies imply, is
-//! refused, typed, and never read as "no changes".
-//!
-//! Its cost is bounded by what it reads and what it writes ([`Limit`]): a
-//! document past a read limit is refused before any answer is compared, and
-//! a diff that would write more than [`Limit::Output`] as soon as it would.
+//! refused, typed, and never read as "no changes". Its cost is bounded
+//! ([`Limit`]).
 //!
 //! ```
 //! use openagents_policy_decisions::diff::{diff, Class};
 //! use openagents_policy_decisions::document::decision_json;
 //!
-//! let live = decision_json()?;
+//! let live = decision_json();
 //! assert!(diff(&live, &live)?.is_empty());
 //! // The first field scheduled at `ledger`, moved down to `pulse`.
 //! let moved = live.replacen(r#""tier":"ledger","#, r#""tier":"pulse","#, 1);
@@ -252,12 +249,9 @@ impl Diff {
 
     /// `{"changes":[{"table","input","old","new","class"}...]}`, compact:
     /// within [`Limit::Output`], which counted each entry as it was made.
-    ///
-    /// # Errors
-    ///
-    /// If serde_json refuses to write it (it cannot: every key is a string).
-    pub fn to_json(&self) -> Result<String, serde_json::Error> {
-        serde_json::to_string(self)
+    #[must_use]
+    pub fn to_json(&self) -> String {
+        serde_json::json!(self).to_string()
     }
 
     /// Markdown for a pull request or a CHANGELOG entry: a `### Decision
@@ -332,19 +326,6 @@ enum Recast {
     Words,
 }
 
-/// Counts what serde_json writes, keeping none of it.
-struct Counter(usize);
-
-impl std::io::Write for Counter {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0 += bytes.len();
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 impl Output {
     /// Takes `change`, counting its Markdown line and its JSON entry, or
     /// refuses the diff as soon as they are past [`Limit::Output`].
@@ -355,9 +336,9 @@ impl Output {
             (Recast::Added, _) => Class::Unclassed,
             (Recast::Words, _) => Class::Words,
         };
-        let mut json = Counter(1);
-        serde_json::to_writer(&mut json, &change).map_err(|_| Limit::Output.refuse(None))?;
-        self.bytes += json.0 + markdown_line(&change).len() + 1;
+        // Its JSON entry and a comma, its Markdown line and a newline.
+        self.bytes +=
+            serde_json::json!(change).to_string().len() + markdown_line(&change).len() + 2;
         if self.bytes > Limit::Output.max() {
             return Err(Limit::Output.refuse(None));
         }

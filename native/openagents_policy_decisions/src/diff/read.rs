@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use openagents_policy::Reading;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
@@ -33,8 +34,9 @@ pub fn read(bytes: &[u8], side: Side) -> Result<Document, DocumentRefusal> {
     let mut rows = Vec::with_capacity(written.rows.len());
     for (name, Strict(input), Strict(answer)) in written.rows {
         word(&name).map_err(over)?;
-        let table = Table::parse(&name)
-            .ok_or_else(|| refuse(&format!("no table of format {FORMAT} is named {name:?}")))?;
+        let Reading::Known(table) = Table::read(&name) else {
+            return Err(refuse(&format!("no table of format {FORMAT} is named {name:?}")));
+        };
         let Value::Object(words) = input else {
             return Err(refuse(&format!(
                 "a row of {name} asks no question: its input is not an object"

@@ -186,13 +186,6 @@ fn classed(rise: Option<[bool; 2]>) -> Class {
     rise.map_or(Class::Unclassed, |[gains, loses]| Class::of(gains, loses))
 }
 
-/// Which list a list answer is.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum List {
-    Vocabulary,
-    Never,
-}
-
 impl<'d> Context<'d> {
     /// Both documents indexed, or the refusal of one that asks a question
     /// twice.
@@ -314,8 +307,7 @@ impl<'d> Context<'d> {
             classed(self.rise(old.and_then(Value::as_str), new.and_then(Value::as_str)))
         };
         let (class, says) = match table {
-            Table::Vocabularies => return Self::list(row, [old, new], List::Vocabulary, out),
-            Table::ScheduleNever => return Self::list(row, [old, new], List::Never, out),
+            Table::Vocabularies | Table::ScheduleNever => return Self::list(row, [old, new], out),
             Table::ScheduleFields => self.field(input, [old, new]),
             Table::ScheduleReasons => {
                 let key = if input.contains_key("field") { "field" } else { "column" };
@@ -552,32 +544,30 @@ impl<'d> Context<'d> {
 
     /// The changes of a list answer: one per item gained or lost, and one
     /// when the items both lists hold are in another order.
-    fn list(
-        row: &Row,
-        [old, new]: Answers<'_>,
-        list: List,
-        out: &mut Output,
-    ) -> Result<(), DocumentRefusal> {
+    fn list(row: &Row, [old, new]: Answers<'_>, out: &mut Output) -> Result<(), DocumentRefusal> {
+        let never = row.table == Table::ScheduleNever;
         let ([before, after], both) = ([old, new].map(items), old.is_some() && new.is_some());
         let [listed, unlisted] = gained(&before, &after);
-        let (item, owner) = match list {
-            List::Vocabulary => ("word", text(&row.input, "vocabulary")),
-            List::Never => ("column", text(&row.input, "family")),
+        let (item, owner) = match row.table {
+            Table::Vocabularies => ("word", text(&row.input, "vocabulary")),
+            _ => ("column", text(&row.input, "family")),
         };
         let listed = listed.into_iter().map(|word| (word, true));
         for (word, listed) in listed.chain(unlisted.into_iter().map(|word| (word, false))) {
             let mut input = row.input.clone();
             input.insert(item.to_owned(), json!(word));
-            let (class, says) = match (list, listed) {
-                (List::Vocabulary, true) => (Class::Changes, "gained the word"),
-                (List::Vocabulary, false) => (Class::Changes, "lost the word"),
+            let (class, says) = match (never, listed) {
+                (false, true) => (Class::Changes, "gained the word"),
+                (false, false) => (Class::Changes, "lost the word"),
                 // Onto the never list: a column promised never published.
-                (List::Never, true) => (Class::of(false, both), "is now on the never list"),
-                (List::Never, false) => (Class::of(both, false), "left the never list"),
+                (true, true) => (Class::of(false, both), "is now on the never list"),
+                (true, false) => (Class::of(both, false), "left the never list"),
             };
-            let says = match list {
-                List::Vocabulary => format!("the {} vocabulary {says} {}", code(owner), code(word)),
-                List::Never => format!("{} {says}", code(&format!("{owner}.{word}"))),
+            let says = match row.table {
+                Table::Vocabularies => {
+                    format!("the {} vocabulary {says} {}", code(owner), code(word))
+                }
+                _ => format!("{} {says}", code(&format!("{owner}.{word}"))),
             };
             let answers = [!listed, listed].map(Value::Bool);
             out.push(change(
@@ -591,11 +581,11 @@ impl<'d> Context<'d> {
         if both && among(&before, &after, true) != among(&after, &before, true) {
             let mut input = row.input.clone();
             input.insert("order".to_owned(), json!(true));
-            let says = match list {
-                List::Vocabulary => {
+            let says = match row.table {
+                Table::Vocabularies => {
                     format!("the words of the {} vocabulary are in another order", code(owner))
                 }
-                List::Never => format!("the never list of {} is in another order", code(owner)),
+                _ => format!("the never list of {} is in another order", code(owner)),
             };
             out.push(change(row.table, input, [old, new], Class::Changes, says))?;
         }
