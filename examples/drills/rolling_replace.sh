@@ -125,9 +125,9 @@ gate() {
 
 # core TIER: the copy's terminal_commit rule set to TIER, and the decision document of that core.
 core() {
-  sed -i -E "s/Field::new\(\"terminal_commit\", [A-Za-z]+\),/Field::new(\"terminal_commit\", $1),/" \
+  sed -i -E "s/Field::new\(\"terminal_commit\", [A-Za-z]+,/Field::new(\"terminal_commit\", $1,/" \
     "$COPY/native/openagents_policy/src/disclosure.rs"
-  grep -q "Field::new(\"terminal_commit\", $1)," "$COPY/native/openagents_policy/src/disclosure.rs" ||
+  grep -q "Field::new(\"terminal_commit\", $1," "$COPY/native/openagents_policy/src/disclosure.rs" ||
     fail "the core edit ($1) did not apply"
   # The crate that holds the core's `decisions` example (openagents_policy, or its own crate).
   local example

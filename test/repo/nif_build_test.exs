@@ -28,7 +28,8 @@ defmodule OpenAgentsPolicy.NifBuildTest do
     y = fresh!("y")
     x = fresh!("x")
     rules = Path.join(x, "native/openagents_policy/src/disclosure.rs")
-    edited = String.replace(File.read!(rules), ~s|"branch", Ledger)|, ~s|"branch", Glass)|)
+    edited = String.replace(File.read!(rules), ~s|"branch", Ledger,|, ~s|"branch", Glass,|)
+    assert edited != File.read!(rules), "the rule edit did not apply"
     File.write!(rules, edited)
     {status, output} = mix(x, ["compile"], [], @hang)
     assert status != 0 and output =~ @refusal, "X loaded rules its package lacks:\n#{output}"

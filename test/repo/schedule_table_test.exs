@@ -8,12 +8,16 @@ defmodule OpenAgentsPolicy.ScheduleTableTest do
   @guide Path.expand("../../guides/disclosure-model.md", __DIR__)
 
   # The core's schedule as its serde JSON says it: per family, each field's
-  # name, tier and source column, and the never list, sorted.
+  # name, tier, source column and reason, and each never-listed column with
+  # its reason, sorted.
   defp core_schedule do
     for %{"family" => family, "fields" => fields, "never" => never} <-
           Jason.decode!(WorkDisclosure.schedule_json()),
         into: %{} do
-      rows = for %{"field" => f, "tier" => t, "column" => c} <- fields, do: [f, t, c]
+      rows =
+        for %{"field" => f, "tier" => t, "column" => c, "reason" => r} <- fields, do: [f, t, c, r]
+
+      never = for %{"column" => column, "reason" => reason} <- never, do: [column, reason]
       {family, {Enum.sort(rows), Enum.sort(never)}}
     end
   end
@@ -27,7 +31,7 @@ defmodule OpenAgentsPolicy.ScheduleTableTest do
            "the guide's schedule drifted from the code: run `mix openagents_policy.show --write-schedule`"
   end
 
-  test "the guide's tables say what the core's JSON says: every field, its tier and column, every never-listed column" do
+  test "the guide's tables say what the core's JSON says: every field, its tier, column and reason, every never-listed column and its reason" do
     guide =
       for part <-
             @guide
@@ -36,18 +40,19 @@ defmodule OpenAgentsPolicy.ScheduleTableTest do
             |> String.split("#### ", trim: true),
           into: %{} do
         [family | lines] = String.split(part, "\n", trim: true)
-        # The table's rows, after its header, by their first three cells.
+        # The table's rows, after its header, by their four cells.
         [_header | rows] =
           for "| " <> _ = line <- lines, not String.starts_with?(line, "|-"), do: line
 
         rows =
           for row <- rows,
-              do: row |> String.split("|", trim: true) |> Enum.map(&String.trim/1) |> Enum.take(3)
+              do: row |> String.split("|", trim: true) |> Enum.map(&String.trim/1)
 
+        # The never list's items: "- `column`: reason".
         never =
-          for "Never disclosed: " <> list <- lines,
-              [_, column] <- Regex.scan(~r/`([^`]+)`/, list),
-              do: column
+          for line <- lines,
+              [_, column, reason] <- [Regex.run(~r/^- `([^`]+)`: (.*)$/, line)],
+              do: [column, reason]
 
         {family, {Enum.sort(rows), Enum.sort(never)}}
       end

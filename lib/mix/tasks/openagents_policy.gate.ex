@@ -305,7 +305,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
   defp pax(data, found) do
     with [len, _] <- :binary.split(data, " "),
          {n, ""} when n > 0 and n <= byte_size(data) <- Integer.parse(len),
-         <<record::binary-size(n), rest::binary>> <- data,
+         {record, rest} <- :erlang.split_binary(data, n),
          [_, key, value] <- Regex.run(~r/^\d+ ([^=]*)=(.*)\n$/s, record) do
       case key do
         "path" -> pax(rest, Map.put(found, :path, value))
