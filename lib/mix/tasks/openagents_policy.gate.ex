@@ -335,9 +335,11 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
     if st.members >= @members, do: refuse("over #{@members} members")
     if MapSet.member?(st.names, key), do: refuse("#{short(name)} is in it twice")
 
-    with ["lib", @app <> "-" <> vsn | _] <- parts,
-         {:error, why} <- version(vsn),
-         do: refuse("lib/#{@app}-<vsn>: #{why}")
+    # A library's version read as the moduledoc says, or refused.
+    _ =
+      with ["lib", @app <> "-" <> vsn | _] <- parts,
+           {:error, why} <- version(vsn),
+           do: refuse("lib/#{@app}-<vsn>: #{why}")
 
     lib = with ["lib", @app <> "-" <> _ = lib | _] <- parts, do: "lib/" <> lib, else: (_ -> nil)
     lib = if parts == ["contents.tar.gz"], do: @hex, else: lib
