@@ -13,6 +13,9 @@ if [ -z "$demo" ]; then
   command -v dialyzer >/dev/null 2>&1 || missing+=(erlang-dialyzer)
   # examples/drills/release_check.sh calls the example host's routes with it.
   command -v curl >/dev/null 2>&1 || missing+=(curl)
+  # The drills' cleanup and port check (examples/drills/lib/drill.sh).
+  command -v ss >/dev/null 2>&1 || missing+=(iproute2)
+  command -v pkill >/dev/null 2>&1 || missing+=(procps)
 fi
 
 if [ ${#missing[@]} -gt 0 ]; then
