@@ -57,6 +57,7 @@ check: deps rust-checks elixir-checks lint-repo docs-checks decisions-check dial
 #   dialyzer                      -         yes     -
 #   panic-check                   -         yes     -
 #   precompiled-check             yes (+arm64) -    yes
+#   host suite                    yes       yes     yes
 #   host release, faults          yes       -       yes
 #   host rolling-replace          -         -       yes
 #
@@ -81,8 +82,10 @@ check: deps rust-checks elixir-checks lint-repo docs-checks decisions-check dial
 # decision check read the same files and core everywhere (and every lane's
 # own compile is a source build, with its own rustler); the docs and
 # Dialyzer judge this library's own code, not a host's; a panic is caught
-# by the NIF crate, the same Rust in every lane; and the example host on the
-# Elixir between the floor and the app's proves nothing those two do not.
+# by the NIF crate, the same Rust in every lane; and the example host's
+# release and faults on the Elixir between the floor and the app's prove
+# nothing those two do not (its suite runs there too: its property holds
+# where_visible/2 to effective_tier/2 on PostgreSQL, with that lane's Ecto).
 # check-lane-single is CI's one lane where there are no newer ones: all of
 # make check, with bookworm's additions.
 .PHONY: check-lane-bookworm check-lane-trixie check-lane-testing check-lane-single
@@ -92,6 +95,7 @@ check-lane-bookworm: deps rust-lint elixir-checks lint-repo decisions-check
 	@$(MAKE) --no-print-directory precompiled-check
 	@echo "make check-lane-bookworm: every check of the lane passed"
 check-lane-trixie: deps rust-test elixir-checks dialyzer docs-checks panic-check
+	@$(MAKE) --no-print-directory -C examples/host_app suite
 	@echo "make check-lane-trixie: every check of the lane passed"
 check-lane-testing: deps elixir-checks host-check
 	@$(MAKE) --no-print-directory precompiled-check
