@@ -3,26 +3,28 @@
 %% line by line. Needs only erts, kernel and stdlib (and compiler, where the
 %% stub is made): no Elixir.
 %%
-%%   erl -noshell -pa DIR -eval 'nif_answers:stub("/path/to/lib-without-.so", "DIR")'
+%%   erl -noshell -pa DIR -eval 'nif_answers:stub("/path/to/lib-without-.so", "DIR", "DIGEST")'
 %%   erl -noshell -pa DIR -eval 'nif_answers:main("/path/to/lib-without-.so")'
 %%
-%% stub/2 makes the module the library loads into, with a stub for every
+%% stub/3 makes the module the library loads into, with a stub for every
 %% function the library itself names: the loader refuses a library that
 %% names a function its module lacks (`Function not found M:F/A`), so that
 %% stub is added and the load tried again, until it loads; the stub's .beam
-%% is written into DIR. main/1 loads the library into it and asks.
+%% is written into DIR. Its load data is DIGEST, the package's decision
+%% digest (the SHA-256 of priv/decisions.json, hex), which the library
+%% refuses to load without. main/1 loads the library into it and asks.
 -module(nif_answers).
--export([stub/2, main/1]).
+-export([stub/3, main/1]).
 
 -define(M, 'Elixir.OpenAgentsPolicy.Native').
 
-stub(Library, Dir) ->
-    Bin = load_stub(Library, []),
+stub(Library, Dir, Digest) ->
+    Bin = load_stub(Library, Digest, []),
     ok = file:write_file(filename:join(Dir, atom_to_list(?M) ++ ".beam"), Bin),
     halt(0).
 
-load_stub(Library, Fs) ->
-    {ok, ?M, Bin} = compile:forms(stub_module(Fs, erl_anno:new(1)), [binary, return_errors]),
+load_stub(Library, Digest, Fs) ->
+    {ok, ?M, Bin} = compile:forms(stub_module(Fs, Digest, erl_anno:new(1)), [binary, return_errors]),
     _ = code:purge(?M),
     _ = code:delete(?M),
     _ = code:purge(?M),
@@ -34,17 +36,18 @@ load_stub(Library, Fs) ->
             {match, [N, A]} = re:run(Missing, ":([^:]+)/([0-9]+)$", [{capture, all_but_first, list}]),
             F = {list_to_atom(N), list_to_integer(A)},
             lists:member(F, Fs) andalso erlang:error(Error),
-            load_stub(Library, [F | Fs]);
+            load_stub(Library, Digest, [F | Fs]);
         Error ->
             erlang:error(Error)
     end.
 
-%% check/1, which loads a library into the module, and a stub that raises
-%% nif_not_loaded for each function of Fs.
-stub_module(Fs, L) ->
+%% check/1, which loads a library into the module with Digest as its load
+%% data, and a stub that raises nif_not_loaded for each function of Fs.
+stub_module(Fs, Digest, L) ->
     Call = fun(F, Args) -> {call, L, {remote, L, {atom, L, erlang}, {atom, L, F}}, Args} end,
     Clause = fun(Args, Body) -> [{clause, L, Args, [], [Body]}] end,
-    Check = Clause([{var, L, 'P'}], Call(load_nif, [{var, L, 'P'}, {integer, L, 0}])),
+    Data = {bin, L, [{bin_element, L, {string, L, Digest}, default, default}]},
+    Check = Clause([{var, L, 'P'}], Call(load_nif, [{var, L, 'P'}, Data])),
     NotLoaded = Call(nif_error, [{atom, L, nif_not_loaded}]),
     Stub = fun(A) -> Clause([{var, L, '_'} || _ <- lists:seq(1, A)], NotLoaded) end,
     [

@@ -341,9 +341,11 @@ if [[ ${PRECOMPILED_ARM64:-0} == 1 ]]; then
   ARM="$(scripts/arm64_root.sh)"
   mkdir -p "$WORK/answers"
   x86="$WORK/lib/$(lib_of x86_64-unknown-linux-gnu)"
-  # The stub module the x86_64 artifact loads into (nif_answers:stub/2).
+  # The stub module the x86_64 artifact loads into (nif_answers:stub/3),
+  # with the package's decision digest as its load data.
   erlc -o "$WORK/answers" scripts/nif_answers.erl
-  erl -noshell -pa "$WORK/answers" -eval "nif_answers:stub(\"${x86%.so}\", \"$WORK/answers\")"
+  digest=$(sha256sum priv/decisions.json | cut -c1-64)
+  erl -noshell -pa "$WORK/answers" -eval "nif_answers:stub(\"${x86%.so}\", \"$WORK/answers\", \"$digest\")"
   erl -noshell -pa "$WORK/answers" -eval "nif_answers:main(\"${x86%.so}\")" >"$WORK/answers/x86_64.txt"
   inside="/tmp/nif_answers.$$"
   mkdir -p "$ARM$inside"
