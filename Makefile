@@ -62,8 +62,8 @@ check: deps rust-checks elixir-checks lint-repo docs-checks decisions-check dial
 #   host rolling-replace          -         -       yes
 #
 #   - bookworm is the floor: Elixir 1.14 / OTP 25, ../shared/vendor (Phoenix
-#     1.7, rustler 0.36) and rustup's stable Rust, whose rustfmt and clippy
-#     are the ones a contributor runs: the oldest stack a host may run (the
+#     1.7, rustler 0.36), rustup's stable Rust and the pinned rustfmt and
+#     clippy (LINT_RUST) a contributor runs: the oldest stack a host may run (the
 #     suites, the source build, the example host's release and faults, the
 #     precompiled check with its arm64 load: PRECOMPILED_ARM64=1, the
 #     aarch64 library in an arm64 root under qemu-user, as root);
@@ -115,10 +115,15 @@ host-check:
 # cargo is the declared rust-version's, so that lane proves it).
 rust-checks: rust-lint rust-test
 # Each also with the core's test-only panic_probe feature (scripts/panic_check.sh).
+# rustfmt and clippy of one pinned Rust (rustup installs it when missing):
+# a new stable's lints arrive when this line moves, not on CI's next fresh
+# machine.
+LINT_RUST := 1.99.1
 rust-lint:
-	cargo fmt --all -- --check
-	cargo clippy --workspace --all-targets --locked -- -D warnings
-	cargo clippy -p openagents_policy --all-targets --locked --features panic_probe -- -D warnings
+	@rustup run $(LINT_RUST) cargo --version >/dev/null 2>&1 || rustup toolchain install $(LINT_RUST) --profile minimal -c rustfmt -c clippy
+	cargo +$(LINT_RUST) fmt --all -- --check
+	cargo +$(LINT_RUST) clippy --workspace --all-targets --locked -- -D warnings
+	cargo +$(LINT_RUST) clippy -p openagents_policy --all-targets --locked --features panic_probe -- -D warnings
 rust-test:
 	cargo test --workspace --locked
 	cargo test -p openagents_policy --locked --features panic_probe --test panic_probe
