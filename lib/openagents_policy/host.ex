@@ -37,10 +37,9 @@ defmodule OpenAgentsPolicy.Host do
                 do: {key, type: {:custom, Boundary, :host_module, [default, behaviour]}}
               )
           ])
-  # Set, once and for good, when a process first overrides: until then no
-  # call looks for overrides.
+  # Set for good when a process first overrides: until then no call looks for
+  # callers' overrides. A process's override is in its dictionary at @override.
   @overridden {__MODULE__, :overridden}
-  # The process-dictionary key of a process's override.
   @override {__MODULE__, :override}
 
   @typedoc "A configuration key: a host module's, or the `:unloaded_link` setting."
@@ -81,7 +80,9 @@ defmodule OpenAgentsPolicy.Host do
   @spec configure(keyword() | map()) :: %{key() => module()}
   def configure(modules) do
     modules = validate!(modules)
-    previous = configured()
+
+    previous =
+      Map.new(@defaults, fn {k, d} -> {k, Application.get_env(:openagents_policy, k, d)} end)
 
     for {key, module} <- modules do
       if module,
@@ -134,12 +135,6 @@ defmodule OpenAgentsPolicy.Host do
   @spec modules() :: %{key() => module()}
   def modules, do: Map.new(@defaults, fn {key, _default} -> {key, module(key)} end)
 
-  defp configured do
-    Map.new(@defaults, fn {key, default} ->
-      {key, Application.get_env(:openagents_policy, key, default)}
-    end)
-  end
-
   # `modules`, once validated: a key given nil is checked as its default.
   defp validate!(modules) do
     _ =
@@ -167,9 +162,9 @@ defmodule OpenAgentsPolicy.Host do
   end
 
   # The calling process's own override first; then, only in a process that
-  # has callers and only once some process has overridden, its callers'.
-  # A process with neither (a request, in production) pays two
-  # process-dictionary reads.
+  # has callers and once some process has overridden, its callers' (their
+  # dictionaries copied: a price a test run alone pays). A request, in
+  # production, pays two process-dictionary reads.
   defp overriding(key) do
     case Process.get(@override) do
       %{^key => module} ->
@@ -178,21 +173,15 @@ defmodule OpenAgentsPolicy.Host do
       _ ->
         with [_ | _] = callers <- Process.get(:"$callers"),
              true <- :persistent_term.get(@overridden, false),
-             do: caller_override(callers, key),
+             do: Enum.find_value(callers, &caller_override(&1, key)),
              else: (_ -> nil)
     end
   end
 
-  # Another process's override, read from its dictionary (a copy of it: the
-  # price is paid only in a system that overrides, i.e. a test run).
-  defp caller_override([], _key), do: nil
-
-  defp caller_override([pid | callers], key) do
+  defp caller_override(pid, key) do
     with {:dictionary, dictionary} <- Process.info(pid, :dictionary),
-         {@override, %{^key => module}} <- List.keyfind(dictionary, @override, 0) do
-      module
-    else
-      _ -> caller_override(callers, key)
-    end
+         {@override, %{^key => module}} <- List.keyfind(dictionary, @override, 0),
+         do: module,
+         else: (_ -> nil)
   end
 end

@@ -34,52 +34,23 @@ defmodule OpenAgentsPolicy.Native do
   {app, path} = Module.get_attribute(__MODULE__, :rustler_precompiled_load_from) || @load_from
   def library_file, do: Application.app_dir(unquote(app), unquote(path <> ".so"))
 
-  # The NIFs, named as the public functions they serve (guides/rust.md),
-  # taking the typed terms OpenAgentsPolicy.Host makes.
-  # Target (lib/openagents/delegations/target.ex)
-  def lifecycles, do: err()
-  def delegation_lifecycles, do: err()
-  def job_terminal_statuses, do: err()
-  def custodies, do: err()
-  def kinds, do: err()
-  def custody(_kind), do: err()
-  def runtime_class(_kind), do: err()
-  def box_lifecycle(_state), do: err()
-  def run_lifecycle(_state), do: err()
-  def job_lifecycle(_status), do: err()
-  def computer_lifecycle(_status, _revoked_at, _online?), do: err()
-  def seam(_kind, _lifecycle, _authorized?), do: err()
-  def delegation_seam(_lifecycle), do: err()
-  def substrates, do: err()
-  def machine_statuses, do: err()
-  def unrecognized_lifecycles, do: err()
-  def field_columns(_family), do: err()
-  # WorkDisclosure
-  def families, do: err()
-  def tiers, do: err()
-  def schedule, do: err()
-  def schedule_json, do: err()
-  def never(_family), do: err()
-  def reasons(_family), do: err()
-  def source_columns(_family), do: err()
-  def tier_for(_family, _field), do: err()
-  def fields_at(_family, _viewer), do: err()
-  def effective_tier(_record, _viewer), do: err()
-  def viewer(_relationship, _account), do: err()
-  def relationships, do: err()
-  def link_for_attempt(_repository, _kind, _id, _authority), do: err()
-  def classify(_family, _columns), do: err()
-  # Ladder
-  def ladder_name(_tier), do: err()
-  def ladder_rank(_tier), do: err()
-  def ladder_viewer_tier(_viewer), do: err()
-  def ladder_clamp(_tier, _viewer), do: err()
-  def ladder_effective_tier(_subject, _viewer), do: err()
-  def ladder_allows(_subject, _access, _viewer), do: err()
-  # OpenAgentsPolicy.fingerprint/0, OpenAgentsPolicy.Decisions.diff/3
-  def decision_digest, do: err()
-  def decision_json, do: err()
-  def decisions_diff(_old, _new, _format), do: err()
+  # The NIFs, by arity, named as the public functions they serve
+  # (guides/rust.md), taking the typed terms OpenAgentsPolicy.Host.Boundary makes.
+  for {arity, names} <- [
+        {0, ~w(lifecycles delegation_lifecycles job_terminal_statuses custodies kinds substrates
+               machine_statuses unrecognized_lifecycles families tiers schedule schedule_json
+               relationships decision_digest decision_json)a},
+        {1, ~w(custody runtime_class box_lifecycle run_lifecycle job_lifecycle delegation_seam
+               field_columns never reasons source_columns ladder_name ladder_rank
+               ladder_viewer_tier)a},
+        {2, ~w(tier_for fields_at effective_tier viewer classify ladder_clamp
+               ladder_effective_tier)a},
+        {3, ~w(computer_lifecycle seam ladder_allows decisions_diff)a},
+        {4, ~w(link_for_attempt)a}
+      ],
+      name <- names do
+    def unquote(name)(unquote_splicing(Macro.generate_arguments(arity, __MODULE__))), do: err()
+  end
 
   defp err, do: :erlang.nif_error(:nif_not_loaded)
 end

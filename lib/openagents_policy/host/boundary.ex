@@ -23,14 +23,12 @@ defmodule OpenAgentsPolicy.Host.Boundary do
   # not checked either), else a module exporting `behaviour`'s callbacks.
   @spec host_module(term(), module(), module() | nil) :: {:ok, module()} | {:error, String.t()}
   def host_module(default, default, _behaviour), do: {:ok, default}
-  def host_module(module, _default, nil) when is_atom(module), do: {:ok, module}
 
   def host_module(module, _default, behaviour) when is_atom(module) do
-    loaded? = Code.ensure_loaded?(module)
+    _ = Code.ensure_loaded(module)
+    callbacks = if behaviour, do: behaviour.behaviour_info(:callbacks), else: []
 
-    case for {name, arity} <- behaviour.behaviour_info(:callbacks),
-             not (loaded? and function_exported?(module, name, arity)),
-             do: "#{name}/#{arity}" do
+    case for {f, n} <- callbacks, not function_exported?(module, f, n), do: "#{f}/#{n}" do
       [] -> {:ok, module}
       missing -> {:error, "#{inspect(module)} does not export #{Enum.join(missing, ", ")}"}
     end
@@ -79,8 +77,13 @@ defmodule OpenAgentsPolicy.Host.Boundary do
   def admin?(user), do: if(Host.module(:accounts).admin?(user), do: true, else: false)
 
   # A tier bounded for a NIF: an atom or a word, else nil; a word is a
-  # binary of at most 64 bytes, longer than any of the core's.
-  defguardp word?(word) when is_binary(word) and byte_size(word) <= 64
+  # binary of at most @word_bytes, longer than any of the core's.
+  @word_bytes 64
+  defguardp word?(word) when is_binary(word) and byte_size(word) <= @word_bytes
+
+  # The bytes a word holds at most: where_visible/2's SQL reads it too.
+  @spec word_bytes() :: pos_integer()
+  def word_bytes, do: @word_bytes
 
   @spec tier(term()) :: tier() | nil
   def tier(tier) when is_atom(tier) or word?(tier), do: tier
@@ -121,7 +124,8 @@ defmodule OpenAgentsPolicy.Host.Boundary do
   # What effective_tier/2 decides on: `{record, class}` as the NIF takes
   # them, or `:dark` (a link not loaded, under `unloaded_link: :dark`). The
   # record's fields are read here, where the compiled match knows their keys
-  # (on a host's 35-key record that is most of the call).
+  # (on a host's 35-key record that is most of the call). A struct in the
+  # link's place that is not a link leaves the record to its column.
   @spec record(map(), term()) :: {tuple(), class()} | :dark
   def record(record, viewer) do
     case record do
@@ -132,27 +136,17 @@ defmodule OpenAgentsPolicy.Host.Boundary do
     end
   end
 
-  # A struct in the link's place that is not a link leaves the record to its
-  # column. A revoked link reads alike for every viewer (the core's
-  # `Link::tier_for_anyone`), so its viewer is not read. Built here rather
-  # than from link/2: this is the request path.
+  # A revoked link reads alike for every viewer (the core's
+  # `Link::tier_for_anyone`), so its viewer is not read.
   defp linked(module, link, record, viewer) do
     cond do
-      not link?(module) ->
-        column(Map.get(record, :transparency_tier), viewer)
-
-      match?(%{revoked_at: nil, tier: _}, link) ->
-        {class, account} = viewer(viewer)
-        {{:linked, :live, tier(link.tier), owns?(Map.get(link, :account_id), account)}, class}
-
-      # A live link without `:tier`: link/2 raises the host's KeyError.
-      match?(%{revoked_at: nil}, link) ->
-        link(link, nil)
-
-      true ->
-        {{:linked, :revoked, tier(Map.get(link, :tier)), false}, :nobody}
+      not link?(module) -> column(Map.get(record, :transparency_tier), viewer)
+      match?(%{revoked_at: nil}, link) -> live(link, viewer(viewer))
+      true -> {put_elem(link(link, nil), 0, :linked), :nobody}
     end
   end
+
+  defp live(link, {class, account}), do: {put_elem(link(link, account), 0, :linked), class}
 
   # An operator reads a column before any link in it is read (the seed's
   # `unlinked_tier(_tier, %{admin: true})`), so that raises nothing.
@@ -166,10 +160,10 @@ defmodule OpenAgentsPolicy.Host.Boundary do
   # A link that exists (its id is set) but was not loaded: what the host
   # configured. With no id there is no link to have forgotten.
   defp unloaded(record, viewer) do
-    mode =
-      if Map.get(record, :artifact_link_id) == nil, do: :tier_column, else: Host.unloaded_link()
-
-    case mode do
+    case if(Map.get(record, :artifact_link_id) == nil,
+           do: :tier_column,
+           else: Host.unloaded_link()
+         ) do
       :tier_column -> column(Map.get(record, :transparency_tier), viewer)
       :dark -> :dark
       :raise -> raise ArgumentError, unloaded_message(record)
