@@ -3,11 +3,10 @@ defmodule OpenAgentsPolicy do
   What this VM's copy of the library is: `fingerprint/0`.
 
   A cluster that replaces its nodes one at a time serves two versions of the
-  library at once. Which decisions a node serves is what an operator
-  watching that window needs, and a version string cannot say it (two
-  builds of one version may differ, two versions may answer alike). The
-  fingerprint says three things, each computed here rather than read from a
-  manifest:
+  library at once, and an operator watching that window needs which
+  decisions each node serves, which a version string cannot say (two builds
+  of one version may differ, two versions may answer alike). The
+  fingerprint, computed here rather than read from a manifest, says:
 
     * `:version`: the library's version, as this module was compiled with it;
     * `:nif`: the NIF library this VM loaded (its path, as rustler_precompiled
@@ -15,8 +14,8 @@ defmodule OpenAgentsPolicy do
       call and kept in `:persistent_term`;
     * `:decision_digest`: the SHA-256 of the decision document
       (`decisions_json/0`), equal on two nodes exactly when they answer
-      every finite-domain question alike. The NIF library loads only when its
-      rules digest to the package's own `priv/decisions.json`.
+      every finite-domain question alike. The NIF library loads only when
+      its rules digest to the package's own `priv/decisions.json`.
 
   `mix openagents_policy.gate` compares two documents before a rollout.
   """
@@ -75,7 +74,7 @@ defmodule OpenAgentsPolicy do
       file = OpenAgentsPolicy.Native.library_file()
       sha256 = Base.encode16(:crypto.hash(:sha256, File.read!(file)), case: :lower)
       :ok = :persistent_term.put(@nif, %{file: file, sha256: sha256})
-      :persistent_term.get(@nif)
+      %{file: file, sha256: sha256}
     end
   end
 end

@@ -3,10 +3,10 @@ defmodule OpenAgentsPolicy.Decisions do
   What a change of the rules changes, and for whom: `diff/3` of two decision
   documents.
 
-  `OpenAgentsPolicy.decision_digest/0` tells two builds apart; it cannot say
-  how they differ, and a reviewer, a release builder and a CHANGELOG need
-  that: moving a field from `ledger` to `pulse` is one line in the Rust core,
-  and shows it to every anonymous reader. `diff/3` joins two documents (the
+  `OpenAgentsPolicy.decision_digest/0` tells two builds apart but not how
+  they differ, and a reviewer, a release builder and a CHANGELOG need that:
+  moving a field from `ledger` to `pulse` is one line in the Rust core, and
+  shows it to every anonymous reader. `diff/3` joins two documents (the
   `priv/decisions.json` a package or release carries, the last release's)
   on their questions and lists every answer that differs, classed:
 
@@ -14,30 +14,26 @@ defmodule OpenAgentsPolicy.Decisions do
     * `:narrows`: someone loses, no one gains;
     * `:changes`: neither (a Box state that reads another lifecycle);
     * `:removed`: a question the new document no longer answers;
-    * `:unclassed`: a change the diff cannot class (a question only the
-      new document asks, unless it widens);
+    * `:unclassed`: a question only the new document asks, unless it widens;
     * `:words`: a change of words in a table that decides nothing.
 
   A question one document lacks is answered on that side as that side
   answers any word it does not know. A document that cannot be read, is
   past a limit or is incomplete is refused (`t:refusal/0`), never read as
   "no changes". The diff is Rust's, on a dirty CPU scheduler;
-  `mix openagents_policy.gate` decides a rollout by it.
-
-  Deliberately absent: any decision about a diff (the gate's), reading files,
-  and keeping anything.
+  `mix openagents_policy.gate` decides a rollout by it. Absent: any decision
+  about a diff (the gate's), reading files, keeping anything.
   """
 
   @typedoc "Who gains or loses by a change (see the module docs)."
   @type class :: :widens | :narrows | :changes | :removed | :unclassed | :words
 
   @typedoc """
-  One answer that differs: `:table` is its path in the document
-  (`"schedule.fields"`, `"ladder.effective"`, ...); `:input` the
-  question in the caller's words (`%{"family" => "attempt", "field" =>
-  "terminal_commit"}`); `:old` and `:new` the answers as JSON terms (`nil`
-  when that side has no answer: a word it lacks); `:says` the change in one
-  sentence.
+  One answer that differs: `:table` its path in the document
+  (`"schedule.fields"`, ...), `:input` the question in the caller's words
+  (`%{"family" => "attempt", "field" => "terminal_commit"}`), `:old` and
+  `:new` the answers as JSON terms (`nil` on a side that lacks the word),
+  `:says` the change in one sentence.
   """
   @type change :: %{
           table: String.t(),
@@ -49,14 +45,12 @@ defmodule OpenAgentsPolicy.Decisions do
         }
 
   @typedoc """
-  Why two documents were not compared: `:not_a_document` (not JSON, not an
-  object, or not rows as its format writes them), `:unknown_format` (a
-  decision document of a format this library does not read, or of none),
-  `:incomplete` (a question its vocabularies imply missing) or
-  `:too_large` (past a limit the sentence names: 1 MiB a document or the
-  diff's output, rows, input words, list items, a word's bytes); which of
-  the two (`:old` or `:new`, or `nil` for the diff's output); and a sentence
-  saying so.
+  Why two documents were not compared, on which side (`:old`, `:new`, or
+  `nil` for the diff's output), in a sentence: `:not_a_document` (not JSON,
+  not an object, not rows as its format writes them), `:unknown_format` (a
+  format this library does not read, or none), `:incomplete` (a question its
+  vocabularies imply missing), `:too_large` (past a limit the sentence names:
+  1 MiB a document or the output, rows, input words, list items, a word's bytes).
   """
   @type refusal ::
           {:not_a_document | :unknown_format | :incomplete | :too_large, :old | :new | nil,

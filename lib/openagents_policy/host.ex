@@ -109,13 +109,9 @@ defmodule OpenAgentsPolicy.Host do
   def override(modules) do
     modules = validate!(modules)
 
-    overrides =
-      Enum.reduce(modules, Process.get(@override, %{}), fn
-        {key, nil}, acc -> Map.delete(acc, key)
-        {key, module}, acc -> Map.put(acc, key, module)
-      end)
-
-    Process.put(@override, overrides)
+    {dropped, set} = Enum.split_with(modules, &(elem(&1, 1) == nil))
+    overrides = Map.drop(Process.get(@override, %{}), Keyword.keys(dropped))
+    Process.put(@override, Map.merge(overrides, Map.new(set)))
 
     # A :persistent_term write makes every process scan its heap: once only.
     unless :persistent_term.get(@overridden, false),
@@ -137,12 +133,8 @@ defmodule OpenAgentsPolicy.Host do
 
   # `modules`, once validated: a key given nil is checked as its default.
   defp validate!(modules) do
-    _ =
-      NimbleOptions.validate!(
-        Enum.map(modules, &with({key, nil} <- &1, do: {key, @defaults[key]})),
-        @schema
-      )
-
+    defaulted = Enum.map(modules, &with({key, nil} <- &1, do: {key, @defaults[key]}))
+    _ = NimbleOptions.validate!(defaulted, @schema)
     modules
   end
 

@@ -236,18 +236,19 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
     with :eof <- more(st), do: refuse("not a readable tarball: it ends before its end-of-archive")
   end
 
-  defp take(%{buf: buf} = st, n) when byte_size(buf) >= n do
+  # The stream's next `n` bytes: kept (buffered until all are in), or skipped as they come.
+  defp take(%{buf: buf} = st, n, _keep?) when byte_size(buf) >= n do
     <<bytes::binary-size(n), rest::binary>> = buf
     {bytes, %{st | buf: rest}}
   end
 
-  defp take(st, n), do: take(fill(st), n)
+  defp take(st, n, true), do: take(fill(st), n, true)
 
-  defp skip(%{buf: buf} = st, n) when byte_size(buf) >= n, do: elem(take(st, n), 1)
-  defp skip(%{buf: buf} = st, n), do: skip(fill(%{st | buf: ""}), n - byte_size(buf))
+  defp take(%{buf: buf} = st, n, false),
+    do: take(fill(%{st | buf: ""}), n - byte_size(buf), false)
 
   defp members(st) do
-    case take(st, 512) do
+    case take(st, 512, true) do
       {<<0::4096>>, st} -> finish(st)
       {header, st} -> members(header(st, header))
     end
@@ -360,13 +361,13 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
     "lib/#{@app}-#{vsn}"
   end
 
-  # A member's data, `size` bytes kept (or skipped: nil), then its padding skipped.
+  # A member's data, `size` bytes kept or skipped, then its padding skipped.
   defp data(st, size, keep?) do
     if size > st.budget - st.read + byte_size(st.buf),
       do: refuse("a member of #{size} bytes, over the budget of #{st.budget}")
 
-    {bytes, st} = if keep?, do: take(st, size), else: {nil, skip(st, size)}
-    {bytes, skip(st, rem(512 - rem(size, 512), 512))}
+    {bytes, st} = take(st, size, keep?)
+    {bytes, elem(take(st, rem(512 - rem(size, 512), 512), false), 1)}
   end
 
   defp short(name) when byte_size(name) <= 100, do: inspect(name)

@@ -5,10 +5,10 @@ defmodule OpenAgents.Delegations.Target do
   doing, and what the asking caller may do to it now
   ([Delegation targets](delegation-targets.md)).
 
-  The Rust core computes every answer. Every answer over a finite domain is
-  read from the core when this module compiles and kept as a function
-  clause, so a request makes no NIF call, and an argument outside the
-  domain raises `FunctionClauseError`.
+  The Rust core computes every answer; each over a finite domain is read
+  from it as this module compiles and kept as a function clause, so a
+  request makes no NIF call and an argument outside the domain raises
+  `FunctionClauseError`.
 
   Deliberately absent: a runtime class for a Box, operations beyond `start`
   and `cancel`, a third target kind, any control-plane client.
@@ -25,12 +25,11 @@ defmodule OpenAgents.Delegations.Target do
   @substrates Map.new(Native.substrates())
   @machine_statuses Native.machine_statuses()
   @machine OpenAgents.Machines.Machine
-  # The core reads every word outside a substrate's vocabulary as one
-  # `Unrecognized` reading, so each projection has one answer for all of them.
+  # The core reads any word outside a substrate's vocabulary as one reading.
   @unrecognized Map.new(Native.unrecognized_lifecycles())
 
-  # A substrate's lifecycle as the arms of one `case`: the core's answer for
-  # each word it knows, then its one answer for any other word.
+  # A substrate's lifecycle as one `case`: the core's answer for each word it
+  # knows, then its one answer for any other.
   lifecycle_arms = fn substrate, lifecycle ->
     known = for word <- @substrates[substrate], do: {:->, [], [[word], lifecycle.(word)]}
     known ++ [{:->, [], [[{:_, [], nil}], @unrecognized[substrate]]}]
@@ -66,10 +65,9 @@ defmodule OpenAgents.Delegations.Target do
   def delegation_lifecycles, do: @delegation_lifecycles
 
   @doc """
-  The work job statuses whose delegation has ended (it `succeeded`, `failed`
-  or was `cancelled`), in `Work.Job.statuses/0`'s order: what a surface
-  showing work in motion leaves out. A status the core does not know is not
-  on the list.
+  The work job statuses whose delegation has ended (`succeeded`, `failed`,
+  `cancelled`), in `Work.Job.statuses/0`'s order: what a surface showing
+  work in motion leaves out (a status the core does not know is not on it).
 
       iex> "completed" in OpenAgents.Delegations.Target.job_terminal_statuses()
       true
@@ -133,9 +131,8 @@ defmodule OpenAgents.Delegations.Target do
   def computer_lifecycle(%{__struct__: @machine} = machine, online?) when is_boolean(online?),
     do: computer(machine.status, online?, machine)
 
-  # The core's answer for each status it knows (then any other status, which
-  # it reads alike) and `online?`, read in the seeds' order: the status,
-  # then `revoked_at` only where the core's answer depends on it, so a
+  # The core's answer for each status it knows (then any other) and
+  # `online?`; `revoked_at` is read only where the answer depends on it, so a
   # machine lacking a key raises the `KeyError` the app's read raises.
   for status <- @machine_statuses ++ [:other], online? <- [true, false] do
     word = if status == :other, do: nil, else: status

@@ -3,14 +3,13 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   The field-by-field disclosure schedule for work in progress: attempts,
   work jobs, evidence edges and traces.
 
-  A tier elsewhere answers "may this reader see the record". For work
-  someone is doing now the question is "which of its fields": each family
-  names the rung that first exposes each field, and a never list names the
-  columns no rung exposes. A column on neither list, or on both, is a defect
-  `classify/2` finds, which keeps this a schedule rather than an intention.
-  The rungs, the never lists and the viewers: [The disclosure
-  model](disclosure-model.md). Repository authority is stronger than every
-  rung: the host checks it first.
+  A tier elsewhere answers "may this reader see the record"; for work being
+  done now the question is "which of its fields": each family names the rung
+  that first exposes each field, and a never list the columns no rung
+  exposes. A column on neither list, or on both, is a defect `classify/2`
+  finds. The rungs, the never lists and the viewers: [The disclosure
+  model](disclosure-model.md). Repository authority, stronger than every
+  rung, is the host's to check first.
 
   Every rule lives in the Rust core. This module guards arguments, asks the
   host what only it knows (`OpenAgentsPolicy.Host`), and keeps the core's
@@ -29,9 +28,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @explained Map.new(@families, &{&1, Enum.map(Native.reasons(&1), explanation)})
   # The tier words a caller names: each tier as an atom and as a string, and `nil`.
   @tier_words [nil | Enum.flat_map(Native.tiers(), &[&1, Atom.to_string(&1)])]
-  # The viewer classes (`Boundary.viewer/1`) whose answers are compiled in: every
-  # class whose tier, if it has one, is a tier word. Any other class (a
-  # tier that is not a word) is asked of the core on the call.
+  # The viewer classes (`Boundary.viewer/1`) whose answers are compiled in: those
+  # whose tier, if any, is a tier word. Any other is asked of the core on the call.
   @classes [:operator, {:user, true}, {:user, false}, :account, :nobody] ++
              Enum.map(@tier_words, &{:tiered, &1}) ++
              for(word <- @tier_words, word != nil, do: {:word, word})
@@ -161,8 +159,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
   @doc """
   What `tier` withholds of `family`: the explanation of each scheduled field
-  `fields_at(family, tier)` does not show, in the schedule's order (never-listed
-  columns are not in it), so a surface can say "withheld: needs ledger, because ...".
+  `fields_at/2` does not show, in the schedule's order, so a surface can say
+  "withheld: needs ledger, because ...".
 
       iex> OpenAgents.Transparency.WorkDisclosure.withheld(:trace, nil)
       []
@@ -229,22 +227,19 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
   def effective_tier(record, _viewer), do: raise(BadMapError, term: record)
 
-  # The core's answers, compiled in: a live link, one clause per tier word,
-  # viewer class and ownership; a tier column, one per tier word and viewer
-  # class; a revoked link, read without its viewer, one per tier word.
+  # The core's answers, compiled in, for each tier word: a tier column and a
+  # live link (owned or not) for each viewer class, a revoked link for none.
   # Anything else is asked of the core on the call, as the same typed terms.
-  records =
-    for(tier <- @tier_words, owns? <- [true, false], do: {:linked, :live, tier, owns?}) ++
-      for tier <- @tier_words, do: {:column, {:tier, tier}}
-
-  for record <- records, class <- @classes do
+  for tier <- @tier_words,
+      {record, classes} <- [
+        {{:column, {:tier, tier}}, @classes},
+        {{:linked, :live, tier, true}, @classes},
+        {{:linked, :live, tier, false}, @classes},
+        {{:linked, :revoked, tier, false}, [:nobody]}
+      ],
+      class <- classes do
     defp tier_of(unquote(Macro.escape(record)), unquote(Macro.escape(class))),
       do: unquote(Native.effective_tier(record, class))
-  end
-
-  for tier <- @tier_words, record = {:linked, :revoked, tier, false} do
-    defp tier_of(unquote(Macro.escape(record)), :nobody),
-      do: unquote(Native.effective_tier(record, :nobody))
   end
 
   defp tier_of(record, class), do: Native.effective_tier(record, class)
@@ -252,7 +247,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @typedoc """
   Tier values of one record shape that a viewer reads above `dark`: these
   tier words, any other word (`other`), no word (`none`: `nil`, or a word
-  longer than 64 bytes, which no tier has). `visibility/1` answers one per shape.
+  longer than #{Boundary.word_bytes()} bytes, which no tier has); one per shape in `visibility/1`.
   """
   @type tier_values :: %{words: [String.t()], other: boolean(), none: boolean()}
 
@@ -260,12 +255,11 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @tier_strings Enum.map(Native.tiers(), &Atom.to_string/1)
 
   @doc """
-  Which records `viewer` reads above `dark`, by shape, asked of the core for
-  each tier value as `effective_tier/2` asks it: a record with no link by its
-  `transparency_tier` (`:column`); one whose link is live, by the link's tier,
-  when the link's `account_id` is the viewer's `:account` (`:own_link`) or
-  not (`:link`); one whose link is revoked (`:revoked_link`). What
-  `where_visible/2` builds its query from, for a host that builds its own.
+  Which records `viewer` reads above `dark`, by shape, as `effective_tier/2`
+  reads them: no link, by `transparency_tier` (`:column`); a live link, by its
+  tier, owned by the viewer's `:account` (`:own_link`) or not (`:link`); a
+  revoked link (`:revoked_link`). `where_visible/2`'s query, for a host that
+  builds its own.
   """
   @spec visibility(term()) :: %{required(:account) => term(), optional(atom()) => tier_values()}
   def visibility(viewer) do
@@ -294,9 +288,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
     @doc """
     `queryable` (a schema with `transparency_tier` and `artifact_link_id`, or a
     query on one) narrowed to the rows whose `effective_tier(record, viewer)`,
-    their link loaded, is not `:dark`: the link is read by a left join on the
-    configured `:artifact_link` schema, and each tier value as `visibility/1`
-    answers it. Compiled only where Ecto is.
+    their link loaded, is not `:dark`: a left join on the configured
+    `:artifact_link` schema, read as `visibility/1` answers. Compiled only where Ecto is.
     """
     @spec where_visible(Ecto.Queryable.t(), term()) :: Ecto.Query.t()
     def where_visible(queryable, viewer) do
@@ -310,9 +303,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
       {column, tier} = {dynamic([r], r.transparency_tier), dynamic([..., l], l.tier)}
 
-      # Owned: the link's account is the viewer's, both set, as
-      # effective_tier/2 compares them; an account the column cannot hold
-      # owns none.
+      # Owned as effective_tier/2 decides it: both set and equal; an account
+      # the column cannot hold owns none.
       owned =
         case Ecto.Type.cast(link.__schema__(:type, :account_id), seen.account) do
           {:ok, id} when id != nil ->
@@ -337,7 +329,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
     # A tier value among `values`: a word listed, any other word, or no word.
     defp tier_in(tier, %{words: words, other: other, none: none}) do
       import Ecto.Query, only: [dynamic: 1]
-      long = dynamic(fragment("octet_length(?) > 64", ^tier))
+      long = dynamic(fragment("octet_length(?) > ?", ^tier, ^Boundary.word_bytes()))
 
       case {other, none} do
         {true, true} -> dynamic(^tier in ^words or ^tier not in ^@tier_strings or is_nil(^tier))
@@ -350,25 +342,17 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
   @doc """
   Mints the consent-bearing link for one attempt through the host's repo, or
-  returns `:none`.
-
-  The link raises the requesting account to `glass` and goes `dark` the
-  moment it is revoked; its tier is `ledger`. An attempt that anything but a
-  user with a binary id requested has no owner, so it gets `:none`.
+  returns `:none`: its tier is `ledger`, it raises the requesting account to
+  `glass` and goes `dark` the moment it is revoked. An attempt that anything
+  but a user with a binary id requested has no owner, so it gets `:none`.
   """
   @spec link_for_attempt(term(), term(), term()) :: {:ok, struct()} | :none | {:error, term()}
   def link_for_attempt(repository, principal, authority \\ %{}) do
-    # The principal's two words are read here, where the compiled match knows
-    # their keys; a kind crosses bounded (`Boundary.word/1`).
-    {kind, id} =
-      case principal do
-        %{"type" => kind, "id" => id} -> {kind, id}
-        %{"type" => kind} -> {kind, nil}
-        %{"id" => id} -> {nil, id}
-        _ -> {nil, nil}
-      end
+    # A kind crosses bounded (`Boundary.word/1`).
+    principal = if is_map(principal), do: principal, else: %{}
+    kind = Boundary.word(Map.get(principal, "type"))
 
-    case Native.link_for_attempt(repository, Boundary.word(kind), id, authority) do
+    case Native.link_for_attempt(repository, kind, Map.get(principal, "id"), authority) do
       {:ok, attrs} -> Boundary.insert_link(attrs)
       {:error, _no_owner} -> :none
     end
@@ -388,9 +372,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @spec project(family(), map(), term()) :: map() | nil
   def project(family, source, tier)
 
-  # A tier named by a word: the fields the core admits at it (the table of
-  # `fields_at/2`), each read from the source in one match when the source has
-  # them all, else one by one (a field it lacks reads `nil`).
+  # A tier word: the fields `fields_at/2` admits, read in one match when the
+  # source has them all, else one by one (a field it lacks reads `nil`).
   for family <- @families, tier <- @tier_words do
     case Native.fields_at(family, elem(Boundary.viewer(tier), 0)) do
       [] ->
