@@ -2,18 +2,16 @@ defmodule OpenAgentsPolicy.Host do
   @moduledoc """
   The host application's modules, as this library calls them: named in
   application config, so the library compiles and runs with none of them
-  present and a host, or a test, can name others. Each is held to its
-  behaviour, which a host module declares with `@behaviour`:
-  `OpenAgentsPolicy.Host.Accounts`, `OpenAgentsPolicy.Host.Repositories`,
-  `OpenAgentsPolicy.Host.ArtifactLink`, `OpenAgentsPolicy.Host.Repo`
-  (`:user` names the user struct).
+  present and a host, or a test, can name others. Each is held to the
+  behaviour it declares: `OpenAgentsPolicy.Host.Accounts`,
+  `OpenAgentsPolicy.Host.Repositories`, `OpenAgentsPolicy.Host.ArtifactLink`,
+  `OpenAgentsPolicy.Host.Repo` (`:user` names the user struct).
 
       config :openagents_policy, repo: MyApp.Repo
 
   Per key, the nearest `override/1` wins, then the application environment,
-  then the default. [Host configuration](host-configuration.md) gives each
-  key's default and use, when a setting is read, and what `configure/1` and
-  `override/1` refuse.
+  then the default. [Host configuration](host-configuration.md): each key's
+  default and use, when a setting is read, what is refused.
   """
 
   alias OpenAgentsPolicy.Host.Boundary
@@ -28,8 +26,8 @@ defmodule OpenAgentsPolicy.Host do
     user: {OpenAgents.Accounts.User, nil}
   ]
   @defaults Map.new([unloaded_link: :tier_column] ++ for({k, {d, _}} <- @modules, do: {k, d}))
-  # What configure/1 and override/1 take (nil, a key's default, aside): a
-  # module held to its behaviour (Boundary.host_module/3), a mode.
+  # What configure/1 and override/1 take besides nil: a module held to its
+  # behaviour (Boundary.host_module/3), a mode.
   @schema NimbleOptions.new!([
             {:unloaded_link, type: {:in, @unloaded_modes}}
             | for(
@@ -51,10 +49,10 @@ defmodule OpenAgentsPolicy.Host do
   @doc """
   What `effective_tier/2` makes of a record whose `:artifact_link` is
   `%Ecto.Association.NotLoaded{}` while its `artifact_link_id` is set (a
-  link the caller forgot to preload): `:tier_column` (the default, as the
-  app reads it), `:dark` or `:raise` (`ArgumentError`). Any other configured
-  value raises `NimbleOptions.ValidationError`. Which to choose, and why:
-  [Host configuration](host-configuration.md), "A link that was not loaded".
+  forgotten preload): `:tier_column` (the default, as the app reads it),
+  `:dark` or `:raise` (`ArgumentError`); any other value raises
+  `NimbleOptions.ValidationError`. Which to choose: [Host
+  configuration](host-configuration.md), "A link that was not loaded".
   """
   @spec unloaded_link() :: unloaded_mode()
   def unloaded_link do
@@ -64,14 +62,11 @@ defmodule OpenAgentsPolicy.Host do
 
   @doc """
   Points the library at other host modules, for the whole system, from the
-  next call: each key of `modules` is written to the application
-  environment, as `Application.put_env/3` would; a key given `nil` goes back
-  to its default. Returns the configuration before the change (overrides
-  aside), which `configure/1` takes back to restore it. An invalid key or
-  value raises `NimbleOptions.ValidationError` before anything is written.
-
-  Each key takes effect on its own. In tests, prefer `override/1`, which no
-  other test sees.
+  next call: each key of `modules` is written to the application environment
+  (`nil`: back to its default), each taking effect on its own. Returns the
+  configuration before (overrides aside), which `configure/1` takes back. An
+  invalid key or value raises `NimbleOptions.ValidationError` before anything
+  is written. In tests, prefer `override/1`, which no other test sees.
 
       previous = OpenAgentsPolicy.Host.configure(repo: MyApp.TestRepo)
       # ...
@@ -95,11 +90,10 @@ defmodule OpenAgentsPolicy.Host do
 
   @doc """
   Uses other host modules for the calling process and the processes that
-  name it in their `$callers` (the `Task`s it starts), and nowhere else:
-  what a test that runs `async: true` needs. Keys not given keep whatever
-  they were; a key given `nil` drops its override. The override ends with
-  the process or with `clear_override/0`. An invalid key or value raises
-  `NimbleOptions.ValidationError`.
+  name it in their `$callers` (the `Task`s it starts) alone, as an `async:
+  true` test needs. Keys not given keep what they were; `nil` drops a key's
+  override. It ends with the process or `clear_override/0`. An invalid key or
+  value raises `NimbleOptions.ValidationError`.
 
       setup do
         OpenAgentsPolicy.Host.override(accounts: MyTest.Accounts)
@@ -143,9 +137,9 @@ defmodule OpenAgentsPolicy.Host do
   def defaults, do: @defaults
 
   @doc false
-  # The module (or setting) `key` names for the calling process, which
-  # OpenAgentsPolicy.Host.Boundary calls. One clause per key, its default a
-  # literal: the lookup is the override check and an application-environment read.
+  # The module (or setting) `key` names for the calling process: one clause
+  # per key, its default a literal, so a lookup is the override check and an
+  # application-environment read.
   for {key, default} <- @defaults do
     def module(unquote(key)) do
       with nil <- overriding(unquote(key)),

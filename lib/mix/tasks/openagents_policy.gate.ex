@@ -4,10 +4,9 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
   A release builder's gate, run before any node is touched: the deployed
   release's decision document against the candidate's
   (`OpenAgentsPolicy.Decisions.diff/3`). It passes only when every change
-  narrows, or is a change of words that decides nothing; anything else is
-  refused until accepted by the candidate's decision digest (the SHA-256 of
-  its document, lowercase hex), so whoever accepts it accepts exactly what
-  ships.
+  narrows or is of words alone; anything else is refused until accepted by
+  the candidate's decision digest (its document's SHA-256, lowercase hex),
+  so whoever accepts it accepts exactly what ships.
 
       mix openagents_policy.gate DEPLOYED CANDIDATE [--accept DIGEST] [--format markdown|json]
 
@@ -16,8 +15,8 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
   read as a stream within a budget and never extracted. Exits 0 on `pass`
   or an accepted digest, 1 when refused (stderr says `--accept <digest>`),
   2 when an argument cannot be found, read or diffed: never "no changes".
-  Its inputs, exits and JSON receipt: [Deploying](deploying.md), "Before
-  any node is touched"; its budget: [Reliability](reliability.md).
+  More: [Deploying](deploying.md), "Before any node is touched"; the
+  budget: [Reliability](reliability.md).
 
   Absent by design: reading a running node, and any record of acceptances.
   """

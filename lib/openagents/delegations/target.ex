@@ -6,9 +6,8 @@ defmodule OpenAgents.Delegations.Target do
   ([Delegation targets](delegation-targets.md)).
 
   The Rust core computes every answer; each over a finite domain is read
-  from it as this module compiles and kept as a function clause, so a
-  request makes no NIF call and an argument outside the domain raises
-  `FunctionClauseError`.
+  from it as this module compiles and kept compiled in, so a request makes
+  no NIF call and an argument outside the domain raises `FunctionClauseError`.
 
   Deliberately absent: a runtime class for a Box, operations beyond `start`
   and `cancel`, a third target kind, any control-plane client.
@@ -19,6 +18,7 @@ defmodule OpenAgents.Delegations.Target do
   # Read from the Rust core as this module compiles; a rebuilt NIF recompiles it.
   @lifecycles Native.lifecycles()
   @delegation_lifecycles Native.delegation_lifecycles()
+  @delegation_seams Map.new(@delegation_lifecycles, &{&1, Native.delegation_seam(&1)})
   @job_terminal_statuses Native.job_terminal_statuses()
   @custodies Native.custodies()
   @kinds Native.kinds()
@@ -199,10 +199,6 @@ defmodule OpenAgents.Delegations.Target do
       "succeeded"
   """
   @spec delegation_seam(String.t()) :: %{String.t() => String.t() | [String.t()]}
-  def delegation_seam(lifecycle)
-
-  for lifecycle <- @delegation_lifecycles do
-    def delegation_seam(unquote(lifecycle)),
-      do: unquote(Macro.escape(Native.delegation_seam(lifecycle)))
-  end
+  def delegation_seam(lifecycle) when lifecycle in @delegation_lifecycles,
+    do: Map.fetch!(@delegation_seams, lifecycle)
 end

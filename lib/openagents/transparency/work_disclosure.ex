@@ -24,6 +24,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @families Native.families()
   @schedule Native.schedule()
   @relationships Native.relationships()
+  @never Map.new(@families, &{&1, Native.never(&1)})
+  @source_columns Map.new(@families, &{&1, Native.source_columns(&1)})
   explanation = fn {field, rung, reason} -> %{field: field, rung: rung, reason: reason} end
   @explained Map.new(@families, &{&1, Enum.map(Native.reasons(&1), explanation)})
   # The tier words a caller names: each tier as an atom and as a string, and `nil`.
@@ -60,11 +62,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       true
   """
   @spec never(family()) :: [atom()]
-  def never(family)
-
-  for family <- @families do
-    def never(unquote(family)), do: unquote(Native.never(family))
-  end
+  def never(family) when family in @families, do: Map.fetch!(@never, family)
 
   @doc """
   The schema columns the scheduled fields of `family` are read from, sorted
@@ -76,11 +74,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       true
   """
   @spec source_columns(family()) :: [atom()]
-  def source_columns(family)
-
-  for family <- @families do
-    def source_columns(unquote(family)), do: unquote(Native.source_columns(family))
-  end
+  def source_columns(family) when family in @families, do: Map.fetch!(@source_columns, family)
 
   @doc """
   The tier that first exposes `field` of `family`, or `nil` if none does.
@@ -94,7 +88,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   def tier_for(family, field)
 
   # Every scheduled field and never-listed column, compiled in.
-  for {family, fields} <- @schedule, field <- Map.keys(fields) ++ Native.never(family) do
+  for {family, fields} <- @schedule, field <- Map.keys(fields) ++ @never[family] do
     def tier_for(unquote(family), unquote(field)),
       do: unquote(Native.tier_for(family, field))
   end
@@ -181,8 +175,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       true
   """
   @spec viewer(term(), term()) :: %{
-          required(:account_id) => term(),
-          required(:tier) => tier(),
+          :account_id => term(),
+          :tier => tier(),
           optional(:admin) => true
         }
   def viewer(repository, user) do
