@@ -75,21 +75,16 @@ defmodule OpenAgentsPolicy.Decisions do
       iex> OpenAgentsPolicy.Decisions.diff(live, live, format: :json)
       {:ok, ~s({"changes":[]})}
 
-  A field moved down a rung widens. Here the document is edited (the first
-  field it schedules at `ledger`, whichever that is, moved to `pulse`); the
-  core's tests change the rules themselves:
+  A field moved down a rung widens. Here the document's first field at
+  `ledger` is moved to `pulse` (the core's tests change the rules themselves):
 
       iex> live = OpenAgentsPolicy.decisions_json()
       iex> moved = String.replace(live, ~s("tier":"ledger",), ~s("tier":"pulse",), global: false)
       iex> {:ok, [change]} = OpenAgentsPolicy.Decisions.diff(live, moved)
-      iex> {change.table, change.class}
-      {"schedule.fields", :widens}
-      iex> Map.keys(change.input)
-      ["family", "field"]
-      iex> {change.old["tier"], change.new["tier"]}
-      {"ledger", "pulse"}
-      iex> change.says =~ "is now disclosed from `pulse` (was `ledger`)"
-      true
+      iex> {change.table, change.class, Map.keys(change.input)}
+      {"schedule.fields", :widens, ["family", "field"]}
+      iex> {change.old["tier"], change.new["tier"], change.says =~ "is now disclosed from `pulse` (was `ledger`)"}
+      {"ledger", "pulse", true}
 
   What is not a decision document is refused, never read as "no changes":
 
@@ -112,9 +107,8 @@ defmodule OpenAgentsPolicy.Decisions do
 
   @doc """
   The changes that widen: what a rollout should refuse unless someone
-  accepts each one by name (its `:says`).
-
-  The same field moved up to `glass` narrows, and down to `pulse` widens:
+  accepts each by name (its `:says`). The same field moved up to `glass`
+  narrows, and down to `pulse` widens:
 
       iex> live = OpenAgentsPolicy.decisions_json()
       iex> move = &String.replace(live, ~s("tier":"ledger",), ~s("tier":") <> &1 <> ~s(",), global: false)
@@ -131,9 +125,7 @@ defmodule OpenAgentsPolicy.Decisions do
   @doc """
   Whether anything widens.
 
-      iex> live = OpenAgentsPolicy.decisions_json()
-      iex> {:ok, changes} = OpenAgentsPolicy.Decisions.diff(live, live)
-      iex> OpenAgentsPolicy.Decisions.widens?(changes)
+      iex> OpenAgentsPolicy.Decisions.widens?([])
       false
   """
   @spec widens?([change()]) :: boolean()

@@ -28,13 +28,8 @@ defmodule OpenAgentsPolicy.Host do
   @defaults Map.new([unloaded_link: :tier_column] ++ for({k, {d, _}} <- @modules, do: {k, d}))
   # What configure/1 and override/1 take besides nil: a module held to its
   # behaviour (Boundary.host_module/3), a mode.
-  @schema NimbleOptions.new!([
-            {:unloaded_link, type: {:in, @unloaded_modes}}
-            | for(
-                {key, {default, behaviour}} <- @modules,
-                do: {key, type: {:custom, Boundary, :host_module, [default, behaviour]}}
-              )
-          ])
+  hosts = for {k, {d, b}} <- @modules, do: {k, type: {:custom, Boundary, :host_module, [d, b]}}
+  @schema NimbleOptions.new!([{:unloaded_link, type: {:in, @unloaded_modes}} | hosts])
   # Set for good when a process first overrides: until then no call looks for
   # callers' overrides. A process's override is in its dictionary at @override.
   @overridden {__MODULE__, :overridden}

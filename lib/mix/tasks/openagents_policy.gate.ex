@@ -68,7 +68,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
     classes = Enum.uniq(@classes ++ Map.keys(counts))
 
     if format == "json" do
-      Mix.shell().info(receipt(verdict, deployed, candidate, {classes, counts}, changes))
+      Mix.shell().info(receipt(verdict, [deployed, candidate], {classes, counts}, changes))
     else
       Mix.shell().info(String.trim_trailing(diff!(deployed, candidate, :markdown, paths)))
       tally = Enum.map_join(classes, ", ", &"#{counts[&1] || 0} #{&1}")
@@ -391,21 +391,18 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
 
   # The receipt, written by hand (a host may lack Jason): at most 32 changes
   # of 3 strings of at most 128 bytes, each byte escaped to at most 6.
-  defp receipt(verdict, deployed, candidate, {classes, counts}, changes) do
+  defp receipt(verdict, sides, {classes, counts}, changes) do
+    [deployed, candidate] = for side <- sides, do: Map.take(side, [:digest, :version])
+
     listed =
       for c <- Enum.take(Enum.sort_by(changes, &(&1.class in @passing)), 32),
           do: %{class: c.class, table: cut(c.table), says: cut(c.says)}
 
-    IO.iodata_to_binary(
-      json(%{
-        verdict: verdict,
-        deployed: Map.take(deployed, [:digest, :version]),
-        candidate: Map.take(candidate, [:digest, :version]),
-        counts: Map.new(classes, &{&1, counts[&1] || 0}),
-        changes: listed,
-        left_out: max(length(changes) - 32, 0)
-      })
-    )
+    %{verdict: verdict, deployed: deployed, candidate: candidate, changes: listed}
+    |> Map.put(:counts, Map.new(classes, &{&1, counts[&1] || 0}))
+    |> Map.put(:left_out, max(length(changes) - 32, 0))
+    |> json()
+    |> IO.iodata_to_binary()
   end
 
   defp json(nil), do: "null"

@@ -28,6 +28,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @source_columns Map.new(@families, &{&1, Native.source_columns(&1)})
   explanation = fn {field, rung, reason} -> %{field: field, rung: rung, reason: reason} end
   @explained Map.new(@families, &{&1, Enum.map(Native.reasons(&1), explanation)})
+  @explain Map.new(for {family, all} <- @explained, e <- all, do: {{family, e.field}, e})
   # The tier words a caller names: each tier as an atom and as a string, and `nil`.
   @tier_words [nil | Enum.flat_map(Native.tiers(), &[&1, Atom.to_string(&1)])]
   # The viewer classes (`Boundary.viewer/1`) whose answers are compiled in: those
@@ -143,13 +144,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       nil
   """
   @spec explain(family(), term()) :: explanation() | nil
-  def explain(family, field)
-
-  for {family, explained} <- @explained, %{field: field} = explanation <- explained do
-    def explain(unquote(family), unquote(field)), do: unquote(Macro.escape(explanation))
-  end
-
-  def explain(family, _field) when family in @families, do: nil
+  def explain(family, field) when family in @families, do: Map.get(@explain, {family, field})
 
   @doc """
   What `tier` withholds of `family`: the explanation of each scheduled field

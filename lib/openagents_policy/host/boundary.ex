@@ -1,10 +1,9 @@
 defmodule OpenAgentsPolicy.Host.Boundary do
   @moduledoc false
   # Where the library meets the host: a viewer, a record, a link and a tier
-  # reduced, once per call, to the small typed terms the NIFs take (a tier
-  # crosses as an atom, a binary of at most 64 bytes, or nil; no account id
-  # crosses), and the calls into the host modules OpenAgentsPolicy.Host
-  # names. The library's public modules call it; a host never does.
+  # reduced, once per call, to the typed terms the NIFs take (a tier crosses
+  # as an atom, a word or nil; no account id crosses), and the calls into the
+  # host modules OpenAgentsPolicy.Host names. A host never calls it.
 
   alias OpenAgentsPolicy.Host
 
@@ -18,9 +17,9 @@ defmodule OpenAgentsPolicy.Host.Boundary do
   @type subject :: {:link, :live | :revoked, tier(), boolean()} | {:tier, tier()}
   @type tier :: atom() | binary()
 
-  # NimbleOptions' check of a host module given to configure/1 or
-  # override/1: the key's default as it is (the application environment is
-  # not checked either), else a module exporting `behaviour`'s callbacks.
+  # NimbleOptions' check of a module given to configure/1 or override/1: the
+  # key's default as it is (as the application environment), else a module
+  # exporting `behaviour`'s callbacks.
   @spec host_module(term(), module(), module() | nil) :: {:ok, module()} | {:error, String.t()}
   def host_module(default, default, _behaviour), do: {:ok, default}
 
@@ -37,17 +36,16 @@ defmodule OpenAgentsPolicy.Host.Boundary do
   def host_module(other, _default, _behaviour),
     do: {:error, "expected a module, got: #{inspect(other)}"}
 
-  # Whether a struct of `module` is a link (a user): the default name, or
-  # the configured `:artifact_link` (`:user`).
+  # Whether a struct of `module` is a link (a user): the default or the configured module.
   @spec link?(module()) :: boolean()
   def link?(module), do: module == @link or module == Host.module(:artifact_link)
 
   @spec user?(module()) :: boolean()
   def user?(module), do: module == @user or module == Host.module(:user)
 
-  # A viewer reduced to what the core decides on and the account it reads
-  # for (a user's `account_id` when set, else its `id`): `{class, account}`,
-  # the shapes in the order OpenAgents.Transparency.Ladder's docs list them.
+  # A viewer as `{class, account}`: what the core decides on, and the account
+  # it reads for (a user's `account_id` when set, else its `id`), the shapes
+  # in the order OpenAgents.Transparency.Ladder's docs list them.
   @spec viewer(term()) :: {class(), term()}
   def viewer(%{admin: true}), do: {:operator, nil}
 
@@ -76,12 +74,12 @@ defmodule OpenAgentsPolicy.Host.Boundary do
   @spec admin?(term()) :: boolean()
   def admin?(user), do: if(Host.module(:accounts).admin?(user), do: true, else: false)
 
-  # A tier bounded for a NIF: an atom or a word, else nil; a word is a
-  # binary of at most @word_bytes, longer than any of the core's.
+  # A tier bounded for a NIF: an atom or a word, else nil. A word is a binary
+  # of at most @word_bytes, more than any of the core's (where_visible/2's SQL
+  # reads word_bytes/0).
   @word_bytes 64
   defguardp word?(word) when is_binary(word) and byte_size(word) <= @word_bytes
 
-  # The bytes a word holds at most: where_visible/2's SQL reads it too.
   @spec word_bytes() :: pos_integer()
   def word_bytes, do: @word_bytes
 
@@ -100,8 +98,7 @@ defmodule OpenAgentsPolicy.Host.Boundary do
     {subject(subject, account), class}
   end
 
-  # A subject for a reader for `account`: a link (link?/1) is link/2's,
-  # anything else `{:tier, tier}`.
+  # A subject for a reader for `account`: a link is link/2's, anything else a tier.
   @spec subject(term(), term()) :: subject()
   def subject(%{__struct__: module} = subject, account) do
     if link?(module), do: link(subject, account), else: {:tier, tier(subject)}
@@ -121,11 +118,10 @@ defmodule OpenAgentsPolicy.Host.Boundary do
 
   defp owns?(owner, account), do: owner != nil and account != nil and owner == account
 
-  # What effective_tier/2 decides on: `{record, class}` as the NIF takes
-  # them, or `:dark` (a link not loaded, under `unloaded_link: :dark`). The
-  # record's fields are read here, where the compiled match knows their keys
-  # (on a host's 35-key record that is most of the call). A struct in the
-  # link's place that is not a link leaves the record to its column.
+  # What effective_tier/2 decides on: `{record, class}` as the NIF takes them,
+  # or `:dark` (a link not loaded, under `unloaded_link: :dark`). The fields
+  # are read in a compiled match (on a host's 35-key record, most of the
+  # call). A struct in the link's place that is not a link leaves the column.
   @spec record(map(), term()) :: {tuple(), class()} | :dark
   def record(record, viewer) do
     case record do
@@ -157,13 +153,12 @@ defmodule OpenAgentsPolicy.Host.Boundary do
     end
   end
 
-  # A link that exists (its id is set) but was not loaded: what the host
-  # configured. With no id there is no link to have forgotten.
+  # A link that exists (its id is set) but was not loaded: as configured.
   defp unloaded(record, viewer) do
-    case if(Map.get(record, :artifact_link_id) == nil,
-           do: :tier_column,
-           else: Host.unloaded_link()
-         ) do
+    mode =
+      if Map.get(record, :artifact_link_id) == nil, do: :tier_column, else: Host.unloaded_link()
+
+    case mode do
       :tier_column -> column(Map.get(record, :transparency_tier), viewer)
       :dark -> :dark
       :raise -> raise ArgumentError, unloaded_message(record)
@@ -171,8 +166,7 @@ defmodule OpenAgentsPolicy.Host.Boundary do
   end
 
   defp unloaded_message(record) do
-    described =
-      with %{__struct__: module} <- record, do: " (a #{inspect(module)})", else: (_ -> "")
+    described = with %{__struct__: m} <- record, do: " (a #{inspect(m)})", else: (_ -> "")
 
     "effective_tier/2 was given a record whose :artifact_link was not loaded while its " <>
       "artifact_link_id is set#{described}: preload :artifact_link (for example " <>
