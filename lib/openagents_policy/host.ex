@@ -14,8 +14,6 @@ defmodule OpenAgentsPolicy.Host do
   default and use, when a setting is read, what is refused.
   """
 
-  alias OpenAgentsPolicy.Host.Boundary
-
   @unloaded_modes [:tier_column, :dark, :raise]
   # Each host module's key, default and behaviour (none for the user struct).
   @modules [
@@ -27,8 +25,8 @@ defmodule OpenAgentsPolicy.Host do
   ]
   @defaults Map.new([unloaded_link: :tier_column] ++ for({k, {d, _}} <- @modules, do: {k, d}))
   # What configure/1 and override/1 take besides nil: a module held to its
-  # behaviour (Boundary.host_module/3), a mode.
-  hosts = for {k, {d, b}} <- @modules, do: {k, type: {:custom, Boundary, :host_module, [d, b]}}
+  # behaviour (host_module/3), a mode.
+  hosts = for {k, {d, b}} <- @modules, do: {k, type: {:custom, __MODULE__, :host_module, [d, b]}}
   @schema NimbleOptions.new!([{:unloaded_link, type: {:in, @unloaded_modes}} | hosts])
   # Set for good when a process first overrides: until then no call looks for
   # callers' overrides. A process's override is in its dictionary at @override.
@@ -126,6 +124,26 @@ defmodule OpenAgentsPolicy.Host do
     _ = NimbleOptions.validate!(defaulted, @schema)
     modules
   end
+
+  # NimbleOptions' check of a module given to configure/1 or override/1: the
+  # key's default as it is (as the application environment), else a module
+  # exporting `behaviour`'s callbacks.
+  @doc false
+  @spec host_module(term(), module(), module() | nil) :: {:ok, module()} | {:error, String.t()}
+  def host_module(default, default, _behaviour), do: {:ok, default}
+
+  def host_module(module, _default, behaviour) when is_atom(module) do
+    _ = Code.ensure_loaded(module)
+    callbacks = if behaviour, do: behaviour.behaviour_info(:callbacks), else: []
+
+    case for {f, n} <- callbacks, not function_exported?(module, f, n), do: "#{f}/#{n}" do
+      [] -> {:ok, module}
+      missing -> {:error, "#{inspect(module)} does not export #{Enum.join(missing, ", ")}"}
+    end
+  end
+
+  def host_module(other, _default, _behaviour),
+    do: {:error, "expected a module, got: #{inspect(other)}"}
 
   @doc false
   # The defaults, for OpenAgentsPolicy.Host.Boundary's compiled matches.

@@ -18,7 +18,6 @@ defmodule OpenAgents.Delegations.Target do
   # Read from the Rust core as this module compiles; a rebuilt NIF recompiles it.
   @lifecycles Native.lifecycles()
   @delegation_lifecycles Native.delegation_lifecycles()
-  @delegation_seams Map.new(@delegation_lifecycles, &{&1, Native.delegation_seam(&1)})
   @job_terminal_statuses Native.job_terminal_statuses()
   @custodies Native.custodies()
   @kinds Native.kinds()
@@ -199,6 +198,10 @@ defmodule OpenAgents.Delegations.Target do
       "succeeded"
   """
   @spec delegation_seam(String.t()) :: %{String.t() => String.t() | [String.t()]}
-  def delegation_seam(lifecycle) when lifecycle in @delegation_lifecycles,
-    do: Map.fetch!(@delegation_seams, lifecycle)
+  def delegation_seam(lifecycle)
+
+  for lifecycle <- @delegation_lifecycles do
+    def delegation_seam(unquote(lifecycle)),
+      do: unquote(Macro.escape(Native.delegation_seam(lifecycle)))
+  end
 end

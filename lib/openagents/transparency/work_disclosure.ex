@@ -63,7 +63,11 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       true
   """
   @spec never(family()) :: [atom()]
-  def never(family) when family in @families, do: Map.fetch!(@never, family)
+  def never(family)
+
+  for family <- @families do
+    def never(unquote(family)), do: unquote(@never[family])
+  end
 
   @doc """
   The schema columns the scheduled fields of `family` are read from, sorted
@@ -109,13 +113,6 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       []
   """
   @spec fields_at(family(), term()) :: [atom()]
-  def fields_at(family, tier)
-
-  for family <- @families, tier <- @tier_words do
-    def fields_at(unquote(family), unquote(tier)),
-      do: unquote(Native.fields_at(family, elem(Boundary.viewer(tier), 0)))
-  end
-
   def fields_at(family, tier) when family in @families,
     do: fields_for(family, elem(Boundary.viewer(tier), 0))
 
@@ -361,8 +358,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @spec project(family(), map(), term()) :: map() | nil
   def project(family, source, tier)
 
-  # A tier word: the fields `fields_at/2` admits, read in one match when the
-  # source has them all, else one by one (a field it lacks reads `nil`).
+  # A tier word whose fields the source has all: read in one match. Any
+  # other source is read field by field (a field it lacks reads `nil`).
   for family <- @families, tier <- @tier_words do
     case Native.fields_at(family, elem(Boundary.viewer(tier), 0)) do
       [] ->
@@ -370,15 +367,9 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
       fields ->
         taken = Enum.map(fields, &{&1, Macro.var(&1, __MODULE__)})
-        source = Macro.var(:source, __MODULE__)
-        looked_up = Enum.map(fields, &{&1, quote(do: Map.get(unquote(source), unquote(&1)))})
 
         def project(unquote(family), %{unquote_splicing(taken)}, unquote(tier)),
           do: %{unquote_splicing(taken)}
-
-        def project(unquote(family), unquote(source), unquote(tier))
-            when is_map(unquote(source)),
-            do: %{unquote_splicing(looked_up)}
     end
   end
 

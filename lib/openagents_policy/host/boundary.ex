@@ -17,25 +17,6 @@ defmodule OpenAgentsPolicy.Host.Boundary do
   @type subject :: {:link, :live | :revoked, tier(), boolean()} | {:tier, tier()}
   @type tier :: atom() | binary()
 
-  # NimbleOptions' check of a module given to configure/1 or override/1: the
-  # key's default as it is (as the application environment), else a module
-  # exporting `behaviour`'s callbacks.
-  @spec host_module(term(), module(), module() | nil) :: {:ok, module()} | {:error, String.t()}
-  def host_module(default, default, _behaviour), do: {:ok, default}
-
-  def host_module(module, _default, behaviour) when is_atom(module) do
-    _ = Code.ensure_loaded(module)
-    callbacks = if behaviour, do: behaviour.behaviour_info(:callbacks), else: []
-
-    case for {f, n} <- callbacks, not function_exported?(module, f, n), do: "#{f}/#{n}" do
-      [] -> {:ok, module}
-      missing -> {:error, "#{inspect(module)} does not export #{Enum.join(missing, ", ")}"}
-    end
-  end
-
-  def host_module(other, _default, _behaviour),
-    do: {:error, "expected a module, got: #{inspect(other)}"}
-
   # Whether a struct of `module` is a link (a user): the default or the configured module.
   @spec link?(module()) :: boolean()
   def link?(module), do: module == @link or module == Host.module(:artifact_link)
