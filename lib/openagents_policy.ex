@@ -34,11 +34,10 @@ defmodule OpenAgentsPolicy do
   The fingerprint of the library running in this VM (see the module docs).
 
       iex> %{version: version, decision_digest: digest, nif: nif} = OpenAgentsPolicy.fingerprint()
+      iex> sha256 = &Base.encode16(:crypto.hash(:sha256, &1), case: :lower)
       iex> version == to_string(Application.spec(:openagents_policy, :vsn))
       true
-      iex> digest == Base.encode16(:crypto.hash(:sha256, OpenAgentsPolicy.decisions_json()), case: :lower)
-      true
-      iex> nif.sha256 == Base.encode16(:crypto.hash(:sha256, File.read!(nif.file)), case: :lower)
+      iex> {digest, nif.sha256} == {sha256.(OpenAgentsPolicy.decisions_json()), sha256.(File.read!(nif.file))}
       true
       iex> Path.basename(nif.file) =~ ~r/^(lib)?openagents_policy_nif(-v.+-nif-2\\.15-.+)?\\.so$/
       true

@@ -84,10 +84,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @doc """
   The tier that first exposes `field` of `family`, or `nil` if none does.
 
-      iex> OpenAgents.Transparency.WorkDisclosure.tier_for(:work_job, :report) in OpenAgents.Transparency.Ladder.tiers()
-      true
-      iex> OpenAgents.Transparency.WorkDisclosure.tier_for(:work_job, :no_such_field)
-      nil
+      iex> {OpenAgents.Transparency.WorkDisclosure.tier_for(:work_job, :report) in OpenAgents.Transparency.Ladder.tiers(), OpenAgents.Transparency.WorkDisclosure.tier_for(:work_job, :no_such_field)}
+      {true, nil}
   """
   @spec tier_for(family(), term()) :: tier() | nil
   def tier_for(family, field)
@@ -107,10 +105,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   a viewer map, a user. `nil` has no tier of its own and so admits every
   field; an unknown tier names `dark` and admits none.
 
-      iex> OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, :pulse) -- OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, :glass)
-      []
-      iex> OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, "dark")
-      []
+      iex> {OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, :pulse) -- OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, :glass), OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, "dark")}
+      {[], []}
   """
   @spec fields_at(family(), term()) :: [atom()]
   def fields_at(family, tier) when family in @families,
@@ -135,10 +131,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   (`:never` for a never-listed column) and the schedule's reason; `nil` for
   a column the family does not have.
 
-      iex> OpenAgents.Transparency.WorkDisclosure.explain(:work_job, :goal).rung
-      :never
-      iex> OpenAgents.Transparency.WorkDisclosure.explain(:work_job, :no_such_column)
-      nil
+      iex> {OpenAgents.Transparency.WorkDisclosure.explain(:work_job, :goal).rung, OpenAgents.Transparency.WorkDisclosure.explain(:work_job, :no_such_column)}
+      {:never, nil}
   """
   @spec explain(family(), term()) :: explanation() | nil
   def explain(family, field) when family in @families, do: Map.get(@explain, {family, field})
@@ -252,13 +246,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
     {class, account} = Boundary.viewer(viewer)
 
     values = fn record, class ->
-      dark? = &(tier_of(record.(Boundary.tier(&1)), class) == :dark)
-
-      %{
-        words: Enum.reject(@tier_strings, dark?),
-        other: not dark?.(@other_word),
-        none: not dark?.(nil)
-      }
+      read? = &(tier_of(record.(Boundary.tier(&1)), class) != :dark)
+      %{words: Enum.filter(@tier_strings, read?), other: read?.(@other_word), none: read?.(nil)}
     end
 
     %{
@@ -300,11 +289,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
             dynamic(false)
         end
 
-      own =
-        dynamic(
-          (^owned and ^tier_in(tier, seen.own_link)) or
-            (not (^owned) and ^tier_in(tier, seen.link))
-        )
+      {mine, theirs} = {tier_in(tier, seen.own_link), tier_in(tier, seen.link)}
+      own = dynamic((^owned and ^mine) or (not (^owned) and ^theirs))
 
       linked = dynamic([..., l], not is_nil(field(l, ^key)) and is_nil(l.revoked_at) and ^own)
       revoked = dynamic([..., l], not is_nil(l.revoked_at) and ^tier_in(tier, seen.revoked_link))
@@ -316,13 +302,9 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
     defp tier_in(tier, %{words: words, other: other, none: none}) do
       import Ecto.Query, only: [dynamic: 1]
       long = dynamic(fragment("octet_length(?) > ?", ^tier, ^Boundary.word_bytes()))
-
-      case {other, none} do
-        {true, true} -> dynamic(^tier in ^words or ^tier not in ^@tier_strings or is_nil(^tier))
-        {true, false} -> dynamic(^tier in ^words or (^tier not in ^@tier_strings and not (^long)))
-        {false, true} -> dynamic(^tier in ^words or is_nil(^tier) or ^long)
-        {false, false} -> dynamic(^tier in ^words)
-      end
+      other = if(other, do: dynamic(^tier not in ^@tier_strings and not (^long)), else: false)
+      none = if(none, do: dynamic(is_nil(^tier) or ^long), else: false)
+      dynamic(^tier in ^words or ^other or ^none)
     end
   end
 

@@ -18,11 +18,8 @@ defmodule OpenAgentsPolicy.Host.Boundary do
   @type tier :: atom() | binary()
 
   # Whether a struct of `module` is a link (a user): the default or the configured module.
-  @spec link?(module()) :: boolean()
-  def link?(module), do: module == @link or module == Host.module(:artifact_link)
-
-  @spec user?(module()) :: boolean()
-  def user?(module), do: module == @user or module == Host.module(:user)
+  defp link?(module), do: module == @link or module == Host.module(:artifact_link)
+  defp user?(module), do: module == @user or module == Host.module(:user)
 
   # A viewer as `{class, account}`: what the core decides on, and the account
   # it reads for (a user's `account_id` when set, else its `id`), the shapes
