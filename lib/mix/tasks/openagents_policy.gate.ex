@@ -275,8 +275,8 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
 
     path = st.next["path"] || Enum.join(for(p <- [prefix, name], trim(p) != "", do: trim(p)), "/")
 
-    {size, st} =
-      {if(n = st.next["size"], do: number(n, 10), else: octal(size)), %{st | next: %{}}}
+    size = if n = st.next["size"], do: number(n, 10), else: octal(size)
+    st = %{st | next: %{}}
 
     if type in ~c"xgLK" do
       if size > @extended, do: refuse("an extended header of #{size} bytes")

@@ -133,9 +133,8 @@ defmodule OpenAgents.Delegations.Target do
   # The core's answer for each status it knows (then any other) and
   # `online?`; `revoked_at` is read only where the answer depends on it, so a
   # machine lacking a key raises the `KeyError` the app's read raises.
-  for status <- @machine_statuses ++ [:other], online? <- [true, false] do
-    word = if status == :other, do: nil, else: status
-    pattern = if status == :other, do: Macro.var(:_other, nil), else: status
+  for {word, pattern} <- Enum.map(@machine_statuses, &{&1, &1}) ++ [{nil, {:_, [], nil}}],
+      online? <- [true, false] do
     live = Native.computer_lifecycle(word, nil, online?)
     revoked = Native.computer_lifecycle(word, :revoked, online?)
 
