@@ -43,9 +43,7 @@ defmodule OpenAgentsPolicy do
       true
   """
   @spec fingerprint() :: t()
-  def fingerprint do
-    %{version: @version, decision_digest: decision_digest(), nif: nif()}
-  end
+  def fingerprint, do: %{version: @version, decision_digest: @decision_digest, nif: nif()}
 
   @doc """
   The `:decision_digest` of `fingerprint/0` alone: a constant, read from the

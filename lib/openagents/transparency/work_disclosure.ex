@@ -43,6 +43,9 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @typedoc "A tier, as `OpenAgents.Transparency.Ladder` names them."
   @type tier :: OpenAgents.Transparency.Ladder.tier()
 
+  @typedoc "A viewer descriptor, as `viewer/2` answers it."
+  @type descriptor :: %{:account_id => term(), :tier => tier(), optional(:admin) => true}
+
   @doc """
   The families this schedule covers.
 
@@ -99,11 +102,9 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   def tier_for(family, field) when family in @families, do: Native.tier_for(family, field)
 
   @doc """
-  The fields of `family` that `tier` admits, sorted.
-
-  `tier` is anything the ladder reads as a viewer: a tier atom or its string,
-  a viewer map, a user. `nil` has no tier of its own and so admits every
-  field; an unknown tier names `dark` and admits none.
+  The fields of `family` that `tier` admits, sorted. `tier` is anything the
+  ladder reads as a viewer: a tier atom or its string, a viewer map, a user;
+  `nil`, no tier of its own, admits every field, and an unknown tier none.
 
       iex> {OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, :pulse) -- OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, :glass), OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, "dark")}
       {[], []}
@@ -160,11 +161,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       iex> tier in OpenAgents.Transparency.Ladder.tiers()
       true
   """
-  @spec viewer(term(), term()) :: %{
-          :account_id => term(),
-          :tier => tier(),
-          optional(:admin) => true
-        }
+  @spec viewer(term(), term()) :: descriptor()
   def viewer(repository, user) do
     {relationship, account} = Boundary.relationship(repository, user)
     descriptor(relationship, account)
@@ -189,13 +186,12 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   end
 
   @doc """
-  The effective tier of one record for one viewer.
-
-  A record whose `:artifact_link` is a loaded link resolves through it:
-  revoked is `dark` for everyone, its owner and an operator are `glass`. Any
-  other record resolves through its `:transparency_tier`: an operator
-  descriptor (`admin: true`) is `glass`, and nobody else is raised. A link
-  that exists but was not loaded reads what `OpenAgentsPolicy.Host.unloaded_link/0` says.
+  The effective tier of one record for one viewer. A record whose
+  `:artifact_link` is a loaded link resolves through it: revoked is `dark` for
+  everyone, its owner and an operator are `glass`. Any other record resolves
+  through its `:transparency_tier`: an operator descriptor (`admin: true`) is
+  `glass`, and nobody else is raised. A link not loaded while its id is set
+  reads what `OpenAgentsPolicy.Host.unloaded_link/0` says.
 
       iex> OpenAgents.Transparency.WorkDisclosure.effective_tier(%{transparency_tier: "ledger"}, %{tier: :pulse}) in OpenAgents.Transparency.Ladder.tiers()
       true
@@ -327,9 +323,9 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   end
 
   @doc """
-  Projects `source` for `family` at `tier`: each admitted field taken from
-  `source` by its name (`nil` when absent), and nothing else. `nil` when the
-  tier admits no field, without reading `source` at all.
+  Projects `source` for `family` at `tier`: each admitted field taken by its
+  name (`nil` when absent), nothing else; `nil`, `source` unread, when the
+  tier admits no field.
 
       iex> projected = OpenAgents.Transparency.WorkDisclosure.project(:trace, %{id: 7, document: "secret"}, :pulse)
       iex> Enum.sort(Map.keys(projected)) == OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, :pulse)
@@ -340,19 +336,16 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @spec project(family(), map(), term()) :: map() | nil
   def project(family, source, tier)
 
-  # A tier word whose fields the source has all: read in one match. Any
+  # A tier word admitting fields the source has all: read in one match. Any
   # other source is read field by field (a field it lacks reads `nil`).
-  for family <- @families, tier <- @tier_words do
-    case Native.fields_at(family, elem(Boundary.viewer(tier), 0)) do
-      [] ->
-        def project(unquote(family), _source, unquote(tier)), do: nil
+  for family <- @families,
+      tier <- @tier_words,
+      fields <- [Native.fields_at(family, elem(Boundary.viewer(tier), 0))],
+      fields != [] do
+    taken = Enum.map(fields, &{&1, Macro.var(&1, __MODULE__)})
 
-      fields ->
-        taken = Enum.map(fields, &{&1, Macro.var(&1, __MODULE__)})
-
-        def project(unquote(family), %{unquote_splicing(taken)}, unquote(tier)),
-          do: %{unquote_splicing(taken)}
-    end
+    def project(unquote(family), %{unquote_splicing(taken)}, unquote(tier)),
+      do: %{unquote_splicing(taken)}
   end
 
   def project(family, source, tier) when family in @families do
@@ -364,10 +357,9 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   end
 
   @doc """
-  Classifies a table's columns against the schedule of `family`: those that
-  are neither a scheduled field's source nor never-listed, and those that are
-  both. Both empty is the invariant, so a host's test can hold its live schema
-  to the schedule in one line:
+  Classifies a table's columns against the schedule of `family`: those neither
+  a scheduled field's source nor never-listed, and those both. Both empty is
+  the invariant, so a host's test holds its live schema to the schedule in one line:
 
       assert WorkDisclosure.classify(:attempt, Assignment.__schema__(:fields)) ==
                %{unclassified: [], doubly_classified: []}
