@@ -43,14 +43,11 @@ defmodule OpenAgentsPolicy.Host.Boundary do
   defp viewer_map(%{account_id: account}), do: {:account, account}
   defp viewer_map(_map), do: {:nobody, nil}
 
+  # The host's `admin?/1`, read as truthy.
   defp user(user) do
     account = with nil <- Map.get(user, :account_id), do: Map.get(user, :id)
-    {{:user, admin?(user)}, account}
+    {{:user, if(Host.module(:accounts).admin?(user), do: true, else: false)}, account}
   end
-
-  # The host's `admin?/1`, read as truthy.
-  @spec admin?(term()) :: boolean()
-  def admin?(user), do: if(Host.module(:accounts).admin?(user), do: true, else: false)
 
   # A tier bounded for a NIF: an atom or a word, else nil. A word is a binary
   # of at most @word_bytes, more than any of the core's (where_visible/2's SQL
