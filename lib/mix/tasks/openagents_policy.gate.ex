@@ -380,14 +380,13 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
     end
   end
 
-  defp meta_version({:ok, meta}) do
-    case Regex.run(~r/\{<<"version">>,\s*<<"([^"]*)">>\}/, meta) do
-      [_, vsn] -> version(vsn)
-      nil -> {:ok, nil}
-    end
+  # The version a Hex metadata file names, if it can be read and names one.
+  defp meta_version(read) do
+    with {:ok, meta} <- read,
+         [_, vsn] <- Regex.run(~r/\{<<"version">>,\s*<<"([^"]*)">>\}/, meta),
+         do: version(vsn),
+         else: (_ -> {:ok, nil})
   end
-
-  defp meta_version(_none), do: {:ok, nil}
 
   # The receipt, written by hand (a host may lack Jason): at most 32 changes
   # of 3 strings of at most 128 bytes, each byte escaped to at most 6.
