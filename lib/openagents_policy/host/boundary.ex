@@ -107,17 +107,20 @@ defmodule OpenAgentsPolicy.Host.Boundary do
     end
   end
 
-  # A revoked link reads alike for every viewer (the core's
-  # `Link::tier_for_anyone`), so its viewer is not read.
+  # As link/2 reads it, built here (the request path): a live link without
+  # `:tier` raises there; a revoked one reads alike for every viewer (the
+  # core's `Link::tier_for_anyone`), so its viewer is not read.
   defp linked(module, link, record, viewer) do
     cond do
       not link?(module) -> column(Map.get(record, :transparency_tier), viewer)
-      match?(%{revoked_at: nil}, link) -> live(link, viewer(viewer))
-      true -> {put_elem(link(link, nil), 0, :linked), :nobody}
+      match?(%{revoked_at: nil, tier: _}, link) -> live(link, viewer(viewer))
+      match?(%{revoked_at: nil}, link) -> link(link, nil)
+      true -> {{:linked, :revoked, tier(Map.get(link, :tier)), false}, :nobody}
     end
   end
 
-  defp live(link, {class, account}), do: {put_elem(link(link, account), 0, :linked), class}
+  defp live(link, {class, account}),
+    do: {{:linked, :live, tier(link.tier), owns?(Map.get(link, :account_id), account)}, class}
 
   # An operator reads a column before any link in it is read (the seed's
   # `unlinked_tier(_tier, %{admin: true})`), so that raises nothing.
