@@ -103,16 +103,12 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
 
   # The document a path holds, and its version; by its type before it is opened.
   defp locate(path) do
-    case File.stat(path) do
-      {:ok, %{type: :directory}} -> in_dir(path)
-      {:ok, %{type: :regular}} -> if tar?(path), do: in_tar(path), else: in_file(path)
-      {:ok, %{type: type}} -> {:error, "not a file, a directory or a tarball (#{type})"}
-      {:error, reason} -> {:error, "#{:file.format_error(reason)}"}
+    cond do
+      File.dir?(path) -> in_dir(path)
+      File.regular?(path) and String.ends_with?(path, [".tar", ".tar.gz", ".tgz"]) -> in_tar(path)
+      true -> with {:ok, bytes} <- read_file(path), do: {:ok, bytes, nil}
     end
   end
-
-  defp tar?(path), do: String.ends_with?(path, [".tar", ".tar.gz", ".tgz"])
-  defp in_file(path), do: with({:ok, bytes} <- read_file(path), do: {:ok, bytes, nil})
 
   # Exactly one library: lib/openagents_policy-<vsn>, deps/openagents_policy or priv/.
   defp in_dir(dir) do
