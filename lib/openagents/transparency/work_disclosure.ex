@@ -171,18 +171,12 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   # account, so each clause puts the user's id where the core put it.
   marker = :__openagents_policy_account__
 
-  for relationship <- @relationships do
-    account = Macro.var(:account, __MODULE__)
-
-    descriptor =
-      for {key, value} <- Native.viewer(relationship, marker) do
-        if value == marker, do: {key, account}, else: {key, Macro.escape(value)}
-      end
-
+  for relationship <- @relationships, core <- [Native.viewer(relationship, marker)] do
     account =
-      if Enum.any?(descriptor, &(elem(&1, 1) == account)), do: account, else: {:_, [], nil}
+      if marker in Map.values(core), do: Macro.var(:account, __MODULE__), else: {:_, [], nil}
 
-    defp descriptor(unquote(relationship), unquote(account)), do: %{unquote_splicing(descriptor)}
+    pairs = for {k, v} <- core, do: {k, if(v == marker, do: account, else: Macro.escape(v))}
+    defp descriptor(unquote(relationship), unquote(account)), do: %{unquote_splicing(pairs)}
   end
 
   @doc """
