@@ -270,7 +270,6 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
       do: refuse("not a readable tarball: a header that is not ustar, or fails its checksum")
 
     path = st.next["path"] || Enum.join(for(p <- [prefix, name], trim(p) != "", do: trim(p)), "/")
-
     size = if n = st.next["size"], do: number(n, 10), else: octal(size)
     st = %{st | next: %{}}
 
@@ -279,19 +278,10 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
       {data, st} = data(st, size, true)
 
       case type do
-        ?x ->
-          %{st | next: Map.take(pax(data), ["path", "size"])}
-
-        ?g ->
-          if Map.take(pax(data), ["path", "size"]) == %{},
-            do: st,
-            else: refuse("a global PAX path")
-
-        ?L ->
-          %{st | next: %{"path" => trim(data)}}
-
-        ?K ->
-          st
+        ?x -> %{st | next: pax(data)}
+        ?g -> if pax(data) == %{}, do: st, else: refuse("a global PAX path")
+        ?L -> %{st | next: %{"path" => trim(data)}}
+        ?K -> st
       end
     else
       member(st, type, path, size)
@@ -309,14 +299,14 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
     end
   end
 
-  # A PAX extended header's records (`<length> <key>=<value>\n`), by key.
+  # A PAX extended header's path and size (`<length> <key>=<value>\n` records).
   defp pax(""), do: %{}
 
   defp pax(data) do
     with {n, " " <> _} when n > 0 and n <= byte_size(data) <- Integer.parse(data),
          <<record::binary-size(n), rest::binary>> <- data,
          [_, key, value] <- Regex.run(~r/^\d+ ([^=]*)=(.*)\n$/s, record) do
-      Map.merge(%{key => value}, pax(rest))
+      Map.merge(Map.take(%{key => value}, ["path", "size"]), pax(rest))
     else
       _ -> refuse("not a readable tarball: a PAX header that does not parse")
     end
