@@ -160,27 +160,23 @@ defmodule OpenAgentsPolicy.Host do
     end
   end
 
-  # The calling process's own override first; then, only in a process that
-  # has callers and once some process has overridden, its callers' (their
-  # dictionaries copied: a price a test run alone pays). A request, in
-  # production, pays two process-dictionary reads.
+  # The calling process's own override first; then, only once some process
+  # has overridden, its callers' (their dictionaries copied: a price a test
+  # run alone pays). A request, in production, pays a process-dictionary read
+  # and a :persistent_term read.
   defp overriding(key) do
     case Process.get(@override) do
-      %{^key => module} ->
-        module
-
-      _ ->
-        with [_ | _] = callers <- Process.get(:"$callers"),
-             true <- :persistent_term.get(@overridden, false),
-             do: Enum.find_value(callers, &caller_override(&1, key)),
-             else: (_ -> nil)
+      %{^key => module} -> module
+      _ -> if :persistent_term.get(@overridden, false), do: caller_override(key)
     end
   end
 
-  defp caller_override(pid, key) do
-    with {:dictionary, dictionary} <- Process.info(pid, :dictionary),
-         {@override, %{^key => module}} <- List.keyfind(dictionary, @override, 0),
-         do: module,
-         else: (_ -> nil)
+  defp caller_override(key) do
+    Enum.find_value(Process.get(:"$callers", []), fn pid ->
+      with {:dictionary, dictionary} <- Process.info(pid, :dictionary),
+           {@override, %{^key => module}} <- List.keyfind(dictionary, @override, 0),
+           do: module,
+           else: (_ -> nil)
+    end)
   end
 end
