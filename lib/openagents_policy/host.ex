@@ -99,11 +99,8 @@ defmodule OpenAgentsPolicy.Host do
     {dropped, set} = Enum.split_with(modules, &(elem(&1, 1) == nil))
     overrides = Map.drop(Process.get(@override, %{}), Keyword.keys(dropped))
     Process.put(@override, Map.merge(overrides, Map.new(set)))
-
     # A :persistent_term write makes every process scan its heap: once only.
-    unless :persistent_term.get(@overridden, false),
-      do: :persistent_term.put(@overridden, true)
-
+    unless :persistent_term.get(@overridden, false), do: :persistent_term.put(@overridden, true)
     :ok
   end
 
@@ -142,8 +139,7 @@ defmodule OpenAgentsPolicy.Host do
     end
   end
 
-  def host_module(other, _default, _behaviour),
-    do: {:error, "expected a module, got: #{inspect(other)}"}
+  def host_module(other, _, _), do: {:error, "expected a module, got: #{inspect(other)}"}
 
   @doc false
   # The defaults, for OpenAgentsPolicy.Host.Boundary's compiled matches.

@@ -238,9 +238,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
   end
 
   defp take(st, n, true), do: take(fill(st), n, true)
-
-  defp take(%{buf: buf} = st, n, false),
-    do: take(fill(%{st | buf: ""}), n - byte_size(buf), false)
+  defp take(%{buf: b} = st, n, false), do: take(fill(%{st | buf: ""}), n - byte_size(b), false)
 
   defp members(st) do
     case take(st, 512, true) do

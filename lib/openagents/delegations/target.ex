@@ -199,8 +199,7 @@ defmodule OpenAgents.Delegations.Target do
   @spec delegation_seam(String.t()) :: %{String.t() => String.t() | [String.t()]}
   def delegation_seam(lifecycle)
 
-  for lifecycle <- @delegation_lifecycles do
-    def delegation_seam(unquote(lifecycle)),
-      do: unquote(Macro.escape(Native.delegation_seam(lifecycle)))
+  for life <- @delegation_lifecycles do
+    def delegation_seam(unquote(life)), do: unquote(Macro.escape(Native.delegation_seam(life)))
   end
 end

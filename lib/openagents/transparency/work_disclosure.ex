@@ -95,8 +95,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
   # Every scheduled field and never-listed column, compiled in.
   for {family, fields} <- @schedule, field <- Map.keys(fields) ++ @never[family] do
-    def tier_for(unquote(family), unquote(field)),
-      do: unquote(Native.tier_for(family, field))
+    def tier_for(unquote(family), unquote(field)), do: unquote(Native.tier_for(family, field))
   end
 
   def tier_for(family, field) when family in @families, do: Native.tier_for(family, field)

@@ -37,9 +37,7 @@ defmodule OpenAgentsPolicy.Host.Boundary do
 
   def viewer(_nobody), do: {:nobody, nil}
 
-  defp viewer_map(%{tier: tier} = viewer),
-    do: {{:tiered, tier(tier)}, Map.get(viewer, :account_id)}
-
+  defp viewer_map(%{tier: tier} = map), do: {{:tiered, tier(tier)}, Map.get(map, :account_id)}
   defp viewer_map(%{account_id: account}), do: {:account, account}
   defp viewer_map(_map), do: {:nobody, nil}
 

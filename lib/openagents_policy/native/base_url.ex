@@ -31,12 +31,11 @@ defmodule OpenAgentsPolicy.Native.BaseURL do
   end
 
   @doc """
-  The URL of the artifact `file_name` under the variable's base URL, with
+  The URL of the artifact `name` under the variable's base URL, with
   no request headers (rustler_precompiled's `{URL, headers}`).
   """
   @spec artifact_url(String.t()) :: {String.t(), []}
-  def artifact_url(file_name),
-    do: {parse!(System.get_env(@variable) || "") <> "/" <> file_name, []}
+  def artifact_url(name), do: {parse!(System.get_env(@variable) || "") <> "/" <> name, []}
 
   defp parse!(value) do
     case parse(value) do
