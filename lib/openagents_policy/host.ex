@@ -14,6 +14,7 @@ defmodule OpenAgentsPolicy.Host do
   default and use, when a setting is read, what is refused.
   """
 
+  @app :openagents_policy
   @unloaded_modes [:tier_column, :dark, :raise]
   # Each host module's key, default and behaviour (none for the user struct).
   @modules [
@@ -69,13 +70,10 @@ defmodule OpenAgentsPolicy.Host do
   def configure(modules) do
     modules = validate!(modules)
 
-    previous =
-      Map.new(@defaults, fn {k, d} -> {k, Application.get_env(:openagents_policy, k, d)} end)
+    previous = Map.new(@defaults, fn {k, d} -> {k, Application.get_env(@app, k, d)} end)
 
-    for {key, module} <- modules do
-      if module,
-        do: Application.put_env(:openagents_policy, key, module),
-        else: Application.delete_env(:openagents_policy, key)
+    for {key, mod} <- modules do
+      if mod, do: Application.put_env(@app, key, mod), else: Application.delete_env(@app, key)
     end
 
     previous
@@ -152,7 +150,7 @@ defmodule OpenAgentsPolicy.Host do
   for {key, default} <- @defaults do
     def module(unquote(key)) do
       with nil <- overriding(unquote(key)),
-           do: Application.get_env(:openagents_policy, unquote(key), unquote(default))
+           do: Application.get_env(@app, unquote(key), unquote(default))
     end
   end
 

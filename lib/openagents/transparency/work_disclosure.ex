@@ -171,8 +171,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   marker = :__openagents_policy_account__
 
   for relationship <- @relationships, core <- [Native.viewer(relationship, marker)] do
-    account =
-      if marker in Map.values(core), do: Macro.var(:account, __MODULE__), else: {:_, [], nil}
+    account = if marker in Map.values(core), do: Macro.var(:account, nil), else: {:_, [], nil}
 
     pairs = for {k, v} <- core, do: {k, if(v == marker, do: account, else: Macro.escape(v))}
     defp descriptor(unquote(relationship), unquote(account)), do: %{unquote_splicing(pairs)}
@@ -262,8 +261,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       link = Host.module(:artifact_link)
       [key] = link.__schema__(:primary_key)
 
-      query =
-        from(r in queryable, left_join: l in ^link, on: field(l, ^key) == r.artifact_link_id)
+      q = from(r in queryable, left_join: l in ^link, on: field(l, ^key) == r.artifact_link_id)
 
       {column, tier} = {dynamic([r], r.transparency_tier), dynamic([..., l], l.tier)}
 
@@ -284,7 +282,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       linked = dynamic([..., l], not is_nil(field(l, ^key)) and is_nil(l.revoked_at) and ^own)
       revoked = dynamic([..., l], not is_nil(l.revoked_at) and ^tier_in(tier, seen.revoked_link))
       unlinked = dynamic([..., l], is_nil(field(l, ^key)) and ^tier_in(column, seen.column))
-      Ecto.Query.where(query, ^dynamic(^unlinked or ^linked or ^revoked))
+      Ecto.Query.where(q, ^dynamic(^unlinked or ^linked or ^revoked))
     end
 
     # A tier value among `values`: a word listed, any other word, or no word.

@@ -131,8 +131,7 @@ defmodule OpenAgentsPolicy.Host.Boundary do
 
   # A link that exists (its id is set) but was not loaded: as configured.
   defp unloaded(record, viewer) do
-    mode =
-      if Map.get(record, :artifact_link_id) == nil, do: :tier_column, else: Host.unloaded_link()
+    mode = if Map.get(record, :artifact_link_id), do: Host.unloaded_link(), else: :tier_column
 
     case mode do
       :tier_column -> column(Map.get(record, :transparency_tier), viewer)
