@@ -40,9 +40,9 @@ defmodule OpenAgentsPolicy.Native do
         {0, ~w(lifecycles delegation_lifecycles job_terminal_statuses custodies kinds substrates
                machine_statuses unrecognized_lifecycles families tiers schedule schedule_json
                relationships decision_digest decision_json)a},
-        {1, ~w(custody runtime_class box_lifecycle run_lifecycle job_lifecycle delegation_seam
-               field_columns never reasons source_columns ladder_name ladder_rank
-               ladder_viewer_tier)a},
+        {1,
+         ~w(custody runtime_class box_lifecycle run_lifecycle job_lifecycle delegation_seam
+               field_columns never reasons source_columns ladder_name ladder_rank ladder_viewer_tier)a},
         {2, ~w(tier_for fields_at effective_tier viewer classify ladder_clamp
                ladder_effective_tier)a},
         {3, ~w(computer_lifecycle seam ladder_allows decisions_diff)a},

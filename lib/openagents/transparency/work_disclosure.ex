@@ -265,15 +265,12 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
       {column, tier} = {dynamic([r], r.transparency_tier), dynamic([..., l], l.tier)}
 
-      # Owned as effective_tier/2 decides it: both set and equal; an account
-      # the column cannot hold owns none.
+      # Owned as effective_tier/2 decides it: both set and equal (never NULL, so
+      # `not owned` holds where it does not); an account the column cannot hold owns none.
       owned =
         case Ecto.Type.cast(link.__schema__(:type, :account_id), seen.account) do
-          {:ok, id} when id != nil ->
-            dynamic([..., l], not is_nil(l.account_id) and l.account_id == ^id)
-
-          _not_an_account ->
-            dynamic(false)
+          {:ok, id} when id != nil -> dynamic([..., l], coalesce(l.account_id == ^id, false))
+          _not_an_account -> false
         end
 
       {mine, theirs} = {tier_in(tier, seen.own_link), tier_in(tier, seen.link)}
