@@ -119,12 +119,11 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
   defp fields_for(family, class), do: Native.fields_at(family, class)
 
+  @typedoc "The rung that first discloses a column, or `:never`."
+  @type rung :: :pulse | :ledger | :glass | :never
+
   @typedoc "Why a column of a family is disclosed from its rung, or never (`explain/2`)."
-  @type explanation :: %{
-          field: atom(),
-          rung: :pulse | :ledger | :glass | :never,
-          reason: String.t()
-        }
+  @type explanation :: %{field: atom(), rung: rung(), reason: String.t()}
 
   @doc """
   Why `field` of `family` is where it is: the rung that first discloses it

@@ -30,10 +30,7 @@ defmodule OpenAgentsPolicy.Native.BaseURL do
     {__MODULE__, :artifact_url}
   end
 
-  @doc """
-  The URL of the artifact `name` under the variable's base URL, with
-  no request headers (rustler_precompiled's `{URL, headers}`).
-  """
+  @doc "The artifact `name`'s URL under the variable's base URL, no headers: `{URL, []}`."
   @spec artifact_url(String.t()) :: {String.t(), []}
   def artifact_url(name), do: {parse!(System.get_env(@variable) || "") <> "/" <> name, []}
 
