@@ -144,9 +144,8 @@ defmodule OpenAgentsPolicy.Host do
   def defaults, do: @defaults
 
   @doc false
-  # The module (or setting) `key` names for the calling process: one clause
-  # per key, its default a literal, so a lookup is the override check and an
-  # application-environment read.
+  # The module (or setting) `key` names for the calling process: one clause per
+  # key, its default a literal: the override check, then the application environment.
   for {key, default} <- @defaults do
     def module(unquote(key)) do
       with nil <- overriding(unquote(key)),
@@ -154,10 +153,9 @@ defmodule OpenAgentsPolicy.Host do
     end
   end
 
-  # The calling process's own override first; then, only once some process
-  # has overridden, its callers' (their dictionaries copied: a price a test
-  # run alone pays). A request, in production, pays a process-dictionary read
-  # and a :persistent_term read.
+  # The calling process's own override, then, once some process has overridden,
+  # its callers' (their dictionaries copied: a price a test run alone pays). A
+  # request, in production, pays a process-dictionary and a :persistent_term read.
   defp overriding(key) do
     case Process.get(@override) do
       %{^key => module} -> module

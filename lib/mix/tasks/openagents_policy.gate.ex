@@ -188,9 +188,8 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
     end
   end
 
-  # A tarball read as a stream (gzip inflated as it is read), at most `budget`
-  # bytes of tar: every header checked before its member; only what `wanted`
-  # names a limit for is kept.
+  # A tarball read as a stream, gzip inflated as read, within `budget` bytes of tar:
+  # each header checked before its member; only what `wanted` gives a limit is kept.
   defp walk({mode, file}, budget, wanted) do
     z = :zlib.open()
     Process.put(@read, 0)

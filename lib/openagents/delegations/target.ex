@@ -130,9 +130,8 @@ defmodule OpenAgents.Delegations.Target do
   def computer_lifecycle(%{__struct__: @machine} = machine, online?) when is_boolean(online?),
     do: computer(machine.status, online?, machine)
 
-  # The core's answer for each status it knows (then any other) and
-  # `online?`; `revoked_at` is read only where the answer depends on it, so a
-  # machine lacking a key raises the `KeyError` the app's read raises.
+  # The core's answer by status (then any other) and `online?`; `revoked_at` is read
+  # only where it decides, so a machine lacking a key raises the app's `KeyError`.
   for {word, pattern} <- Enum.map(@machine_statuses, &{&1, &1}) ++ [{nil, {:_, [], nil}}],
       online? <- [true, false] do
     live = Native.computer_lifecycle(word, nil, online?)

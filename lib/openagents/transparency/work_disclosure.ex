@@ -194,9 +194,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
   def effective_tier(record, _viewer), do: raise(BadMapError, term: record)
 
-  # The core's answers, compiled in, for each tier word: a tier column and a
-  # live link (owned or not) for each viewer class, a revoked link for none.
-  # Anything else is asked of the core on the call, as the same typed terms.
+  # The core's answers for each tier word: a column and a live link (owned or not)
+  # for each viewer class, a revoked link for none; anything else is asked on the call.
   for tier <- @tier_words,
       {record, classes} <- [
         {{:column, {:tier, tier}}, @classes},

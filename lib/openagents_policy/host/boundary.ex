@@ -47,9 +47,8 @@ defmodule OpenAgentsPolicy.Host.Boundary do
     {{:user, if(Host.module(:accounts).admin?(user), do: true, else: false)}, account}
   end
 
-  # A tier bounded for a NIF: an atom or a word, else nil. A word is a binary
-  # of at most @word_bytes, more than any of the core's (where_visible/2's SQL
-  # reads word_bytes/0).
+  # A tier bounded for a NIF: an atom or a word (a binary of at most @word_bytes,
+  # more than any of the core's; where_visible/2's SQL reads it too), else nil.
   @word_bytes 64
   defguardp word?(word) when is_binary(word) and byte_size(word) <= @word_bytes
 
