@@ -1,10 +1,9 @@
 defmodule OpenAgentsPolicy.Native do
   @moduledoc false
-  # The NIF library from rustler_precompiled (guides/releases.md), checked
-  # against the package's checksum file; or built by rustler (`force_build`)
-  # in a checkout, with OPENAGENTS_POLICY_BUILD=1, or with rustler_precompiled's
-  # own settings. Demo: dev/demo/. Its load data is priv/decisions.json's
-  # SHA-256, which its rules must digest to (nif/src/document.rs).
+  # The NIF library from rustler_precompiled (guides/releases.md), checked against
+  # the checksum file; or built by rustler (`force_build`) in a checkout, with
+  # OPENAGENTS_POLICY_BUILD=1, or rustler_precompiled's own settings. Demo: dev/demo/.
+  # Its load data is priv/decisions.json's SHA-256, which its rules must digest to.
   alias OpenAgentsPolicy.Native.{BaseURL, Cargo}
 
   version = Mix.Project.config()[:version]
@@ -40,9 +39,9 @@ defmodule OpenAgentsPolicy.Native do
         {0, ~w(lifecycles delegation_lifecycles job_terminal_statuses custodies kinds substrates
                machine_statuses unrecognized_lifecycles families tiers schedule schedule_json
                relationships decision_digest decision_json)a},
-        {1,
-         ~w(custody runtime_class box_lifecycle run_lifecycle job_lifecycle delegation_seam
-               field_columns never reasons source_columns ladder_name ladder_rank ladder_viewer_tier)a},
+        {1, ~w(custody runtime_class box_lifecycle run_lifecycle job_lifecycle delegation_seam
+               never field_columns reasons source_columns ladder_name ladder_rank
+               ladder_viewer_tier)a},
         {2, ~w(tier_for fields_at effective_tier viewer classify ladder_clamp
                ladder_effective_tier)a},
         {3, ~w(computer_lifecycle seam ladder_allows decisions_diff)a},

@@ -1,9 +1,8 @@
 defmodule OpenAgentsPolicy.Host.Boundary do
   @moduledoc false
-  # Where the library meets the host: a viewer, a record, a link and a tier
-  # reduced, once per call, to the typed terms the NIFs take (a tier crosses
-  # as an atom, a word or nil; no account id crosses), and the calls into the
-  # host modules OpenAgentsPolicy.Host names. A host never calls it.
+  # Where the library meets the host: a viewer, a record, a link and a tier reduced,
+  # once per call, to the typed terms the NIFs take (no account id crosses), and the
+  # calls into the host modules OpenAgentsPolicy.Host names. A host never calls it.
 
   alias OpenAgentsPolicy.Host
 
@@ -21,9 +20,8 @@ defmodule OpenAgentsPolicy.Host.Boundary do
   defp link?(module), do: module == @link or module == Host.module(:artifact_link)
   defp user?(module), do: module == @user or module == Host.module(:user)
 
-  # A viewer as `{class, account}`: what the core decides on, and the account
-  # it reads for (a user's `account_id` when set, else its `id`), the shapes
-  # in the order OpenAgents.Transparency.Ladder's docs list them.
+  # A viewer as `{class, account}` (a user's `account_id` when set, else its `id`),
+  # the shapes in the order OpenAgents.Transparency.Ladder's docs list them.
   @spec viewer(term()) :: {class(), term()}
   def viewer(%{admin: true}), do: {:operator, nil}
 
@@ -78,9 +76,8 @@ defmodule OpenAgentsPolicy.Host.Boundary do
 
   def subject(tier, _account), do: {:tier, tier(tier)}
 
-  # A link for a reader for `account`: ownership is decided here alone (`==`,
-  # both set; the core takes it as a fact), so no account id reaches a NIF. A
-  # live link without `:tier` raises the KeyError the host's `link.tier` raises.
+  # A link for a reader for `account`: ownership is decided here (`==`, both set), so
+  # no account id reaches a NIF; a live link without `:tier` raises as `link.tier` does.
   @spec link(map(), term()) :: subject()
   def link(%{revoked_at: nil, tier: tier} = link, account),
     do: {:link, :live, tier(tier), owns?(Map.get(link, :account_id), account)}
@@ -90,10 +87,9 @@ defmodule OpenAgentsPolicy.Host.Boundary do
 
   defp owns?(owner, account), do: owner != nil and account != nil and owner == account
 
-  # What effective_tier/2 decides on: `{record, class}` as the NIF takes them,
-  # or `:dark` (a link not loaded, under `unloaded_link: :dark`). The fields
-  # are read in a compiled match (on a host's 35-key record, most of the
-  # call). A struct in the link's place that is not a link leaves the column.
+  # What effective_tier/2 decides on: `{record, class}` as the NIF takes them, or
+  # `:dark` (`unloaded_link: :dark`), read in a compiled match (on a host's 35-key
+  # record, most of the call). A struct in the link's place that is not a link leaves the column.
   @spec record(map(), term()) :: {tuple(), class()} | :dark
   def record(record, viewer) do
     case record do
@@ -104,9 +100,8 @@ defmodule OpenAgentsPolicy.Host.Boundary do
     end
   end
 
-  # As link/2 reads it, built here (the request path): a live link without
-  # `:tier` raises there; a revoked one reads alike for every viewer (the
-  # core's `Link::tier_for_anyone`), so its viewer is not read.
+  # As link/2 reads it, built here (the request path); a revoked link reads alike for
+  # every viewer (the core's `Link::tier_for_anyone`), so its viewer is not read.
   defp linked(module, link, record, viewer) do
     cond do
       not link?(module) -> column(Map.get(record, :transparency_tier), viewer)
@@ -148,8 +143,7 @@ defmodule OpenAgentsPolicy.Host.Boundary do
       "(config :openagents_policy, unloaded_link: :raise)"
   end
 
-  # A user's relationship to `repository`, asked in this order, and the
-  # account it reads for; anything but a user is anonymous.
+  # A user's relationship to `repository`, asked in this order; any other viewer is anonymous.
   @spec relationship(term(), term()) :: {:operator | :member | :stranger | :anonymous, term()}
   def relationship(repository, %{__struct__: module} = user) do
     cond do

@@ -1,11 +1,9 @@
 defmodule OpenAgentsPolicy.Native.BaseURL do
   @moduledoc false
-  # OPENAGENTS_POLICY_NIF_BASE_URL, read as users write a mirror's address
-  # and refused otherwise, naming the variable and showing none of its value
-  # (guides/releases.md, "Variables", says what is taken and why credentials
-  # are not). rustler_precompiled 0.8 joins a base URL's path with an
-  # artifact's name itself, raising on a URL without a path, so the variable
-  # is handed to it as `artifact_url/1`, called with each artifact's name.
+  # OPENAGENTS_POLICY_NIF_BASE_URL, read as users write a mirror's address and refused
+  # otherwise, naming the variable and showing none of its value (guides/releases.md,
+  # "Variables"). rustler_precompiled 0.8 joins a base URL's path with an artifact's
+  # name itself, raising on a URL without a path, so it is handed `artifact_url/1`.
 
   @variable "OPENAGENTS_POLICY_NIF_BASE_URL"
   @form "http(s)://host[:port][/path], with no credentials, query or fragment"
