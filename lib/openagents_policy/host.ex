@@ -25,12 +25,11 @@ defmodule OpenAgentsPolicy.Host do
     user: {OpenAgents.Accounts.User, nil}
   ]
   @defaults Map.new([unloaded_link: :tier_column] ++ for({k, {d, _}} <- @modules, do: {k, d}))
-  # What configure/1 and override/1 take besides nil: a module held to its
-  # behaviour (host_module/3), a mode.
+  # What configure/1 and override/1 take besides nil: a module held to its behaviour.
   hosts = for {k, {d, b}} <- @modules, do: {k, type: {:custom, __MODULE__, :host_module, [d, b]}}
   @schema NimbleOptions.new!([{:unloaded_link, type: {:in, @unloaded_modes}} | hosts])
-  # Set for good when a process first overrides: until then no call looks for
-  # callers' overrides. A process's override is in its dictionary at @override.
+  # Set for good when a process first overrides (until then no call looks for its
+  # callers'); a process's override is in its dictionary at @override.
   @overridden {__MODULE__, :overridden}
   @override {__MODULE__, :override}
 
@@ -120,9 +119,8 @@ defmodule OpenAgentsPolicy.Host do
     modules
   end
 
-  # NimbleOptions' check of a module given to configure/1 or override/1: the
-  # key's default as it is (as the application environment), else a module
-  # exporting `behaviour`'s callbacks.
+  # NimbleOptions' check of a module given to configure/1 or override/1: the key's
+  # default as it is (as the application environment), else one with the callbacks.
   @doc false
   @spec host_module(term(), module(), module() | nil) :: {:ok, module()} | {:error, String.t()}
   def host_module(default, default, _behaviour), do: {:ok, default}

@@ -214,8 +214,8 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
   @spec refuse(String.t()) :: no_return()
   defp refuse(why), do: throw({:refused, why})
 
-  # The stream's next bytes appended to the buffer, counted against the
-  # budget, or :eof. Gzip is read 1 KiB at a time: at most about 1 MiB inflated.
+  # The next bytes appended to the buffer, counted against the budget, or :eof.
+  # Gzip is read 1 KiB at a time: at most about 1 MiB inflated.
   defp more(st) do
     with {:ok, chunk} <- :file.read(st.fd, if(st.gz, do: 1024, else: 65_536)) do
       bytes = if st.gz, do: IO.iodata_to_binary(:zlib.inflate(st.z, chunk)), else: chunk
@@ -371,8 +371,8 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
          else: (_ -> {:ok, nil})
   end
 
-  # The receipt, written by hand (a host may lack Jason): at most 32 changes
-  # of 3 strings of at most 128 bytes, each byte escaped to at most 6.
+  # The receipt, by hand (a host may lack Jason): at most 32 changes of 3 strings of
+  # at most 128 bytes, each byte escaped to at most 6.
   defp receipt(verdict, sides, {classes, counts}, changes) do
     [deployed, candidate] = for side <- sides, do: Map.take(side, [:digest, :version])
 

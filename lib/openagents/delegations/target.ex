@@ -27,8 +27,7 @@ defmodule OpenAgents.Delegations.Target do
   # The core reads any word outside a substrate's vocabulary as one reading.
   @unrecognized Map.new(Native.unrecognized_lifecycles())
 
-  # A substrate's lifecycle as one `case`: the core's answer for each word it
-  # knows, then its one answer for any other.
+  # A substrate's lifecycle as one `case`: the core's answer for each word, then any other.
   lifecycle_arms = fn substrate, lifecycle ->
     known = for word <- @substrates[substrate], do: {:->, [], [[word], lifecycle.(word)]}
     known ++ [{:->, [], [[{:_, [], nil}], @unrecognized[substrate]]}]

@@ -31,8 +31,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @explain Map.new(for {family, all} <- @explained, e <- all, do: {{family, e.field}, e})
   # The tier words a caller names: each tier as an atom and as a string, and `nil`.
   @tier_words [nil | Enum.flat_map(Native.tiers(), &[&1, Atom.to_string(&1)])]
-  # The viewer classes (`Boundary.viewer/1`) whose answers are compiled in: those
-  # whose tier, if any, is a tier word. Any other is asked of the core on the call.
+  # The viewer classes (`Boundary.viewer/1`) compiled in: those whose tier, if any, is a word.
   @classes [:operator, {:user, true}, {:user, false}, :account, :nobody] ++
              Enum.map(@tier_words, &{:tiered, &1}) ++
              for(word <- @tier_words, word != nil, do: {:word, word})
@@ -165,8 +164,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
     descriptor(relationship, account)
   end
 
-  # The core's descriptor for each relationship, asked with a marker for the
-  # account, so each clause puts the user's id where the core put it.
+  # The core's descriptor for each relationship, the user's id where its marker is.
   marker = :__openagents_policy_account__
 
   for relationship <- @relationships, core <- [Native.viewer(relationship, marker)] do
@@ -263,8 +261,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
       {column, tier} = {dynamic([r], r.transparency_tier), dynamic([..., l], l.tier)}
 
-      # Owned as effective_tier/2 decides it: both set and equal (never NULL, so
-      # `not owned` holds where it does not); an account the column cannot hold owns none.
+      # Owned as effective_tier/2 decides it, both set and equal, never NULL (so `not
+      # owned` is its negation); an account the column cannot hold owns none.
       owned =
         case Ecto.Type.cast(link.__schema__(:type, :account_id), seen.account) do
           {:ok, id} when id != nil -> dynamic([..., l], coalesce(l.account_id == ^id, false))
@@ -322,8 +320,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @spec project(family(), map(), term()) :: map() | nil
   def project(family, source, tier)
 
-  # A tier word admitting fields the source has all: read in one match. Any
-  # other source is read field by field (a field it lacks reads `nil`).
+  # A tier word's fields, read in one match from a source that has them all; any
+  # other source is read field by field below (a field it lacks reads `nil`).
   for family <- @families,
       tier <- @tier_words,
       fields <- [Native.fields_at(family, elem(Boundary.viewer(tier), 0))],
