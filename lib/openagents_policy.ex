@@ -46,9 +46,8 @@ defmodule OpenAgentsPolicy do
   def fingerprint, do: %{version: @version, decision_digest: @decision_digest, nif: nif()}
 
   @doc """
-  The `:decision_digest` of `fingerprint/0` alone: a constant, read from the
-  NIF as this module compiled, for a host that names it on every response.
-  It is the SHA-256 of the package's `priv/decisions.json`:
+  The `:decision_digest` of `fingerprint/0` alone, a constant read from the NIF as
+  this module compiled: the SHA-256 of the package's `priv/decisions.json`.
 
       iex> json = File.read!(Application.app_dir(:openagents_policy, "priv/decisions.json"))
       iex> OpenAgentsPolicy.decision_digest() == Base.encode16(:crypto.hash(:sha256, json), case: :lower)

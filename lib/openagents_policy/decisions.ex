@@ -60,14 +60,11 @@ defmodule OpenAgentsPolicy.Decisions do
   @type format :: :changes | :markdown | :json
 
   @doc """
-  Compares two decision documents (binaries).
-
-  `format:` says what to answer with: `:changes` (the default, a list of
-  `t:change/0` in document order), `:markdown` (for a pull request or a
-  CHANGELOG: grouped by class, widening first) or `:json`
-  (`{"changes": [{"table", "input", "old", "new", "class"}...]}`).
-
-  The same rules give no change:
+  Compares two decision documents (binaries), answering as `format:` says:
+  `:changes` (the default, a list of `t:change/0` in document order), `:markdown`
+  (for a pull request or a CHANGELOG: by class, widening first) or `:json`
+  (`{"changes": [{"table", "input", "old", "new", "class"}...]}`). The same
+  rules give no change:
 
       iex> live = OpenAgentsPolicy.decisions_json()
       iex> OpenAgentsPolicy.Decisions.diff(live, live)

@@ -79,11 +79,10 @@ defmodule OpenAgentsPolicy.Host do
   end
 
   @doc """
-  Uses other host modules for the calling process and the processes that
-  name it in their `$callers` (the `Task`s it starts) alone, as an `async:
-  true` test needs. Keys not given keep what they were; `nil` drops a key's
-  override. It ends with the process or `clear_override/0`. An invalid key or
-  value raises `NimbleOptions.ValidationError`.
+  Uses other host modules for the calling process and those naming it in their
+  `$callers` (its `Task`s) alone, as an `async: true` test needs. Keys not given
+  keep what they were; `nil` drops a key's override. It ends with the process or
+  `clear_override/0`. An invalid key or value raises `NimbleOptions.ValidationError`.
 
       setup do
         OpenAgentsPolicy.Host.override(accounts: MyTest.Accounts)

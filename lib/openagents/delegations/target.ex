@@ -108,9 +108,8 @@ defmodule OpenAgents.Delegations.Target do
   end
 
   @doc """
-  The lifecycle of a Box from its last observed state: a `conversation_boxes`
-  state, or the synthetic `queued` of a fan-out item not yet admitted. A
-  word the vocabulary lacks reads as the core reads any stranger.
+  The lifecycle of a Box from its last observed state (a `conversation_boxes`
+  state, or a fan-out item's synthetic `queued`); any other word as the core reads it.
 
       iex> OpenAgents.Delegations.Target.box_lifecycle("idle") in OpenAgents.Delegations.Target.lifecycles()
       true
@@ -121,9 +120,9 @@ defmodule OpenAgents.Delegations.Target do
   end
 
   @doc """
-  The lifecycle of a Computer. `online?` is a live reachability read, passed
-  in rather than taken. A revoked machine (by status, or by any `revoked_at`)
-  is `destroyed`; an active reachable one `active`; anything else `cold`.
+  The lifecycle of a Computer, `online?` a live reachability read passed in. A
+  revoked machine (by status or any `revoked_at`) is `destroyed`; an active
+  reachable one `active`; anything else `cold`.
   """
   @spec computer_lifecycle(machine(), boolean()) :: String.t()
   def computer_lifecycle(%{__struct__: @machine} = machine, online?) when is_boolean(online?),
@@ -156,9 +155,8 @@ defmodule OpenAgents.Delegations.Target do
   end
 
   @doc """
-  The delegation lifecycle of one Computer delegation, from its `work_jobs`
-  status. `interrupted` and `budget_exhausted` read `failed`; the job's own
-  status keeps the distinction.
+  The delegation lifecycle of one Computer delegation, from its `work_jobs` status:
+  `interrupted` and `budget_exhausted` read `failed` (the job's status keeps them apart).
 
       iex> OpenAgents.Delegations.Target.job_lifecycle("budget_exhausted") in OpenAgents.Delegations.Target.delegation_lifecycles()
       true
@@ -188,8 +186,7 @@ defmodule OpenAgents.Delegations.Target do
   end
 
   @doc """
-  The seam of one delegation: its lifecycle, and `["cancel"]` while it is
-  still under way.
+  The seam of one delegation: its lifecycle, and `["cancel"]` while under way.
 
       iex> OpenAgents.Delegations.Target.delegation_seam("succeeded")["lifecycle"]
       "succeeded"

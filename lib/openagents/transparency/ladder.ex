@@ -6,14 +6,13 @@ defmodule OpenAgents.Transparency.Ladder do
 
     * **Naming a tier.** An atom by its name, a binary directly; anything
       else (`nil`, `:bogus`, `"GLASS"`, a number, a map) names `dark`.
-    * **A viewer's own tier.** `%{admin: true}` is `glass`; a user `glass`
-      when the host's `Accounts.admin?/1` says so, else none; a map with
-      `:tier` that tier; a map with `:account_id` none; a binary or a
-      non-nil atom the tier it names; anything else none.
+    * **A viewer's own tier.** `%{admin: true}` is `glass`; a user `glass` when the
+      host's `Accounts.admin?/1` says so, else none; a map with `:tier` that tier, with
+      `:account_id` none; a binary or a non-nil atom the tier it names; else none.
     * **Clamp.** No viewer tier leaves a tier as it is; else the lower wins.
-    * **Effective tier.** A live link is `glass` for its owner and an
-      operator, its tier clamped for everyone else; a revoked link is `dark`
-      for everyone. Anything else is named, then clamped.
+    * **Effective tier.** A live link is `glass` for its owner and an operator,
+      its tier clamped for everyone else; a revoked link is `dark` for everyone.
+      Anything else is named, then clamped.
     * **Allows.** The effective tier reaches the access's minimum (`:metadata`
       `pulse`, `:content` `ledger`, `:full` `glass`, anything else `dark`).
 

@@ -136,9 +136,8 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   def explain(family, field) when family in @families, do: Map.get(@explain, {family, field})
 
   @doc """
-  What `tier` withholds of `family`: the explanation of each scheduled field
-  `fields_at/2` does not show, in the schedule's order, so a surface can say
-  "withheld: needs ledger, because ...".
+  What `tier` withholds of `family`: each scheduled field `fields_at/2` does not
+  show, explained, in schedule order ("withheld: needs ledger, because ...").
 
       iex> OpenAgents.Transparency.WorkDisclosure.withheld(:trace, nil)
       []
@@ -150,9 +149,9 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   end
 
   @doc """
-  The viewer descriptor for `repository` and `user`: the account to compare
-  with a link's owner, and the tier that clamps everything else. An operator
-  is `glass` (`admin: true`), a member `ledger`, anyone else `pulse`.
+  The viewer descriptor for `repository` and `user`: the account to compare with a
+  link's owner, and the tier that clamps everything else (operator `glass`, with
+  `admin: true`; member `ledger`; anyone else `pulse`).
 
       iex> %{account_id: nil, tier: tier} = OpenAgents.Transparency.WorkDisclosure.viewer(%{id: "repo"}, nil)
       iex> tier in OpenAgents.Transparency.Ladder.tiers()
@@ -289,10 +288,9 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   end
 
   @doc """
-  Mints the consent-bearing link for one attempt through the host's repo, or
-  returns `:none`: its tier is `ledger`, it raises the requesting account to
-  `glass` and goes `dark` the moment it is revoked. An attempt that anything
-  but a user with a binary id requested has no owner, so it gets `:none`.
+  Mints the consent-bearing link for one attempt through the host's repo: tier
+  `ledger`, `glass` for the requesting account, `dark` the moment it is revoked.
+  An attempt requested by anything but a user with a binary id gets `:none`.
   """
   @spec link_for_attempt(term(), term(), term()) :: {:ok, struct()} | :none | {:error, term()}
   def link_for_attempt(repository, principal, authority \\ %{}) do
