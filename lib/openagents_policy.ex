@@ -57,9 +57,8 @@ defmodule OpenAgentsPolicy do
   def decision_digest, do: @decision_digest
 
   @doc """
-  The canonical JSON document `:decision_digest` is the SHA-256 of: every
-  finite-domain decision, as the Rust core writes it (`fingerprint/0`'s
-  example holds the two together).
+  The canonical JSON document `:decision_digest` is the SHA-256 of: every finite-domain
+  decision, as the Rust core writes it (`fingerprint/0`'s example holds the two together).
   """
   @spec decisions_json() :: String.t()
   def decisions_json, do: OpenAgentsPolicy.Native.decision_json()

@@ -1,11 +1,11 @@
 defmodule OpenAgentsPolicy.Host do
   @moduledoc """
-  The host application's modules, as this library calls them: named in
-  application config, so the library compiles and runs with none of them
-  present and a host, or a test, can name others. Each is held to the
-  behaviour it declares: `OpenAgentsPolicy.Host.Accounts`,
-  `OpenAgentsPolicy.Host.Repositories`, `OpenAgentsPolicy.Host.ArtifactLink`,
-  `OpenAgentsPolicy.Host.Repo` (`:user` names the user struct).
+  The host application's modules, as this library calls them: named in application
+  config, so the library compiles and runs with none present and a host, or a test,
+  can name others, each held to the behaviour it declares:
+  `OpenAgentsPolicy.Host.Accounts`, `OpenAgentsPolicy.Host.Repositories`,
+  `OpenAgentsPolicy.Host.ArtifactLink`, `OpenAgentsPolicy.Host.Repo` (`:user` names
+  the user struct).
 
       config :openagents_policy, repo: MyApp.Repo
 
@@ -41,11 +41,10 @@ defmodule OpenAgentsPolicy.Host do
 
   @doc """
   What `effective_tier/2` makes of a record whose `:artifact_link` is
-  `%Ecto.Association.NotLoaded{}` while its `artifact_link_id` is set (a
-  forgotten preload): `:tier_column` (the default, as the app reads it),
-  `:dark` or `:raise` (`ArgumentError`); any other value raises
-  `NimbleOptions.ValidationError`. Which to choose: [Host
-  configuration](host-configuration.md), "A link that was not loaded".
+  `%Ecto.Association.NotLoaded{}` while its `artifact_link_id` is set (a forgotten
+  preload): `:tier_column` (the default, as the app reads it), `:dark` or `:raise`
+  (`ArgumentError`); any other value raises `NimbleOptions.ValidationError`. Which
+  to choose: [Host configuration](host-configuration.md), "A link that was not loaded".
   """
   @spec unloaded_link() :: unloaded_mode()
   def unloaded_link do
@@ -54,12 +53,12 @@ defmodule OpenAgentsPolicy.Host do
   end
 
   @doc """
-  Points the library at other host modules, for the whole system, from the
-  next call: each key of `modules` is written to the application environment
-  (`nil`: back to its default), each taking effect on its own. Returns the
-  configuration before (overrides aside), which `configure/1` takes back. An
-  invalid key or value raises `NimbleOptions.ValidationError` before anything
-  is written. In tests, prefer `override/1`, which no other test sees.
+  Points the library at other host modules, system-wide, from the next call: each
+  key of `modules` is written to the application environment (`nil`: back to its
+  default), each taking effect on its own. Returns the configuration before
+  (overrides aside), which `configure/1` takes back. An invalid key or value raises
+  `NimbleOptions.ValidationError` before anything is written. In tests, prefer
+  `override/1`, which no other test sees.
 
       previous = OpenAgentsPolicy.Host.configure(repo: MyApp.TestRepo)
       # ...

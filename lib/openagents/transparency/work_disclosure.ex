@@ -1,19 +1,18 @@
 defmodule OpenAgents.Transparency.WorkDisclosure do
   @moduledoc """
-  The field-by-field disclosure schedule for work in progress: attempts,
-  work jobs, evidence edges and traces.
+  The field-by-field disclosure schedule for work in progress: attempts, work jobs,
+  evidence edges and traces.
 
-  A tier elsewhere answers "may this reader see the record"; for work being
-  done now the question is "which of its fields": each family names the rung
-  that first exposes each field, and a never list the columns no rung
-  exposes. A column on neither list, or on both, is a defect `classify/2`
-  finds. The rungs, the never lists and the viewers: [The disclosure
-  model](disclosure-model.md). Repository authority, stronger than every
-  rung, is the host's to check first.
+  A tier elsewhere answers "may this reader see the record"; for work being done now
+  the question is "which of its fields": each family names the rung that first
+  exposes each field, and a never list the columns no rung exposes. A column on
+  neither list, or on both, is a defect `classify/2` finds. The rungs, the never
+  lists and the viewers: [The disclosure model](disclosure-model.md). Repository
+  authority, stronger than every rung, is the host's to check first.
 
-  Every rule lives in the Rust core. This module guards arguments, asks the
-  host what only it knows (`OpenAgentsPolicy.Host`), and keeps the core's
-  answers over finite domains as function clauses compiled in.
+  Every rule lives in the Rust core. This module guards arguments, asks the host
+  what only it knows (`OpenAgentsPolicy.Host`), and keeps the core's answers over
+  finite domains compiled in.
   """
 
   alias OpenAgentsPolicy.Host
@@ -33,8 +32,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @tier_words [nil | Enum.flat_map(Native.tiers(), &[&1, Atom.to_string(&1)])]
   # The viewer classes (`Boundary.viewer/1`) compiled in: those whose tier, if any, is a word.
   @classes [:operator, {:user, true}, {:user, false}, :account, :nobody] ++
-             Enum.map(@tier_words, &{:tiered, &1}) ++
-             for(word <- @tier_words, word != nil, do: {:word, word})
+             for(w <- @tier_words, c <- [:tiered, :word], w != nil or c == :tiered, do: {c, w})
 
   @typedoc "A family of records: `:attempt`, `:work_job`, `:evidence`, `:trace`."
   @type family :: :attempt | :work_job | :evidence | :trace
@@ -208,9 +206,9 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   defp tier_of(record, class), do: Native.effective_tier(record, class)
 
   @typedoc """
-  Tier values of one record shape that a viewer reads above `dark`: these
-  tier words, any other word (`other`), no word (`none`: `nil`, or a word
-  longer than #{Boundary.word_bytes()} bytes, which no tier has); one per shape in `visibility/1`.
+  Tier values of one record shape a viewer reads above `dark`: these words, any
+  other word (`other`), no word (`none`: `nil`, or a word longer than
+  #{Boundary.word_bytes()} bytes, which no tier has); one per shape in `visibility/1`.
   """
   @type tier_values :: %{words: [String.t()], other: boolean(), none: boolean()}
 
@@ -218,11 +216,10 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @tier_strings Enum.map(Native.tiers(), &Atom.to_string/1)
 
   @doc """
-  Which records `viewer` reads above `dark`, by shape, as `effective_tier/2`
-  reads them: no link, by `transparency_tier` (`:column`); a live link, by its
-  tier, owned by the viewer's `:account` (`:own_link`) or not (`:link`); a
-  revoked link (`:revoked_link`). `where_visible/2`'s query, for a host that
-  builds its own.
+  Which records `viewer` reads above `dark`, by shape, as `effective_tier/2` reads
+  them: no link, by `transparency_tier` (`:column`); a live link, by its tier, owned
+  by the viewer's `:account` (`:own_link`) or not (`:link`); a revoked link
+  (`:revoked_link`). `where_visible/2`'s query, for a host that builds its own.
   """
   @spec visibility(term()) :: %{required(:account) => term(), optional(atom()) => tier_values()}
   def visibility(viewer) do
@@ -244,10 +241,10 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
   if Code.ensure_loaded?(Ecto.Query) do
     @doc """
-    `queryable` (a schema with `transparency_tier` and `artifact_link_id`, or a
-    query on one) narrowed to the rows whose `effective_tier(record, viewer)`,
-    their link loaded, is not `:dark`: a left join on the configured
-    `:artifact_link` schema, read as `visibility/1` answers. Compiled only where Ecto is.
+    `queryable` (a schema with `transparency_tier` and `artifact_link_id`, or a query
+    on one) narrowed to the rows whose `effective_tier(record, viewer)`, link loaded,
+    is not `:dark`: a left join on the configured `:artifact_link` schema, read as
+    `visibility/1` answers. Compiled only where Ecto is.
     """
     @spec where_visible(Ecto.Queryable.t(), term()) :: Ecto.Query.t()
     def where_visible(queryable, viewer) do
