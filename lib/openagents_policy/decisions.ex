@@ -3,12 +3,12 @@ defmodule OpenAgentsPolicy.Decisions do
   What a change of the rules changes, and for whom: `diff/3` of two decision
   documents.
 
-  `OpenAgentsPolicy.decision_digest/0` tells two builds apart but not how
-  they differ, and a reviewer, a release builder and a CHANGELOG need that:
-  moving a field from `ledger` to `pulse` is one line in the Rust core, and
-  shows it to every anonymous reader. `diff/3` joins two documents (the
-  `priv/decisions.json` a package or release carries, the last release's)
-  on their questions and lists every answer that differs, classed:
+  `OpenAgentsPolicy.decision_digest/0` tells two builds apart but not how they
+  differ, which a reviewer, a release builder and a CHANGELOG need: moving a field
+  from `ledger` to `pulse` is one line in the Rust core, and shows it to every
+  anonymous reader. `diff/3` joins two documents (the `priv/decisions.json` a
+  package or release carries, the last release's) on their questions and lists
+  every answer that differs, classed:
 
     * `:widens`: some reader or caller gains, whatever anyone else loses;
     * `:narrows`: someone loses, no one gains;
@@ -17,12 +17,11 @@ defmodule OpenAgentsPolicy.Decisions do
     * `:unclassed`: a question only the new document asks, unless it widens;
     * `:words`: a change of words in a table that decides nothing.
 
-  A question one document lacks is answered on that side as that side
-  answers any word it does not know. A document that cannot be read, is
-  past a limit or is incomplete is refused (`t:refusal/0`), never read as
-  "no changes". The diff is Rust's, on a dirty CPU scheduler;
-  `mix openagents_policy.gate` decides a rollout by it. Absent: any decision
-  about a diff (the gate's), reading files, keeping anything.
+  A question one document lacks is answered on that side as it answers any word it
+  does not know. A document that cannot be read, is past a limit or is incomplete
+  is refused (`t:refusal/0`), never read as "no changes". The diff is Rust's, on a
+  dirty CPU scheduler; `mix openagents_policy.gate` decides a rollout by it.
+  Absent: any decision about a diff (the gate's), reading files, keeping anything.
   """
 
   @typedoc "Who gains or loses by a change (see the module docs)."

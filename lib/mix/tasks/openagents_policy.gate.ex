@@ -1,12 +1,11 @@
 defmodule Mix.Tasks.OpenagentsPolicy.Gate do
   @shortdoc "Refuses a candidate unless every change narrows, or it is accepted by its digest"
   @moduledoc """
-  A release builder's gate, run before any node is touched: the deployed
-  release's decision document against the candidate's
-  (`OpenAgentsPolicy.Decisions.diff/3`). It passes only when every change
-  narrows or is of words alone; anything else is refused until accepted by
-  the candidate's decision digest (its document's SHA-256, lowercase hex),
-  so whoever accepts it accepts exactly what ships.
+  A release builder's gate, run before any node is touched: the deployed release's
+  decision document against the candidate's (`OpenAgentsPolicy.Decisions.diff/3`).
+  It passes only when every change narrows or is of words alone; anything else is
+  refused until accepted by the candidate's decision digest (its document's SHA-256,
+  lowercase hex), so whoever accepts it accepts exactly what ships.
 
       mix openagents_policy.gate DEPLOYED CANDIDATE [--accept DIGEST] [--format markdown|json]
 
@@ -320,15 +319,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
     if MapSet.size(st.names) >= @members, do: refuse("over #{@members} members")
     if MapSet.member?(st.names, key), do: refuse("#{short(name)} is in it twice")
 
-    # A library's version read as the moduledoc says, or refused.
-    lib =
-      case parts do
-        ["contents.tar.gz"] -> @hex
-        ["lib", @app <> "-" <> vsn | _] -> lib_version(vsn)
-        _ -> nil
-      end
-
-    libs = Enum.uniq(st.libs ++ List.wrap(lib))
+    libs = Enum.uniq(st.libs ++ List.wrap(library(parts)))
     if length(libs) > 1, do: refuse(many(libs))
     limit = st.wanted.(name)
     if limit && type not in [?0, 0, ?7], do: refuse("#{name} is not a regular file")
@@ -338,10 +329,16 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
     if limit, do: put_in(st.kept[name], bytes), else: st
   end
 
-  defp lib_version(vsn) do
+  # The library a member is of: a Hex package's, or a release's (its version read as
+  # the moduledoc says, or refused), or none.
+  defp library(["contents.tar.gz"]), do: @hex
+
+  defp library(["lib", @app <> "-" <> vsn | _]) do
     with {:error, why} <- version(vsn), do: refuse("lib/#{@app}-<vsn>: #{why}")
     "lib/#{@app}-#{vsn}"
   end
+
+  defp library(_parts), do: nil
 
   # A member's data, `size` bytes kept or skipped, then its padding skipped.
   defp data(st, size, keep?) do

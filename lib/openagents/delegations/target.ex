@@ -1,9 +1,8 @@
 defmodule OpenAgents.Delegations.Target do
   @moduledoc """
-  One vocabulary for a delegation target (a `box` this application
-  provisions, or someone's own `computer`): how it is addressed, what it is
-  doing, and what the asking caller may do to it now
-  ([Delegation targets](delegation-targets.md)).
+  One vocabulary for a delegation target (a `box` this application provisions, or
+  someone's own `computer`): how it is addressed, what it is doing, and what the
+  asking caller may do to it now ([Delegation targets](delegation-targets.md)).
 
   The Rust core computes every answer; each over a finite domain is read
   from it as this module compiles and kept compiled in, so a request makes
@@ -167,9 +166,9 @@ defmodule OpenAgents.Delegations.Target do
   end
 
   @doc """
-  The seam of one target: custody, runtime class, lifecycle, the capabilities
-  this caller may exercise, and why not. `authorized?` is the reach the
-  caller already proved: required, so forgetting it grants nothing.
+  The seam of one target: custody, runtime class, lifecycle, the capabilities this
+  caller may exercise, and why not; `authorized?`, the reach the caller proved, is
+  required, so forgetting it grants nothing.
 
       iex> seam = OpenAgents.Delegations.Target.seam("box", "active", true)
       iex> Enum.sort(Map.keys(seam))

@@ -24,15 +24,10 @@ defmodule OpenAgentsPolicy.Host.Boundary do
   # the shapes in the order OpenAgents.Transparency.Ladder's docs list them.
   @spec viewer(term()) :: {class(), term()}
   def viewer(%{admin: true}), do: {:operator, nil}
-
-  def viewer(%{__struct__: module} = viewer),
-    do: if(user?(module), do: user(viewer), else: viewer_map(viewer))
-
-  def viewer(%{} = viewer), do: viewer_map(viewer)
-
-  def viewer(word) when is_binary(word) or (is_atom(word) and word != nil),
-    do: {{:word, tier(word)}, nil}
-
+  def viewer(%{__struct__: mod} = map), do: if(user?(mod), do: user(map), else: viewer_map(map))
+  def viewer(%{} = map), do: viewer_map(map)
+  def viewer(nil), do: {:nobody, nil}
+  def viewer(word) when is_binary(word) or is_atom(word), do: {{:word, tier(word)}, nil}
   def viewer(_nobody), do: {:nobody, nil}
 
   defp viewer_map(%{tier: tier} = map), do: {{:tiered, tier(tier)}, Map.get(map, :account_id)}
