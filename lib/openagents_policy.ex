@@ -2,20 +2,20 @@ defmodule OpenAgentsPolicy do
   @moduledoc """
   What this VM's copy of the library is: `fingerprint/0`.
 
-  A cluster that replaces its nodes one at a time serves two versions of the
-  library at once, and an operator watching that window needs which
-  decisions each node serves, which a version string cannot say (two builds
-  of one version may differ, two versions may answer alike). The
-  fingerprint, computed here rather than read from a manifest, says:
+  A cluster that replaces its nodes one at a time serves two versions of the library
+  at once, and an operator watching that window needs which decisions each node
+  serves, which a version string cannot say (two builds of one version may differ,
+  two versions may answer alike). The fingerprint, computed here, not read from a
+  manifest, says:
 
     * `:version`: the library's version, as this module was compiled with it;
     * `:nif`: the NIF library this VM loaded (its path, as rustler_precompiled
       or rustler names it) and the SHA-256 of its bytes, read on the first
       call and kept in `:persistent_term`;
-    * `:decision_digest`: the SHA-256 of the decision document
-      (`decisions_json/0`), equal on two nodes exactly when they answer
-      every finite-domain question alike. The NIF library loads only when
-      its rules digest to the package's own `priv/decisions.json`.
+    * `:decision_digest`: the SHA-256 of the decision document (`decisions_json/0`),
+      equal on two nodes exactly when they answer every finite-domain question
+      alike. The NIF library loads only when its rules digest to the package's own
+      `priv/decisions.json`.
 
   `mix openagents_policy.gate` compares two documents before a rollout.
   """

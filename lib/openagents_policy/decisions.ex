@@ -28,11 +28,10 @@ defmodule OpenAgentsPolicy.Decisions do
   @type class :: :widens | :narrows | :changes | :removed | :unclassed | :words
 
   @typedoc """
-  One answer that differs: `:table` its path in the document
-  (`"schedule.fields"`, ...), `:input` the question in the caller's words
-  (`%{"family" => "attempt", "field" => "terminal_commit"}`), `:old` and
-  `:new` the answers as JSON terms (`nil` on a side that lacks the word),
-  `:says` the change in one sentence.
+  One answer that differs: `:table` its path in the document (`"schedule.fields"`,
+  ...), `:input` the question in the caller's words (`%{"family" => "attempt",
+  "field" => "terminal_commit"}`), `:old` and `:new` the answers as JSON terms
+  (`nil` on a side that lacks the word), `:says` the change in one sentence.
   """
   @type change :: %{
           table: String.t(),
@@ -44,12 +43,12 @@ defmodule OpenAgentsPolicy.Decisions do
         }
 
   @typedoc """
-  Why two documents were not compared, on which side (`:old`, `:new`, or
-  `nil` for the diff's output), in a sentence: `:not_a_document` (not JSON,
-  not an object, not rows as its format writes them), `:unknown_format` (a
-  format this library does not read, or none), `:incomplete` (a question its
-  vocabularies imply missing), `:too_large` (past a limit the sentence names:
-  1 MiB a document or the output, rows, input words, list items, a word's bytes).
+  Why two documents were not compared, on which side (`:old`, `:new`, or `nil` for
+  the diff's output), in a sentence: `:not_a_document` (not JSON, not an object, not
+  rows as its format writes them), `:unknown_format` (a format this library does not
+  read, or none), `:incomplete` (a question its vocabularies imply missing),
+  `:too_large` (past a limit the sentence names: 1 MiB a document or the output,
+  rows, input words, list items, a word's bytes).
   """
   @type refusal ::
           {:not_a_document | :unknown_format | :incomplete | :too_large, :old | :new | nil,
@@ -102,9 +101,8 @@ defmodule OpenAgentsPolicy.Decisions do
   end
 
   @doc """
-  The changes that widen: what a rollout should refuse unless someone
-  accepts each by name (its `:says`). The same field moved up to `glass`
-  narrows, and down to `pulse` widens:
+  The changes that widen, which a rollout should refuse unless each is accepted by
+  name (its `:says`). A field moved up to `glass` narrows, down to `pulse` widens:
 
       iex> live = OpenAgentsPolicy.decisions_json()
       iex> move = &String.replace(live, ~s("tier":"ledger",), ~s("tier":") <> &1 <> ~s(",), global: false)

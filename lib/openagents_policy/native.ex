@@ -28,13 +28,11 @@ defmodule OpenAgentsPolicy.Native do
         load_data: digest
       ] ++ if(force_build, do: Cargo.source_build(Path.expand("../..", __DIR__)), else: [])
 
-  # The library loaded, `{otp_app, path}` without `.so`, as rustler_precompiled
-  # names it, or rustler for a source build. `OpenAgentsPolicy.fingerprint/0` reads it.
+  # The library loaded (`{otp_app, path}`, no `.so`), that fingerprint/0 reads.
   {app, path} = Module.get_attribute(__MODULE__, :rustler_precompiled_load_from) || @load_from
   def library_file, do: Application.app_dir(unquote(app), unquote(path <> ".so"))
 
-  # The NIFs, by arity, named as the public functions they serve
-  # (guides/rust.md), taking the typed terms OpenAgentsPolicy.Host.Boundary makes.
+  # The NIFs by arity, named as the functions they serve, taking Boundary's typed terms.
   for {arity, names} <- [
         {0, ~w(lifecycles delegation_lifecycles job_terminal_statuses custodies kinds substrates
                machine_statuses unrecognized_lifecycles families tiers schedule schedule_json

@@ -90,7 +90,6 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @spec tier_for(family(), term()) :: tier() | nil
   def tier_for(family, field)
 
-  # Every scheduled field and never-listed column, compiled in.
   for {family, fields} <- @schedule, field <- Map.keys(fields) ++ @never[family] do
     def tier_for(unquote(family), unquote(field)), do: unquote(Native.tier_for(family, field))
   end
@@ -291,7 +290,6 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   """
   @spec link_for_attempt(term(), term(), term()) :: {:ok, struct()} | :none | {:error, term()}
   def link_for_attempt(repository, principal, authority \\ %{}) do
-    # A kind crosses bounded (`Boundary.word/1`).
     principal = if is_map(principal), do: principal, else: %{}
     kind = Boundary.word(Map.get(principal, "type"))
 
