@@ -3,41 +3,35 @@ defmodule OpenAgentsPolicy.Decisions do
   What a change of the rules changes, and for whom: `diff/3` of two decision
   documents.
 
-  `OpenAgentsPolicy.decision_digest/0` tells two builds apart; it cannot say
-  how they differ, and a reviewer, a release builder and a CHANGELOG need
-  that: moving a field from `ledger` to `pulse` is one line in the Rust core,
-  and shows it to every anonymous reader. `diff/3` joins two documents (the
-  `priv/decisions.json` a package or release carries, the last release's)
-  on their questions and lists every answer that differs, classed:
+  `OpenAgentsPolicy.decision_digest/0` tells two builds apart but not how they
+  differ, which a reviewer, a release builder and a CHANGELOG need: moving a field
+  from `ledger` to `pulse` is one line in the Rust core, and shows it to every
+  anonymous reader. `diff/3` joins two documents (the `priv/decisions.json` a
+  package or release carries, the last release's) on their questions and lists
+  every answer that differs, classed:
 
     * `:widens`: some reader or caller gains, whatever anyone else loses;
     * `:narrows`: someone loses, no one gains;
     * `:changes`: neither (a Box state that reads another lifecycle);
     * `:removed`: a question the new document no longer answers;
-    * `:unclassed`: a change the diff cannot class (a question only the
-      new document asks, unless it widens);
+    * `:unclassed`: a question only the new document asks, unless it widens;
     * `:words`: a change of words in a table that decides nothing.
 
-  A question one document lacks is answered on that side as that side
-  answers any word it does not know. A document that cannot be read, is
-  past a limit or is incomplete is refused (`t:refusal/0`), never read as
-  "no changes". The diff is Rust's, on a dirty CPU scheduler;
-  `mix openagents_policy.gate` decides a rollout by it.
-
-  Deliberately absent: any decision about a diff (the gate's), reading files,
-  and keeping anything.
+  A question one document lacks is answered on that side as it answers any word it
+  does not know. A document that cannot be read, is past a limit or is incomplete
+  is refused (`t:refusal/0`), never read as "no changes". The diff is Rust's, on a
+  dirty CPU scheduler; `mix openagents_policy.gate` decides a rollout by it.
+  Absent: any decision about a diff (the gate's), reading files, keeping anything.
   """
 
   @typedoc "Who gains or loses by a change (see the module docs)."
   @type class :: :widens | :narrows | :changes | :removed | :unclassed | :words
 
   @typedoc """
-  One answer that differs: `:table` is its path in the document
-  (`"schedule.fields"`, `"ladder.effective"`, ...); `:input` the
-  question in the caller's words (`%{"family" => "attempt", "field" =>
-  "terminal_commit"}`); `:old` and `:new` the answers as JSON terms (`nil`
-  when that side has no answer: a word it lacks); `:says` the change in one
-  sentence.
+  One answer that differs: `:table` its path in the document (`"schedule.fields"`,
+  ...), `:input` the question in the caller's words (`%{"family" => "attempt",
+  "field" => "terminal_commit"}`), `:old` and `:new` the answers as JSON terms
+  (`nil` on a side that lacks the word), `:says` the change in one sentence.
   """
   @type change :: %{
           table: String.t(),
@@ -49,14 +43,12 @@ defmodule OpenAgentsPolicy.Decisions do
         }
 
   @typedoc """
-  Why two documents were not compared: `:not_a_document` (not JSON, not an
-  object, or not rows as its format writes them), `:unknown_format` (a
-  decision document of a format this library does not read, or of none),
-  `:incomplete` (a question its vocabularies imply missing) or
-  `:too_large` (past a limit the sentence names: 1 MiB a document or the
-  diff's output, rows, input words, list items, a word's bytes); which of
-  the two (`:old` or `:new`, or `nil` for the diff's output); and a sentence
-  saying so.
+  Why two documents were not compared, on which side (`:old`, `:new`, or `nil` for
+  the diff's output), in a sentence: `:not_a_document` (not JSON, not an object, not
+  rows as its format writes them), `:unknown_format` (a format this library does not
+  read, or none), `:incomplete` (a question its vocabularies imply missing),
+  `:too_large` (past a limit the sentence names: 1 MiB a document or the output,
+  rows, input words, list items, a word's bytes).
   """
   @type refusal ::
           {:not_a_document | :unknown_format | :incomplete | :too_large, :old | :new | nil,
@@ -66,14 +58,11 @@ defmodule OpenAgentsPolicy.Decisions do
   @type format :: :changes | :markdown | :json
 
   @doc """
-  Compares two decision documents (binaries).
-
-  `format:` says what to answer with: `:changes` (the default, a list of
-  `t:change/0` in document order), `:markdown` (for a pull request or a
-  CHANGELOG: grouped by class, widening first) or `:json`
-  (`{"changes": [{"table", "input", "old", "new", "class"}...]}`).
-
-  The same rules give no change:
+  Compares two decision documents (binaries), answering as `format:` says:
+  `:changes` (the default, a list of `t:change/0` in document order), `:markdown`
+  (for a pull request or a CHANGELOG: by class, widening first) or `:json`
+  (`{"changes": [{"table", "input", "old", "new", "class"}...]}`). The same
+  rules give no change:
 
       iex> live = OpenAgentsPolicy.decisions_json()
       iex> OpenAgentsPolicy.Decisions.diff(live, live)
@@ -81,21 +70,16 @@ defmodule OpenAgentsPolicy.Decisions do
       iex> OpenAgentsPolicy.Decisions.diff(live, live, format: :json)
       {:ok, ~s({"changes":[]})}
 
-  A field moved down a rung widens. Here the document is edited (the first
-  field it schedules at `ledger`, whichever that is, moved to `pulse`); the
-  core's tests change the rules themselves:
+  A field moved down a rung widens. Here the document's first field at
+  `ledger` is moved to `pulse` (the core's tests change the rules themselves):
 
       iex> live = OpenAgentsPolicy.decisions_json()
       iex> moved = String.replace(live, ~s("tier":"ledger",), ~s("tier":"pulse",), global: false)
       iex> {:ok, [change]} = OpenAgentsPolicy.Decisions.diff(live, moved)
-      iex> {change.table, change.class}
-      {"schedule.fields", :widens}
-      iex> Map.keys(change.input)
-      ["family", "field"]
-      iex> {change.old["tier"], change.new["tier"]}
-      {"ledger", "pulse"}
-      iex> change.says =~ "is now disclosed from `pulse` (was `ledger`)"
-      true
+      iex> {change.table, change.class, Map.keys(change.input)}
+      {"schedule.fields", :widens, ["family", "field"]}
+      iex> {change.old["tier"], change.new["tier"], change.says =~ "is now disclosed from `pulse` (was `ledger`)"}
+      {"ledger", "pulse", true}
 
   What is not a decision document is refused, never read as "no changes":
 
@@ -117,10 +101,8 @@ defmodule OpenAgentsPolicy.Decisions do
   end
 
   @doc """
-  The changes that widen: what a rollout should refuse unless someone
-  accepts each one by name (its `:says`).
-
-  The same field moved up to `glass` narrows, and down to `pulse` widens:
+  The changes that widen, which a rollout should refuse unless each is accepted by
+  name (its `:says`). A field moved up to `glass` narrows, down to `pulse` widens:
 
       iex> live = OpenAgentsPolicy.decisions_json()
       iex> move = &String.replace(live, ~s("tier":"ledger",), ~s("tier":") <> &1 <> ~s(",), global: false)
@@ -137,9 +119,7 @@ defmodule OpenAgentsPolicy.Decisions do
   @doc """
   Whether anything widens.
 
-      iex> live = OpenAgentsPolicy.decisions_json()
-      iex> {:ok, changes} = OpenAgentsPolicy.Decisions.diff(live, live)
-      iex> OpenAgentsPolicy.Decisions.widens?(changes)
+      iex> OpenAgentsPolicy.Decisions.widens?([])
       false
   """
   @spec widens?([change()]) :: boolean()

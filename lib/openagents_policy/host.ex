@@ -1,23 +1,20 @@
 defmodule OpenAgentsPolicy.Host do
   @moduledoc """
-  The host application's modules, as this library calls them: named in
-  application config, so the library compiles and runs with none of them
-  present and a host, or a test, can name others. Each is held to its
-  behaviour, which a host module declares with `@behaviour`:
+  The host application's modules, as this library calls them: named in application
+  config, so the library compiles and runs with none present and a host, or a test,
+  can name others, each held to the behaviour it declares:
   `OpenAgentsPolicy.Host.Accounts`, `OpenAgentsPolicy.Host.Repositories`,
-  `OpenAgentsPolicy.Host.ArtifactLink`, `OpenAgentsPolicy.Host.Repo`
-  (`:user` names the user struct).
+  `OpenAgentsPolicy.Host.ArtifactLink`, `OpenAgentsPolicy.Host.Repo` (`:user` names
+  the user struct).
 
       config :openagents_policy, repo: MyApp.Repo
 
   Per key, the nearest `override/1` wins, then the application environment,
-  then the default. [Host configuration](host-configuration.md) gives each
-  key's default and use, when a setting is read, and what `configure/1` and
-  `override/1` refuse.
+  then the default. [Host configuration](host-configuration.md): each key's
+  default and use, when a setting is read, what is refused.
   """
 
-  alias OpenAgentsPolicy.Host.Boundary
-
+  @app :openagents_policy
   @unloaded_modes [:tier_column, :dark, :raise]
   # Each host module's key, default and behaviour (none for the user struct).
   @modules [
@@ -28,19 +25,12 @@ defmodule OpenAgentsPolicy.Host do
     user: {OpenAgents.Accounts.User, nil}
   ]
   @defaults Map.new([unloaded_link: :tier_column] ++ for({k, {d, _}} <- @modules, do: {k, d}))
-  # What configure/1 and override/1 take (nil, a key's default, aside): a
-  # module held to its behaviour (Boundary.host_module/3), a mode.
-  @schema NimbleOptions.new!([
-            {:unloaded_link, type: {:in, @unloaded_modes}}
-            | for(
-                {key, {default, behaviour}} <- @modules,
-                do: {key, type: {:custom, Boundary, :host_module, [default, behaviour]}}
-              )
-          ])
-  # Set, once and for good, when a process first overrides: until then no
-  # call looks for overrides.
+  # What configure/1 and override/1 take besides nil: a module held to its behaviour.
+  hosts = for {k, {d, b}} <- @modules, do: {k, type: {:custom, __MODULE__, :host_module, [d, b]}}
+  @schema NimbleOptions.new!([{:unloaded_link, type: {:in, @unloaded_modes}} | hosts])
+  # Set for good when a process first overrides (until then no call looks for its
+  # callers'); a process's override is in its dictionary at @override.
   @overridden {__MODULE__, :overridden}
-  # The process-dictionary key of a process's override.
   @override {__MODULE__, :override}
 
   @typedoc "A configuration key: a host module's, or the `:unloaded_link` setting."
@@ -51,11 +41,10 @@ defmodule OpenAgentsPolicy.Host do
 
   @doc """
   What `effective_tier/2` makes of a record whose `:artifact_link` is
-  `%Ecto.Association.NotLoaded{}` while its `artifact_link_id` is set (a
-  link the caller forgot to preload): `:tier_column` (the default, as the
-  app reads it), `:dark` or `:raise` (`ArgumentError`). Any other configured
-  value raises `NimbleOptions.ValidationError`. Which to choose, and why:
-  [Host configuration](host-configuration.md), "A link that was not loaded".
+  `%Ecto.Association.NotLoaded{}` while its `artifact_link_id` is set (a forgotten
+  preload): `:tier_column` (the default, as the app reads it), `:dark` or `:raise`
+  (`ArgumentError`); any other value raises `NimbleOptions.ValidationError`. Which
+  to choose: [Host configuration](host-configuration.md), "A link that was not loaded".
   """
   @spec unloaded_link() :: unloaded_mode()
   def unloaded_link do
@@ -64,15 +53,12 @@ defmodule OpenAgentsPolicy.Host do
   end
 
   @doc """
-  Points the library at other host modules, for the whole system, from the
-  next call: each key of `modules` is written to the application
-  environment, as `Application.put_env/3` would; a key given `nil` goes back
-  to its default. Returns the configuration before the change (overrides
-  aside), which `configure/1` takes back to restore it. An invalid key or
-  value raises `NimbleOptions.ValidationError` before anything is written.
-
-  Each key takes effect on its own. In tests, prefer `override/1`, which no
-  other test sees.
+  Points the library at other host modules, system-wide, from the next call: each
+  key of `modules` is written to the application environment (`nil`: back to its
+  default), each taking effect on its own. Returns the configuration before
+  (overrides aside), which `configure/1` takes back. An invalid key or value raises
+  `NimbleOptions.ValidationError` before anything is written. In tests, prefer
+  `override/1`, which no other test sees.
 
       previous = OpenAgentsPolicy.Host.configure(repo: MyApp.TestRepo)
       # ...
@@ -81,24 +67,21 @@ defmodule OpenAgentsPolicy.Host do
   @spec configure(keyword() | map()) :: %{key() => module()}
   def configure(modules) do
     modules = validate!(modules)
-    previous = configured()
 
-    for {key, module} <- modules do
-      if module,
-        do: Application.put_env(:openagents_policy, key, module),
-        else: Application.delete_env(:openagents_policy, key)
+    previous = Map.new(@defaults, fn {k, d} -> {k, Application.get_env(@app, k, d)} end)
+
+    for {key, mod} <- modules do
+      if mod, do: Application.put_env(@app, key, mod), else: Application.delete_env(@app, key)
     end
 
     previous
   end
 
   @doc """
-  Uses other host modules for the calling process and the processes that
-  name it in their `$callers` (the `Task`s it starts), and nowhere else:
-  what a test that runs `async: true` needs. Keys not given keep whatever
-  they were; a key given `nil` drops its override. The override ends with
-  the process or with `clear_override/0`. An invalid key or value raises
-  `NimbleOptions.ValidationError`.
+  Uses other host modules for the calling process and those naming it in their
+  `$callers` (its `Task`s) alone, as an `async: true` test needs. Keys not given
+  keep what they were; `nil` drops a key's override. It ends with the process or
+  `clear_override/0`. An invalid key or value raises `NimbleOptions.ValidationError`.
 
       setup do
         OpenAgentsPolicy.Host.override(accounts: MyTest.Accounts)
@@ -108,18 +91,11 @@ defmodule OpenAgentsPolicy.Host do
   def override(modules) do
     modules = validate!(modules)
 
-    overrides =
-      Enum.reduce(modules, Process.get(@override, %{}), fn
-        {key, nil}, acc -> Map.delete(acc, key)
-        {key, module}, acc -> Map.put(acc, key, module)
-      end)
-
-    Process.put(@override, overrides)
-
+    {dropped, set} = Enum.split_with(modules, &(elem(&1, 1) == nil))
+    overrides = Map.drop(Process.get(@override, %{}), Keyword.keys(dropped))
+    Process.put(@override, Map.merge(overrides, Map.new(set)))
     # A :persistent_term write makes every process scan its heap: once only.
-    unless :persistent_term.get(@overridden, false),
-      do: :persistent_term.put(@overridden, true)
-
+    unless :persistent_term.get(@overridden, false), do: :persistent_term.put(@overridden, true)
     :ok
   end
 
@@ -134,65 +110,61 @@ defmodule OpenAgentsPolicy.Host do
   @spec modules() :: %{key() => module()}
   def modules, do: Map.new(@defaults, fn {key, _default} -> {key, module(key)} end)
 
-  defp configured do
-    Map.new(@defaults, fn {key, default} ->
-      {key, Application.get_env(:openagents_policy, key, default)}
-    end)
-  end
-
   # `modules`, once validated: a key given nil is checked as its default.
   defp validate!(modules) do
-    _ =
-      NimbleOptions.validate!(
-        Enum.map(modules, &with({key, nil} <- &1, do: {key, @defaults[key]})),
-        @schema
-      )
-
+    defaulted = Enum.map(modules, &with({key, nil} <- &1, do: {key, @defaults[key]}))
+    _ = NimbleOptions.validate!(defaulted, @schema)
     modules
   end
+
+  # NimbleOptions' check of a module given to configure/1 or override/1: the key's
+  # default as it is (as the application environment), else one with the callbacks.
+  @doc false
+  @spec host_module(term(), module(), module() | nil) :: {:ok, module()} | {:error, String.t()}
+  def host_module(default, default, _behaviour), do: {:ok, default}
+
+  def host_module(module, _default, behaviour) when is_atom(module) do
+    _ = Code.ensure_loaded(module)
+    callbacks = if behaviour, do: behaviour.behaviour_info(:callbacks), else: []
+
+    case for {f, n} <- callbacks, not function_exported?(module, f, n), do: "#{f}/#{n}" do
+      [] -> {:ok, module}
+      missing -> {:error, "#{inspect(module)} does not export #{Enum.join(missing, ", ")}"}
+    end
+  end
+
+  def host_module(other, _, _), do: {:error, "expected a module, got: #{inspect(other)}"}
 
   @doc false
   # The defaults, for OpenAgentsPolicy.Host.Boundary's compiled matches.
   def defaults, do: @defaults
 
   @doc false
-  # The module (or setting) `key` names for the calling process, which
-  # OpenAgentsPolicy.Host.Boundary calls. One clause per key, its default a
-  # literal: the lookup is the override check and an application-environment read.
+  # The module (or setting) `key` names for the calling process: one clause per
+  # key, its default a literal: the override check, then the application environment.
   for {key, default} <- @defaults do
     def module(unquote(key)) do
       with nil <- overriding(unquote(key)),
-           do: Application.get_env(:openagents_policy, unquote(key), unquote(default))
+           do: Application.get_env(@app, unquote(key), unquote(default))
     end
   end
 
-  # The calling process's own override first; then, only in a process that
-  # has callers and only once some process has overridden, its callers'.
-  # A process with neither (a request, in production) pays two
-  # process-dictionary reads.
+  # The calling process's own override, then, once some process has overridden,
+  # its callers' (their dictionaries copied: a price a test run alone pays). A
+  # request, in production, pays a process-dictionary and a :persistent_term read.
   defp overriding(key) do
     case Process.get(@override) do
-      %{^key => module} ->
-        module
-
-      _ ->
-        with [_ | _] = callers <- Process.get(:"$callers"),
-             true <- :persistent_term.get(@overridden, false),
-             do: caller_override(callers, key),
-             else: (_ -> nil)
+      %{^key => module} -> module
+      _ -> if :persistent_term.get(@overridden, false), do: caller_override(key)
     end
   end
 
-  # Another process's override, read from its dictionary (a copy of it: the
-  # price is paid only in a system that overrides, i.e. a test run).
-  defp caller_override([], _key), do: nil
-
-  defp caller_override([pid | callers], key) do
-    with {:dictionary, dictionary} <- Process.info(pid, :dictionary),
-         {@override, %{^key => module}} <- List.keyfind(dictionary, @override, 0) do
-      module
-    else
-      _ -> caller_override(callers, key)
-    end
+  defp caller_override(key) do
+    Enum.find_value(Process.get(:"$callers", []), fn pid ->
+      with {:dictionary, dictionary} <- Process.info(pid, :dictionary),
+           {@override, %{^key => module}} <- List.keyfind(dictionary, @override, 0),
+           do: module,
+           else: (_ -> nil)
+    end)
   end
 end

@@ -1,10 +1,9 @@
 defmodule OpenAgentsPolicy.Native do
   @moduledoc false
-  # The NIF library from rustler_precompiled (guides/releases.md), checked
-  # against the package's checksum file; or built by rustler (`force_build`)
-  # in a checkout, with OPENAGENTS_POLICY_BUILD=1, or with rustler_precompiled's
-  # own settings. Demo: dev/demo/. Its load data is priv/decisions.json's
-  # SHA-256, which its rules must digest to (nif/src/document.rs).
+  # The NIF library from rustler_precompiled (guides/releases.md), checked against
+  # the checksum file; or built by rustler (`force_build`) in a checkout, with
+  # OPENAGENTS_POLICY_BUILD=1, or rustler_precompiled's own settings. Demo: dev/demo/.
+  # Its load data is priv/decisions.json's SHA-256, which its rules must digest to.
   alias OpenAgentsPolicy.Native.{BaseURL, Cargo}
 
   version = Mix.Project.config()[:version]
@@ -29,57 +28,26 @@ defmodule OpenAgentsPolicy.Native do
         load_data: digest
       ] ++ if(force_build, do: Cargo.source_build(Path.expand("../..", __DIR__)), else: [])
 
-  # The library loaded, `{otp_app, path}` without `.so`, as rustler_precompiled
-  # names it, or rustler for a source build. `OpenAgentsPolicy.fingerprint/0` reads it.
+  # The library loaded (`{otp_app, path}`, no `.so`), that fingerprint/0 reads.
   {app, path} = Module.get_attribute(__MODULE__, :rustler_precompiled_load_from) || @load_from
   def library_file, do: Application.app_dir(unquote(app), unquote(path <> ".so"))
 
-  # The NIFs, named as the public functions they serve (guides/rust.md),
-  # taking the typed terms OpenAgentsPolicy.Host makes.
-  # Target (lib/openagents/delegations/target.ex)
-  def lifecycles, do: err()
-  def delegation_lifecycles, do: err()
-  def job_terminal_statuses, do: err()
-  def custodies, do: err()
-  def kinds, do: err()
-  def custody(_kind), do: err()
-  def runtime_class(_kind), do: err()
-  def box_lifecycle(_state), do: err()
-  def run_lifecycle(_state), do: err()
-  def job_lifecycle(_status), do: err()
-  def computer_lifecycle(_status, _revoked_at, _online?), do: err()
-  def seam(_kind, _lifecycle, _authorized?), do: err()
-  def delegation_seam(_lifecycle), do: err()
-  def substrates, do: err()
-  def machine_statuses, do: err()
-  def unrecognized_lifecycles, do: err()
-  def field_columns(_family), do: err()
-  # WorkDisclosure
-  def families, do: err()
-  def tiers, do: err()
-  def schedule, do: err()
-  def schedule_json, do: err()
-  def never(_family), do: err()
-  def reasons(_family), do: err()
-  def source_columns(_family), do: err()
-  def tier_for(_family, _field), do: err()
-  def fields_at(_family, _viewer), do: err()
-  def effective_tier(_record, _viewer), do: err()
-  def viewer(_relationship, _account), do: err()
-  def relationships, do: err()
-  def link_for_attempt(_repository, _kind, _id, _authority), do: err()
-  def classify(_family, _columns), do: err()
-  # Ladder
-  def ladder_name(_tier), do: err()
-  def ladder_rank(_tier), do: err()
-  def ladder_viewer_tier(_viewer), do: err()
-  def ladder_clamp(_tier, _viewer), do: err()
-  def ladder_effective_tier(_subject, _viewer), do: err()
-  def ladder_allows(_subject, _access, _viewer), do: err()
-  # OpenAgentsPolicy.fingerprint/0, OpenAgentsPolicy.Decisions.diff/3
-  def decision_digest, do: err()
-  def decision_json, do: err()
-  def decisions_diff(_old, _new, _format), do: err()
+  # The NIFs by arity, named as the functions they serve, taking Boundary's typed terms.
+  for {arity, names} <- [
+        {0, ~w(lifecycles delegation_lifecycles job_terminal_statuses custodies kinds substrates
+               machine_statuses unrecognized_lifecycles families tiers schedule schedule_json
+               relationships decision_digest decision_json)a},
+        {1, ~w(custody runtime_class box_lifecycle run_lifecycle job_lifecycle delegation_seam
+               never field_columns reasons source_columns ladder_name ladder_rank
+               ladder_viewer_tier)a},
+        {2, ~w(tier_for fields_at effective_tier viewer classify ladder_clamp
+               ladder_effective_tier)a},
+        {3, ~w(computer_lifecycle seam ladder_allows decisions_diff)a},
+        {4, ~w(link_for_attempt)a}
+      ],
+      name <- names do
+    def unquote(name)(unquote_splicing(Macro.generate_arguments(arity, __MODULE__))), do: err()
+  end
 
   defp err, do: :erlang.nif_error(:nif_not_loaded)
 end

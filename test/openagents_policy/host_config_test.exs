@@ -7,9 +7,8 @@ defmodule OpenAgentsPolicy.HostConfigTest do
   use ExUnit.Case, async: false
 
   alias OpenAgents.Accounts.User
-  alias OpenAgents.Transparency.WorkDisclosure
+  alias OpenAgents.Transparency.{Ladder, WorkDisclosure}
   alias OpenAgentsPolicy.Host
-  alias OpenAgentsPolicy.Host.Boundary
   alias OpenAgentsPolicy.Test.{Everyone, NoOne}
 
   @repository %{id: "repo-1"}
@@ -75,7 +74,7 @@ defmodule OpenAgentsPolicy.HostConfigTest do
           Host.configure(accounts: second),
           :ok = sync(readers),
           Host.modules().accounts != second or
-            Boundary.admin?(@user) != second.admin?(@user),
+            Ladder.viewer_tier(@user) == :glass != second.admin?(@user),
           do: round
 
     Enum.each(readers, &send(&1, :stop))
@@ -94,7 +93,7 @@ defmodule OpenAgentsPolicy.HostConfigTest do
     after
       0 ->
         Host.modules()
-        Boundary.admin?(@user)
+        Ladder.viewer_tier(@user)
         read()
     end
   end

@@ -2,6 +2,7 @@ defmodule OpenAgentsPolicy.HostTest do
   # Changes the library's host configuration: not async.
   use ExUnit.Case, async: false
 
+  alias OpenAgents.Transparency.Ladder
   alias OpenAgentsPolicy.Host
   alias OpenAgentsPolicy.Host.Boundary
 
@@ -31,11 +32,11 @@ defmodule OpenAgentsPolicy.HostTest do
 
     assert previous == before
     assert Host.modules().accounts == OtherAccounts
-    assert Boundary.admin?(%OpenAgents.Accounts.User{id: "u", admin: false})
+    assert Ladder.viewer_tier(%OpenAgents.Accounts.User{id: "u", admin: false}) == :glass
 
     Host.configure(previous)
     assert Host.modules() == before
-    refute Boundary.admin?(%OpenAgents.Accounts.User{id: "u", admin: false})
+    assert Ladder.viewer_tier(%OpenAgents.Accounts.User{id: "u", admin: false}) == nil
   end
 
   test "a key configured as nil goes back to its default" do

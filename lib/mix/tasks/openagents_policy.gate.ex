@@ -1,13 +1,11 @@
 defmodule Mix.Tasks.OpenagentsPolicy.Gate do
   @shortdoc "Refuses a candidate unless every change narrows, or it is accepted by its digest"
   @moduledoc """
-  A release builder's gate, run before any node is touched: the deployed
-  release's decision document against the candidate's
-  (`OpenAgentsPolicy.Decisions.diff/3`). It passes only when every change
-  narrows, or is a change of words that decides nothing; anything else is
-  refused until accepted by the candidate's decision digest (the SHA-256 of
-  its document, lowercase hex), so whoever accepts it accepts exactly what
-  ships.
+  A release builder's gate, run before any node is touched: the deployed release's
+  decision document against the candidate's (`OpenAgentsPolicy.Decisions.diff/3`).
+  It passes only when every change narrows or is of words alone; anything else is
+  refused until accepted by the candidate's decision digest (its document's SHA-256,
+  lowercase hex), so whoever accepts it accepts exactly what ships.
 
       mix openagents_policy.gate DEPLOYED CANDIDATE [--accept DIGEST] [--format markdown|json]
 
@@ -16,8 +14,8 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
   read as a stream within a budget and never extracted. Exits 0 on `pass`
   or an accepted digest, 1 when refused (stderr says `--accept <digest>`),
   2 when an argument cannot be found, read or diffed: never "no changes".
-  Its inputs, exits and JSON receipt: [Deploying](deploying.md), "Before
-  any node is touched"; its budget: [Reliability](reliability.md).
+  More: [Deploying](deploying.md), "Before any node is touched"; the
+  budget: [Reliability](reliability.md).
 
   Absent by design: reading a running node, and any record of acceptances.
   """
@@ -35,6 +33,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
   @name 4096
   @extended 65_536
   @hex "a Hex package's contents.tar.gz"
+  @read {__MODULE__, :read}
 
   @impl true
   @spec run([String.t()]) :: :ok
@@ -68,7 +67,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
     classes = Enum.uniq(@classes ++ Map.keys(counts))
 
     if format == "json" do
-      Mix.shell().info(receipt(verdict, deployed, candidate, {classes, counts}, changes))
+      Mix.shell().info(receipt(verdict, [deployed, candidate], {classes, counts}, changes))
     else
       Mix.shell().info(String.trim_trailing(diff!(deployed, candidate, :markdown, paths)))
       tally = Enum.map_join(classes, ", ", &"#{counts[&1] || 0} #{&1}")
@@ -103,16 +102,12 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
 
   # The document a path holds, and its version; by its type before it is opened.
   defp locate(path) do
-    case File.stat(path) do
-      {:ok, %{type: :directory}} -> in_dir(path)
-      {:ok, %{type: :regular}} -> if tar?(path), do: in_tar(path), else: in_file(path)
-      {:ok, %{type: type}} -> {:error, "not a file, a directory or a tarball (#{type})"}
-      {:error, reason} -> {:error, "#{:file.format_error(reason)}"}
+    cond do
+      File.dir?(path) -> in_dir(path)
+      File.regular?(path) and String.ends_with?(path, [".tar", ".tar.gz", ".tgz"]) -> in_tar(path)
+      true -> with {:ok, bytes} <- read_file(path), do: {:ok, bytes, nil}
     end
   end
-
-  defp tar?(path), do: String.ends_with?(path, [".tar", ".tar.gz", ".tgz"])
-  defp in_file(path), do: with({:ok, bytes} <- read_file(path), do: {:ok, bytes, nil})
 
   # Exactly one library: lib/openagents_policy-<vsn>, deps/openagents_policy or priv/.
   defp in_dir(dir) do
@@ -147,22 +142,22 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
   defp many(found),
     do: "#{length(found)} #{@app} libraries, one allowed: #{Enum.map_join(found, ", ", &short/1)}"
 
-  # At most `limit` bytes of a regular file; a larger one is refused unread.
-  defp read_file(path, limit \\ @limit) do
-    with {:ok, %{type: :regular, size: size}} when size <= limit <- File.stat(path),
-         {:ok, bytes} when is_binary(bytes) and byte_size(bytes) <= limit <-
-           File.open(path, [:read, :binary], &IO.binread(&1, limit + 1)) do
+  # At most @limit bytes of a regular file; a larger one is refused unread.
+  defp read_file(path) do
+    with {:ok, %{type: :regular, size: size}} when size <= @limit <- File.stat(path),
+         {:ok, bytes} when is_binary(bytes) and byte_size(bytes) <= @limit <-
+           File.open(path, [:read, :binary], &IO.binread(&1, @limit + 1)) do
       {:ok, bytes}
     else
       {:ok, :eof} -> {:ok, ""}
-      {:ok, %File.Stat{type: :regular, size: size}} -> too_large(size, limit)
+      {:ok, %File.Stat{type: :regular, size: size}} -> too_large(size)
       {:ok, %File.Stat{type: type}} -> {:error, "not a file, a directory or a tarball (#{type})"}
-      {:ok, bytes} -> too_large(byte_size(bytes), limit)
+      {:ok, bytes} -> too_large(byte_size(bytes))
       {:error, reason} -> {:error, "#{path}: #{:file.format_error(reason)}"}
     end
   end
 
-  defp too_large(size, limit), do: {:error, "#{size} bytes, over the limit of #{limit} bytes"}
+  defp too_large(size), do: {:error, "#{size} bytes, over the limit of #{@limit} bytes"}
 
   # A release's lib/ member, or a Hex package's contents.tar.gz and metadata.config.
   defp in_tar(path) do
@@ -192,23 +187,24 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
     end
   end
 
-  # A tarball read as a stream (gzip inflated as it is read): every header
-  # checked before its member; only what `wanted` names a limit for is kept.
-  defp walk(source, budget, wanted) do
+  # A tarball read as a stream, gzip inflated as read, within `budget` bytes of tar:
+  # each header checked before its member; only what `wanted` gives a limit is kept.
+  defp walk({mode, file}, budget, wanted) do
     z = :zlib.open()
+    Process.put(@read, 0)
 
     try do
-      {:ok, fd} = :file.open(elem(source, 1), [elem(source, 0), :read, :binary])
-      Process.put({__MODULE__, :read}, 0)
-      st = %{z: z, gz: nil, read: 0, budget: budget, wanted: wanted, buf: "", mode: :header}
-      st = Map.merge(st, %{next: %{}, names: MapSet.new(), members: 0, libs: [], kept: %{}})
-      {:ok, pump(fd, st)}
+      {:ok, fd} = :file.open(file, [mode, :read, :binary])
+      gz = :file.read(fd, 2) == {:ok, <<0x1F, 0x8B>>}
+      {:ok, 0} = :file.position(fd, 0)
+      if gz, do: :ok = :zlib.inflateInit(z, 31)
+      st = %{fd: fd, z: z, gz: gz, buf: "", read: 0, budget: budget, wanted: wanted}
+      {:ok, members(Map.merge(st, %{next: %{}, names: MapSet.new(), libs: [], kept: %{}}))}
     rescue
       _ in [ErlangError, MatchError] -> {:error, "not a readable tarball: cut or corrupt"}
     catch
       {:refused, why} ->
-        read = Process.get({__MODULE__, :read})
-        {:error, "#{why} (refused after #{read} bytes of tar stream, of #{budget})"}
+        {:error, "#{why} (refused after #{Process.get(@read)} bytes of tar stream, of #{budget})"}
     after
       :zlib.close(z)
     end
@@ -217,54 +213,48 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
   @spec refuse(String.t()) :: no_return()
   defp refuse(why), do: throw({:refused, why})
 
-  defp pump(fd, st) do
-    # Compressed, 1 KiB at a time: at most about 1 MiB inflated per read.
-    case :file.read(fd, if(st.gz == false, do: 65_536, else: 1024)) do
-      {:ok, chunk} -> pump(fd, inflate(st, chunk))
-      :eof when st.mode == :end -> (st.gz && :zlib.inflateEnd(st.z) && st) || st
-      :eof -> refuse("not a readable tarball: it ends before its end-of-archive")
+  # The next bytes appended to the buffer, counted against the budget, or :eof.
+  # Gzip is read 1 KiB at a time: at most about 1 MiB inflated.
+  defp more(st) do
+    with {:ok, chunk} <- :file.read(st.fd, if(st.gz, do: 1024, else: 65_536)) do
+      bytes = if st.gz, do: IO.iodata_to_binary(:zlib.inflate(st.z, chunk)), else: chunk
+      read = st.read + byte_size(bytes)
+      Process.put(@read, read)
+      if read > st.budget, do: refuse("over the budget of #{st.budget} bytes of tar stream")
+      %{st | read: read, buf: st.buf <> bytes}
     end
   end
 
-  defp inflate(%{gz: nil} = st, <<0x1F, 0x8B, _::binary>> = chunk) do
-    :ok = :zlib.inflateInit(st.z, 31)
-    inflate(%{st | gz: true}, chunk)
+  defp fill(st) do
+    with :eof <- more(st), do: refuse("not a readable tarball: it ends before its end-of-archive")
   end
 
-  defp inflate(%{gz: true} = st, chunk), do: feed(st, :zlib.inflate(st.z, chunk))
-  defp inflate(st, chunk), do: feed(%{st | gz: false}, chunk)
-
-  # Counts what is read against the budget, then parses it.
-  defp feed(st, out) do
-    bytes = IO.iodata_to_binary(out)
-    read = st.read + byte_size(bytes)
-    Process.put({__MODULE__, :read}, read)
-    if read > st.budget, do: refuse("over the budget of #{st.budget} bytes of tar stream")
-    parse(%{st | read: read, buf: st.buf <> bytes})
+  # The stream's next `n` bytes: kept (buffered until all are in), or skipped as they come.
+  defp take(%{buf: buf} = st, n, _keep?) when byte_size(buf) >= n do
+    <<bytes::binary-size(n), rest::binary>> = buf
+    {bytes, %{st | buf: rest}}
   end
 
-  defp parse(%{mode: {:data, 0, kept, done}} = st),
-    do: parse(done.(st, kept && IO.iodata_to_binary(kept)))
+  defp take(st, n, true), do: take(fill(st), n, true)
+  defp take(%{buf: b} = st, n, false), do: take(fill(%{st | buf: ""}), n - byte_size(b), false)
 
-  defp parse(%{mode: {:data, n, kept, done}, buf: buf} = st) when buf != "" do
-    {data, rest} = :erlang.split_binary(buf, min(n, byte_size(buf)))
-    parse(%{st | buf: rest, mode: {:data, n - byte_size(data), kept && [kept, data], done}})
+  defp members(st) do
+    case take(st, 512, true) do
+      {<<0::4096>>, st} -> finish(st)
+      {header, st} -> members(header(st, header))
+    end
   end
 
-  defp parse(%{mode: :header, buf: <<header::binary-512, rest::binary>>} = st),
-    do: parse(header(%{st | buf: rest}, header))
+  # After the end-of-archive, zeros to the end of the stream.
+  defp finish(st) do
+    unless st.buf == <<0::size(bit_size(st.buf))>>, do: refuse("data after its end-of-archive")
 
-  defp parse(%{mode: :end, buf: buf} = st) do
-    unless zeros?(buf), do: refuse("data after its end-of-archive")
-    %{st | buf: ""}
+    case more(%{st | buf: ""}) do
+      :eof when st.gz -> with :ok <- :zlib.inflateEnd(st.z), do: st
+      :eof -> st
+      st -> finish(st)
+    end
   end
-
-  defp parse(st), do: st
-
-  defp zeros?(<<block::binary-4096, rest::binary>>), do: block == <<0::32768>> and zeros?(rest)
-  defp zeros?(rest), do: rest == <<0::size(byte_size(rest) * 8)>>
-
-  defp header(st, <<0::4096>>), do: %{st | mode: :end}
 
   defp header(st, header) do
     <<name::binary-100, _::binary-24, size::binary-12, _::binary-12, sum::binary-8, type,
@@ -275,52 +265,46 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
     unless magic == "ustar" and octal(sum) == checked + 256,
       do: refuse("not a readable tarball: a header that is not ustar, or fails its checksum")
 
-    path = Enum.join(for(part <- [prefix, name], (p = trim(part)) != "", do: p), "/")
-    {path, size, st} = {st.next[:path] || path, st.next[:size] || octal(size), %{st | next: %{}}}
+    path = st.next["path"] || Enum.join(for(p <- [prefix, name], trim(p) != "", do: trim(p)), "/")
+    size = if n = st.next["size"], do: number(n, 10), else: octal(size)
+    st = %{st | next: %{}}
 
-    if type in ~c"xgLK" and size > @extended, do: refuse("an extended header of #{size} bytes")
+    if type in ~c"xgLK" do
+      if size > @extended, do: refuse("an extended header of #{size} bytes")
+      {data, st} = data(st, size, true)
 
-    case type do
-      ?x -> data(st, size, true, &%{&1 | next: pax(&2)})
-      ?g -> data(st, size, true, &if(pax(&2) == %{}, do: &1, else: refuse("a global PAX path")))
-      ?L -> data(st, size, true, &%{&1 | next: %{path: trim(&2)}})
-      ?K -> data(st, size, false, fn st, _ -> st end)
-      _ -> member(st, type, path, size)
+      case type do
+        ?x -> %{st | next: pax(data)}
+        ?g -> if pax(data) == %{}, do: st, else: refuse("a global PAX path")
+        ?L -> %{st | next: %{"path" => trim(data)}}
+        ?K -> st
+      end
+    else
+      member(st, type, path, size)
     end
   end
 
   defp trim(field), do: field |> :binary.split(<<0>>) |> hd()
 
-  defp octal(field) do
-    case Integer.parse(String.trim(trim(field)), 8) do
-      {n, ""} -> n
-      _ -> refuse("not a readable tarball: a header whose number is not octal")
+  defp octal(field), do: number(String.trim(trim(field)), 8)
+
+  defp number(text, base) do
+    case Integer.parse(text, base) do
+      {n, ""} when n >= 0 -> n
+      _ -> refuse("not a readable tarball: a header's number is not one: #{short(text)}")
     end
   end
 
-  # A PAX extended header's path and size; `key=value` records, each led by its length.
-  defp pax(data, found \\ %{})
-  defp pax("", found), do: found
+  # A PAX extended header's path and size (`<length> <key>=<value>\n` records).
+  defp pax(""), do: %{}
 
-  defp pax(data, found) do
-    with [len, _] <- :binary.split(data, " "),
-         {n, ""} when n > 0 and n <= byte_size(data) <- Integer.parse(len),
-         {record, rest} <- :erlang.split_binary(data, n),
+  defp pax(data) do
+    with {n, " " <> _} when n > 0 and n <= byte_size(data) <- Integer.parse(data),
+         <<record::binary-size(n), rest::binary>> <- data,
          [_, key, value] <- Regex.run(~r/^\d+ ([^=]*)=(.*)\n$/s, record) do
-      case key do
-        "path" -> pax(rest, Map.put(found, :path, value))
-        "size" -> pax(rest, Map.put(found, :size, decimal(value)))
-        _ -> pax(rest, found)
-      end
+      Map.merge(Map.take(%{key => value}, ["path", "size"]), pax(rest))
     else
       _ -> refuse("not a readable tarball: a PAX header that does not parse")
-    end
-  end
-
-  defp decimal(value) do
-    case Integer.parse(value) do
-      {n, ""} when n >= 0 -> n
-      _ -> refuse("not a readable tarball: a PAX size that is not a number")
     end
   end
 
@@ -332,35 +316,37 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
 
     if byte_size(path) > @name, do: refuse("a member name of #{byte_size(path)} bytes, over 4096")
     if ".." in parts, do: refuse("a member name with ..: #{short(name)}")
-    if st.members >= @members, do: refuse("over #{@members} members")
+    if MapSet.size(st.names) >= @members, do: refuse("over #{@members} members")
     if MapSet.member?(st.names, key), do: refuse("#{short(name)} is in it twice")
 
-    # A library's version read as the moduledoc says, or refused.
-    _ =
-      with ["lib", @app <> "-" <> vsn | _] <- parts,
-           {:error, why} <- version(vsn),
-           do: refuse("lib/#{@app}-<vsn>: #{why}")
-
-    lib = with ["lib", @app <> "-" <> _ = lib | _] <- parts, do: "lib/" <> lib, else: (_ -> nil)
-    lib = if parts == ["contents.tar.gz"], do: @hex, else: lib
-    libs = Enum.uniq(st.libs ++ List.wrap(lib))
+    libs = Enum.uniq(st.libs ++ List.wrap(library(parts)))
     if length(libs) > 1, do: refuse(many(libs))
     limit = st.wanted.(name)
     if limit && type not in [?0, 0, ?7], do: refuse("#{name} is not a regular file")
     if limit && size > limit, do: refuse("#{name}: #{size} bytes, over the limit of #{limit}")
-    st = %{st | names: MapSet.put(st.names, key), members: st.members + 1, libs: libs}
-    data(st, size, limit != nil, fn st, bytes -> put_in(st.kept[name], bytes) end)
+    st = %{st | names: MapSet.put(st.names, key), libs: libs}
+    {bytes, st} = data(st, size, limit != nil)
+    if limit, do: put_in(st.kept[name], bytes), else: st
   end
 
-  # A member's data, `size` bytes kept or skipped, then its padding.
-  defp data(st, size, keep?, done) do
+  # The library a member is of: a Hex package's, or a release's (its version read as
+  # the moduledoc says, or refused), or none.
+  defp library(["contents.tar.gz"]), do: @hex
+
+  defp library(["lib", @app <> "-" <> vsn | _]) do
+    with {:error, why} <- version(vsn), do: refuse("lib/#{@app}-<vsn>: #{why}")
+    "lib/#{@app}-#{vsn}"
+  end
+
+  defp library(_parts), do: nil
+
+  # A member's data, `size` bytes kept or skipped, then its padding skipped.
+  defp data(st, size, keep?) do
     if size > st.budget - st.read + byte_size(st.buf),
       do: refuse("a member of #{size} bytes, over the budget of #{st.budget}")
 
-    pad = rem(512 - rem(size, 512), 512)
-    header = fn st, _ -> %{st | mode: :header} end
-    after_data = fn st, bytes -> %{done.(st, bytes) | mode: {:data, pad, nil, header}} end
-    %{st | mode: {:data, size, if(keep?, do: []), after_data}}
+    {bytes, st} = take(st, size, keep?)
+    {bytes, elem(take(st, rem(512 - rem(size, 512), 512), false), 1)}
   end
 
   defp short(name) when byte_size(name) <= 100, do: inspect(name)
@@ -374,48 +360,38 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
     end
   end
 
-  defp meta_version({:ok, meta}) do
-    case Regex.run(~r/\{<<"version">>,\s*<<"([^"]*)">>\}/, meta) do
-      [_, vsn] -> version(vsn)
-      nil -> {:ok, nil}
-    end
+  # The version a Hex metadata file names, if it can be read and names one.
+  defp meta_version(read) do
+    with {:ok, meta} <- read,
+         [_, vsn] <- Regex.run(~r/\{<<"version">>,\s*<<"([^"]*)">>\}/, meta),
+         do: version(vsn),
+         else: (_ -> {:ok, nil})
   end
 
-  defp meta_version(_none), do: {:ok, nil}
-
-  # The receipt, written by hand (a host may lack Jason): at most 32 changes
-  # of 3 strings of at most 128 bytes, each escaped to at most 6 times that.
-  defp receipt(verdict, deployed, candidate, {classes, counts}, changes) do
-    ordered = Enum.sort_by(changes, &(&1.class in @passing))
-
-    side =
-      &obj(digest: str(&1.digest), version: if(&1.version, do: str(&1.version), else: "null"))
+  # The receipt, by hand (a host may lack Jason): at most 32 changes of 3 strings of
+  # at most 128 bytes, each byte escaped to at most 6.
+  defp receipt(verdict, sides, {classes, counts}, changes) do
+    [deployed, candidate] = for side <- sides, do: Map.take(side, [:digest, :version])
 
     listed =
-      for c <- Enum.take(ordered, 32),
-          do: obj(class: str("#{c.class}"), table: str(cut(c.table)), says: str(cut(c.says)))
+      for c <- Enum.take(Enum.sort_by(changes, &(&1.class in @passing)), 32),
+          do: %{class: c.class, table: cut(c.table), says: cut(c.says)}
 
-    IO.iodata_to_binary(
-      obj(
-        verdict: str(verdict),
-        deployed: side.(deployed),
-        candidate: side.(candidate),
-        counts: obj(for(class <- classes, do: {class, "#{counts[class] || 0}"})),
-        changes: [?[, Enum.intersperse(listed, ?,), ?]],
-        left_out: "#{max(length(changes) - 32, 0)}"
-      )
-    )
+    %{verdict: verdict, deployed: deployed, candidate: candidate, changes: listed}
+    |> Map.put(:counts, Map.new(classes, &{&1, counts[&1] || 0}))
+    |> Map.put(:left_out, max(length(changes) - 32, 0))
+    |> json()
+    |> IO.iodata_to_binary()
   end
 
-  defp obj(pairs),
-    do: [?{, Enum.intersperse(for({k, v} <- pairs, do: [str("#{k}"), ?:, v]), ?,), ?}]
+  defp json(nil), do: "null"
+  defp json(n) when is_integer(n), do: Integer.to_string(n)
+  defp json(a) when is_atom(a), do: json(Atom.to_string(a))
+  defp json(s) when is_binary(s), do: [?", Regex.replace(~r/["\\\x00-\x1f]/, s, &esc/1), ?"]
+  defp json(l) when is_list(l), do: [?[, Enum.intersperse(Enum.map(l, &json/1), ?,), ?]]
+  defp json(m), do: [?{, Enum.intersperse(for({k, v} <- m, do: [json(k), ?:, json(v)]), ?,), ?}]
 
-  defp str(s) do
-    [?", Regex.replace(~r/["\\\x00-\x1f]/, s, &escape/1), ?"]
-  end
-
-  defp escape(<<c>>) when c in [?", ?\\], do: <<?\\, c>>
-  defp escape(<<c>>), do: "\\u00" <> Base.encode16(<<c>>)
+  defp esc(<<c>>), do: "\\u00" <> Base.encode16(<<c>>)
 
   # At most 128 bytes, cut on a UTF-8 boundary and marked with an ellipsis.
   defp cut(s) when byte_size(s) <= 128, do: s

@@ -1,14 +1,12 @@
 defmodule OpenAgents.Delegations.Target do
   @moduledoc """
-  One vocabulary for a delegation target (a `box` this application
-  provisions, or someone's own `computer`): how it is addressed, what it is
-  doing, and what the asking caller may do to it now
-  ([Delegation targets](delegation-targets.md)).
+  One vocabulary for a delegation target (a `box` this application provisions, or
+  someone's own `computer`): how it is addressed, what it is doing, and what the
+  asking caller may do to it now ([Delegation targets](delegation-targets.md)).
 
-  The Rust core computes every answer. Every answer over a finite domain is
-  read from the core when this module compiles and kept as a function
-  clause, so a request makes no NIF call, and an argument outside the
-  domain raises `FunctionClauseError`.
+  The Rust core computes every answer; each over a finite domain is read
+  from it as this module compiles and kept compiled in, so a request makes
+  no NIF call and an argument outside the domain raises `FunctionClauseError`.
 
   Deliberately absent: a runtime class for a Box, operations beyond `start`
   and `cancel`, a third target kind, any control-plane client.
@@ -25,12 +23,10 @@ defmodule OpenAgents.Delegations.Target do
   @substrates Map.new(Native.substrates())
   @machine_statuses Native.machine_statuses()
   @machine OpenAgents.Machines.Machine
-  # The core reads every word outside a substrate's vocabulary as one
-  # `Unrecognized` reading, so each projection has one answer for all of them.
+  # The core reads any word outside a substrate's vocabulary as one reading.
   @unrecognized Map.new(Native.unrecognized_lifecycles())
 
-  # A substrate's lifecycle as the arms of one `case`: the core's answer for
-  # each word it knows, then its one answer for any other word.
+  # A substrate's lifecycle as one `case`: the core's answer for each word, then any other.
   lifecycle_arms = fn substrate, lifecycle ->
     known = for word <- @substrates[substrate], do: {:->, [], [[word], lifecycle.(word)]}
     known ++ [{:->, [], [[{:_, [], nil}], @unrecognized[substrate]]}]
@@ -66,10 +62,9 @@ defmodule OpenAgents.Delegations.Target do
   def delegation_lifecycles, do: @delegation_lifecycles
 
   @doc """
-  The work job statuses whose delegation has ended (it `succeeded`, `failed`
-  or was `cancelled`), in `Work.Job.statuses/0`'s order: what a surface
-  showing work in motion leaves out. A status the core does not know is not
-  on the list.
+  The work job statuses whose delegation has ended (`succeeded`, `failed`,
+  `cancelled`), in `Work.Job.statuses/0`'s order: what a surface showing
+  work in motion leaves out (a status the core does not know is not on it).
 
       iex> "completed" in OpenAgents.Delegations.Target.job_terminal_statuses()
       true
@@ -112,9 +107,8 @@ defmodule OpenAgents.Delegations.Target do
   end
 
   @doc """
-  The lifecycle of a Box from its last observed state: a `conversation_boxes`
-  state, or the synthetic `queued` of a fan-out item not yet admitted. A
-  word the vocabulary lacks reads as the core reads any stranger.
+  The lifecycle of a Box from its last observed state (a `conversation_boxes`
+  state, or a fan-out item's synthetic `queued`); any other word as the core reads it.
 
       iex> OpenAgents.Delegations.Target.box_lifecycle("idle") in OpenAgents.Delegations.Target.lifecycles()
       true
@@ -125,21 +119,18 @@ defmodule OpenAgents.Delegations.Target do
   end
 
   @doc """
-  The lifecycle of a Computer. `online?` is a live reachability read, passed
-  in rather than taken. A revoked machine (by status, or by any `revoked_at`)
-  is `destroyed`; an active reachable one `active`; anything else `cold`.
+  The lifecycle of a Computer, `online?` a live reachability read passed in. A
+  revoked machine (by status or any `revoked_at`) is `destroyed`; an active
+  reachable one `active`; anything else `cold`.
   """
   @spec computer_lifecycle(machine(), boolean()) :: String.t()
   def computer_lifecycle(%{__struct__: @machine} = machine, online?) when is_boolean(online?),
     do: computer(machine.status, online?, machine)
 
-  # The core's answer for each status it knows (then any other status, which
-  # it reads alike) and `online?`, read in the seeds' order: the status,
-  # then `revoked_at` only where the core's answer depends on it, so a
-  # machine lacking a key raises the `KeyError` the app's read raises.
-  for status <- @machine_statuses ++ [:other], online? <- [true, false] do
-    word = if status == :other, do: nil, else: status
-    pattern = if status == :other, do: Macro.var(:_other, nil), else: status
+  # The core's answer by status (then any other) and `online?`; `revoked_at` is read
+  # only where it decides, so a machine lacking a key raises the app's `KeyError`.
+  for {word, pattern} <- Enum.map(@machine_statuses, &{&1, &1}) ++ [{nil, {:_, [], nil}}],
+      online? <- [true, false] do
     live = Native.computer_lifecycle(word, nil, online?)
     revoked = Native.computer_lifecycle(word, :revoked, online?)
 
@@ -163,9 +154,8 @@ defmodule OpenAgents.Delegations.Target do
   end
 
   @doc """
-  The delegation lifecycle of one Computer delegation, from its `work_jobs`
-  status. `interrupted` and `budget_exhausted` read `failed`; the job's own
-  status keeps the distinction.
+  The delegation lifecycle of one Computer delegation, from its `work_jobs` status:
+  `interrupted` and `budget_exhausted` read `failed` (the job's status keeps them apart).
 
       iex> OpenAgents.Delegations.Target.job_lifecycle("budget_exhausted") in OpenAgents.Delegations.Target.delegation_lifecycles()
       true
@@ -176,9 +166,9 @@ defmodule OpenAgents.Delegations.Target do
   end
 
   @doc """
-  The seam of one target: custody, runtime class, lifecycle, the capabilities
-  this caller may exercise, and why not. `authorized?` is the reach the
-  caller already proved: required, so forgetting it grants nothing.
+  The seam of one target: custody, runtime class, lifecycle, the capabilities this
+  caller may exercise, and why not; `authorized?`, the reach the caller proved, is
+  required, so forgetting it grants nothing.
 
       iex> seam = OpenAgents.Delegations.Target.seam("box", "active", true)
       iex> Enum.sort(Map.keys(seam))
@@ -195,8 +185,7 @@ defmodule OpenAgents.Delegations.Target do
   end
 
   @doc """
-  The seam of one delegation: its lifecycle, and `["cancel"]` while it is
-  still under way.
+  The seam of one delegation: its lifecycle, and `["cancel"]` while under way.
 
       iex> OpenAgents.Delegations.Target.delegation_seam("succeeded")["lifecycle"]
       "succeeded"
@@ -204,8 +193,7 @@ defmodule OpenAgents.Delegations.Target do
   @spec delegation_seam(String.t()) :: %{String.t() => String.t() | [String.t()]}
   def delegation_seam(lifecycle)
 
-  for lifecycle <- @delegation_lifecycles do
-    def delegation_seam(unquote(lifecycle)),
-      do: unquote(Macro.escape(Native.delegation_seam(lifecycle)))
+  for life <- @delegation_lifecycles do
+    def delegation_seam(unquote(life)), do: unquote(Macro.escape(Native.delegation_seam(life)))
   end
 end

@@ -4,18 +4,15 @@ defmodule OpenAgents.Transparency.Ladder do
   host's `OpenAgents.Transparency`, computed by the Rust core, so the host
   (which can delegate here) and `WorkDisclosure` share one ladder.
 
-    * **Naming a tier.** An atom by its name, a binary directly. Anything
-      unknown (`nil`, `:bogus`, `"GLASS"`, a number, a map) names `dark`.
-    * **A viewer's own tier.** `%{admin: true}` is `glass`; a user is
-      `glass` when the host's `Accounts.admin?/1` says so and has none
-      otherwise; a map with `:tier` names that tier; a map with `:account_id`
-      has none; a binary or a non-nil atom names a tier; anything else has
-      none.
-    * **Clamp.** A viewer with no tier leaves a tier as it is; otherwise the
-      lower rank wins.
-    * **Effective tier.** A live link is `glass` for its owner and an
-      operator, and its tier clamped for everyone else; a revoked link is
-      `dark` for everyone. Anything else is named, then clamped.
+    * **Naming a tier.** An atom by its name, a binary directly; anything
+      else (`nil`, `:bogus`, `"GLASS"`, a number, a map) names `dark`.
+    * **A viewer's own tier.** `%{admin: true}` is `glass`; a user `glass` when the
+      host's `Accounts.admin?/1` says so, else none; a map with `:tier` that tier, with
+      `:account_id` none; a binary or a non-nil atom the tier it names; else none.
+    * **Clamp.** No viewer tier leaves a tier as it is; else the lower wins.
+    * **Effective tier.** A live link is `glass` for its owner and an operator,
+      its tier clamped for everyone else; a revoked link is `dark` for everyone.
+      Anything else is named, then clamped.
     * **Allows.** The effective tier reaches the access's minimum (`:metadata`
       `pulse`, `:content` `ledger`, `:full` `glass`, anything else `dark`).
 
@@ -43,10 +40,8 @@ defmodule OpenAgents.Transparency.Ladder do
   @doc """
   The tier a term names; unknown terms name `:dark`.
 
-      iex> OpenAgents.Transparency.Ladder.name("ledger")
-      :ledger
-      iex> OpenAgents.Transparency.Ladder.name("GLASS")
-      :dark
+      iex> {OpenAgents.Transparency.Ladder.name("ledger"), OpenAgents.Transparency.Ladder.name("GLASS")}
+      {:ledger, :dark}
   """
   @spec name(term()) :: tier()
   def name(tier), do: Native.ladder_name(Boundary.tier(tier))
@@ -61,19 +56,14 @@ defmodule OpenAgents.Transparency.Ladder do
   def rank(tier), do: Native.ladder_rank(Boundary.tier(tier))
 
   @doc """
-  The lower of two tiers by `rank/1`, each read as `rank/1` reads it (an
-  unknown word is `:dark`): what two gates on one record allow together.
+  The lower of two tiers, each read as `rank/1` reads it (an unknown word is
+  `:dark`): what two gates on one record allow together.
 
-      iex> OpenAgents.Transparency.Ladder.lower("ledger", :glass)
-      :ledger
-      iex> OpenAgents.Transparency.Ladder.lower(:glass, "GLASS")
-      :dark
+      iex> {OpenAgents.Transparency.Ladder.lower("ledger", :glass), OpenAgents.Transparency.Ladder.lower(:glass, "GLASS")}
+      {:ledger, :dark}
   """
   @spec lower(term(), term()) :: tier()
-  def lower(a, b) do
-    {a, b} = {name(a), name(b)}
-    if rank(a) <= rank(b), do: a, else: b
-  end
+  def lower(a, b), do: Enum.min_by([name(a), name(b)], &rank/1)
 
   @doc """
   A viewer's own tier, or `nil` when it has none (and so clamps nothing).

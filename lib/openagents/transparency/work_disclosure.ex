@@ -1,20 +1,18 @@
 defmodule OpenAgents.Transparency.WorkDisclosure do
   @moduledoc """
-  The field-by-field disclosure schedule for work in progress: attempts,
-  work jobs, evidence edges and traces.
+  The field-by-field disclosure schedule for work in progress: attempts, work jobs,
+  evidence edges and traces.
 
-  A tier elsewhere answers "may this reader see the record". For work
-  someone is doing now the question is "which of its fields": each family
-  names the rung that first exposes each field, and a never list names the
-  columns no rung exposes. A column on neither list, or on both, is a defect
-  `classify/2` finds, which keeps this a schedule rather than an intention.
-  The rungs, the never lists and the viewers: [The disclosure
-  model](disclosure-model.md). Repository authority is stronger than every
-  rung: the host checks it first.
+  A tier elsewhere answers "may this reader see the record"; for work being done now
+  the question is "which of its fields": each family names the rung that first
+  exposes each field, and a never list the columns no rung exposes. A column on
+  neither list, or on both, is a defect `classify/2` finds. The rungs, the never
+  lists and the viewers: [The disclosure model](disclosure-model.md). Repository
+  authority, stronger than every rung, is the host's to check first.
 
-  Every rule lives in the Rust core. This module guards arguments, asks the
-  host what only it knows (`OpenAgentsPolicy.Host`), and keeps the core's
-  answers over finite domains as function clauses compiled in.
+  Every rule lives in the Rust core. This module guards arguments, asks the host
+  what only it knows (`OpenAgentsPolicy.Host`), and keeps the core's answers over
+  finite domains compiled in.
   """
 
   alias OpenAgentsPolicy.Host
@@ -25,22 +23,25 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @families Native.families()
   @schedule Native.schedule()
   @relationships Native.relationships()
+  @never Map.new(@families, &{&1, Native.never(&1)})
+  @source_columns Map.new(@families, &{&1, Native.source_columns(&1)})
   explanation = fn {field, rung, reason} -> %{field: field, rung: rung, reason: reason} end
   @explained Map.new(@families, &{&1, Enum.map(Native.reasons(&1), explanation)})
+  @explain Map.new(for {family, all} <- @explained, e <- all, do: {{family, e.field}, e})
   # The tier words a caller names: each tier as an atom and as a string, and `nil`.
   @tier_words [nil | Enum.flat_map(Native.tiers(), &[&1, Atom.to_string(&1)])]
-  # The viewer classes (`Boundary.viewer/1`) whose answers are compiled in: every
-  # class whose tier, if it has one, is a tier word. Any other class (a
-  # tier that is not a word) is asked of the core on the call.
+  # The viewer classes (`Boundary.viewer/1`) compiled in: those whose tier, if any, is a word.
   @classes [:operator, {:user, true}, {:user, false}, :account, :nobody] ++
-             Enum.map(@tier_words, &{:tiered, &1}) ++
-             for(word <- @tier_words, word != nil, do: {:word, word})
+             for(w <- @tier_words, c <- [:tiered, :word], w != nil or c == :tiered, do: {c, w})
 
   @typedoc "A family of records: `:attempt`, `:work_job`, `:evidence`, `:trace`."
   @type family :: :attempt | :work_job | :evidence | :trace
 
   @typedoc "A tier, as `OpenAgents.Transparency.Ladder` names them."
   @type tier :: OpenAgents.Transparency.Ladder.tier()
+
+  @typedoc "A viewer descriptor, as `viewer/2` answers it."
+  @type descriptor :: %{:account_id => term(), :tier => tier(), optional(:admin) => true}
 
   @doc """
   The families this schedule covers.
@@ -65,7 +66,7 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   def never(family)
 
   for family <- @families do
-    def never(unquote(family)), do: unquote(Native.never(family))
+    def never(unquote(family)), do: unquote(@never[family])
   end
 
   @doc """
@@ -78,51 +79,32 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       true
   """
   @spec source_columns(family()) :: [atom()]
-  def source_columns(family)
-
-  for family <- @families do
-    def source_columns(unquote(family)), do: unquote(Native.source_columns(family))
-  end
+  def source_columns(family) when family in @families, do: Map.fetch!(@source_columns, family)
 
   @doc """
   The tier that first exposes `field` of `family`, or `nil` if none does.
 
-      iex> OpenAgents.Transparency.WorkDisclosure.tier_for(:work_job, :report) in OpenAgents.Transparency.Ladder.tiers()
-      true
-      iex> OpenAgents.Transparency.WorkDisclosure.tier_for(:work_job, :no_such_field)
-      nil
+      iex> {OpenAgents.Transparency.WorkDisclosure.tier_for(:work_job, :report) in OpenAgents.Transparency.Ladder.tiers(), OpenAgents.Transparency.WorkDisclosure.tier_for(:work_job, :no_such_field)}
+      {true, nil}
   """
   @spec tier_for(family(), term()) :: tier() | nil
   def tier_for(family, field)
 
-  # Every scheduled field and never-listed column, compiled in.
-  for {family, fields} <- @schedule, field <- Map.keys(fields) ++ Native.never(family) do
-    def tier_for(unquote(family), unquote(field)),
-      do: unquote(Native.tier_for(family, field))
+  for {family, fields} <- @schedule, field <- Map.keys(fields) ++ @never[family] do
+    def tier_for(unquote(family), unquote(field)), do: unquote(Native.tier_for(family, field))
   end
 
   def tier_for(family, field) when family in @families, do: Native.tier_for(family, field)
 
   @doc """
-  The fields of `family` that `tier` admits, sorted.
+  The fields of `family` that `tier` admits, sorted. `tier` is anything the
+  ladder reads as a viewer: a tier atom or its string, a viewer map, a user;
+  `nil`, no tier of its own, admits every field, and an unknown tier none.
 
-  `tier` is anything the ladder reads as a viewer: a tier atom or its string,
-  a viewer map, a user. `nil` has no tier of its own and so admits every
-  field; an unknown tier names `dark` and admits none.
-
-      iex> OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, :pulse) -- OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, :glass)
-      []
-      iex> OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, "dark")
-      []
+      iex> {OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, :pulse) -- OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, :glass), OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, "dark")}
+      {[], []}
   """
   @spec fields_at(family(), term()) :: [atom()]
-  def fields_at(family, tier)
-
-  for family <- @families, tier <- @tier_words do
-    def fields_at(unquote(family), unquote(tier)),
-      do: unquote(Native.fields_at(family, elem(Boundary.viewer(tier), 0)))
-  end
-
   def fields_at(family, tier) when family in @families,
     do: fields_for(family, elem(Boundary.viewer(tier), 0))
 
@@ -133,36 +115,26 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
   defp fields_for(family, class), do: Native.fields_at(family, class)
 
+  @typedoc "The rung that first discloses a column, or `:never`."
+  @type rung :: :pulse | :ledger | :glass | :never
+
   @typedoc "Why a column of a family is disclosed from its rung, or never (`explain/2`)."
-  @type explanation :: %{
-          field: atom(),
-          rung: :pulse | :ledger | :glass | :never,
-          reason: String.t()
-        }
+  @type explanation :: %{field: atom(), rung: rung(), reason: String.t()}
 
   @doc """
   Why `field` of `family` is where it is: the rung that first discloses it
   (`:never` for a never-listed column) and the schedule's reason; `nil` for
   a column the family does not have.
 
-      iex> OpenAgents.Transparency.WorkDisclosure.explain(:work_job, :goal).rung
-      :never
-      iex> OpenAgents.Transparency.WorkDisclosure.explain(:work_job, :no_such_column)
-      nil
+      iex> {OpenAgents.Transparency.WorkDisclosure.explain(:work_job, :goal).rung, OpenAgents.Transparency.WorkDisclosure.explain(:work_job, :no_such_column)}
+      {:never, nil}
   """
   @spec explain(family(), term()) :: explanation() | nil
-  def explain(family, field)
-
-  for {family, explained} <- @explained, %{field: field} = explanation <- explained do
-    def explain(unquote(family), unquote(field)), do: unquote(Macro.escape(explanation))
-  end
-
-  def explain(family, _field) when family in @families, do: nil
+  def explain(family, field) when family in @families, do: Map.get(@explain, {family, field})
 
   @doc """
-  What `tier` withholds of `family`: the explanation of each scheduled field
-  `fields_at(family, tier)` does not show, in the schedule's order (never-listed
-  columns are not in it), so a surface can say "withheld: needs ledger, because ...".
+  What `tier` withholds of `family`: each scheduled field `fields_at/2` does not
+  show, explained, in schedule order ("withheld: needs ledger, because ...").
 
       iex> OpenAgents.Transparency.WorkDisclosure.withheld(:trace, nil)
       []
@@ -174,50 +146,37 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   end
 
   @doc """
-  The viewer descriptor for `repository` and `user`: the account to compare
-  with a link's owner, and the tier that clamps everything else. An operator
-  is `glass` (`admin: true`), a member `ledger`, anyone else `pulse`.
+  The viewer descriptor for `repository` and `user`: the account to compare with a
+  link's owner, and the tier that clamps everything else (operator `glass`, with
+  `admin: true`; member `ledger`; anyone else `pulse`).
 
       iex> %{account_id: nil, tier: tier} = OpenAgents.Transparency.WorkDisclosure.viewer(%{id: "repo"}, nil)
       iex> tier in OpenAgents.Transparency.Ladder.tiers()
       true
   """
-  @spec viewer(term(), term()) :: %{
-          required(:account_id) => term(),
-          required(:tier) => tier(),
-          optional(:admin) => true
-        }
+  @spec viewer(term(), term()) :: descriptor()
   def viewer(repository, user) do
     {relationship, account} = Boundary.relationship(repository, user)
     descriptor(relationship, account)
   end
 
-  # The core's descriptor for each relationship, asked with a marker for the
-  # account, so each clause puts the user's id where the core put it.
+  # The core's descriptor for each relationship, the user's id where its marker is.
   marker = :__openagents_policy_account__
 
-  for relationship <- @relationships do
-    account = Macro.var(:account, __MODULE__)
+  for relationship <- @relationships, core <- [Native.viewer(relationship, marker)] do
+    account = if marker in Map.values(core), do: Macro.var(:account, nil), else: {:_, [], nil}
 
-    descriptor =
-      for {key, value} <- Native.viewer(relationship, marker) do
-        if value == marker, do: {key, account}, else: {key, Macro.escape(value)}
-      end
-
-    account =
-      if Enum.any?(descriptor, &(elem(&1, 1) == account)), do: account, else: {:_, [], nil}
-
-    defp descriptor(unquote(relationship), unquote(account)), do: %{unquote_splicing(descriptor)}
+    pairs = for {k, v} <- core, do: {k, if(v == marker, do: account, else: Macro.escape(v))}
+    defp descriptor(unquote(relationship), unquote(account)), do: %{unquote_splicing(pairs)}
   end
 
   @doc """
-  The effective tier of one record for one viewer.
-
-  A record whose `:artifact_link` is a loaded link resolves through it:
-  revoked is `dark` for everyone, its owner and an operator are `glass`. Any
-  other record resolves through its `:transparency_tier`: an operator
-  descriptor (`admin: true`) is `glass`, and nobody else is raised. A link
-  that exists but was not loaded reads what `OpenAgentsPolicy.Host.unloaded_link/0` says.
+  The effective tier of one record for one viewer. A record whose
+  `:artifact_link` is a loaded link resolves through it: revoked is `dark` for
+  everyone, its owner and an operator are `glass`. Any other record resolves
+  through its `:transparency_tier`: an operator descriptor (`admin: true`) is
+  `glass`, and nobody else is raised. A link not loaded while its id is set
+  reads what `OpenAgentsPolicy.Host.unloaded_link/0` says.
 
       iex> OpenAgents.Transparency.WorkDisclosure.effective_tier(%{transparency_tier: "ledger"}, %{tier: :pulse}) in OpenAgents.Transparency.Ladder.tiers()
       true
@@ -229,30 +188,26 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
   def effective_tier(record, _viewer), do: raise(BadMapError, term: record)
 
-  # The core's answers, compiled in: a live link, one clause per tier word,
-  # viewer class and ownership; a tier column, one per tier word and viewer
-  # class; a revoked link, read without its viewer, one per tier word.
-  # Anything else is asked of the core on the call, as the same typed terms.
-  records =
-    for(tier <- @tier_words, owns? <- [true, false], do: {:linked, :live, tier, owns?}) ++
-      for tier <- @tier_words, do: {:column, {:tier, tier}}
-
-  for record <- records, class <- @classes do
+  # The core's answers for each tier word: a column and a live link (owned or not)
+  # for each viewer class, a revoked link for none; anything else is asked on the call.
+  for tier <- @tier_words,
+      {record, classes} <- [
+        {{:column, {:tier, tier}}, @classes},
+        {{:linked, :live, tier, true}, @classes},
+        {{:linked, :live, tier, false}, @classes},
+        {{:linked, :revoked, tier, false}, [:nobody]}
+      ],
+      class <- classes do
     defp tier_of(unquote(Macro.escape(record)), unquote(Macro.escape(class))),
       do: unquote(Native.effective_tier(record, class))
-  end
-
-  for tier <- @tier_words, record = {:linked, :revoked, tier, false} do
-    defp tier_of(unquote(Macro.escape(record)), :nobody),
-      do: unquote(Native.effective_tier(record, :nobody))
   end
 
   defp tier_of(record, class), do: Native.effective_tier(record, class)
 
   @typedoc """
-  Tier values of one record shape that a viewer reads above `dark`: these
-  tier words, any other word (`other`), no word (`none`: `nil`, or a word
-  longer than 64 bytes, which no tier has). `visibility/1` answers one per shape.
+  Tier values of one record shape a viewer reads above `dark`: these words, any
+  other word (`other`), no word (`none`: `nil`, or a word longer than
+  #{Boundary.word_bytes()} bytes, which no tier has); one per shape in `visibility/1`.
   """
   @type tier_values :: %{words: [String.t()], other: boolean(), none: boolean()}
 
@@ -260,25 +215,18 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @tier_strings Enum.map(Native.tiers(), &Atom.to_string/1)
 
   @doc """
-  Which records `viewer` reads above `dark`, by shape, asked of the core for
-  each tier value as `effective_tier/2` asks it: a record with no link by its
-  `transparency_tier` (`:column`); one whose link is live, by the link's tier,
-  when the link's `account_id` is the viewer's `:account` (`:own_link`) or
-  not (`:link`); one whose link is revoked (`:revoked_link`). What
-  `where_visible/2` builds its query from, for a host that builds its own.
+  Which records `viewer` reads above `dark`, by shape, as `effective_tier/2` reads
+  them: no link, by `transparency_tier` (`:column`); a live link, by its tier, owned
+  by the viewer's `:account` (`:own_link`) or not (`:link`); a revoked link
+  (`:revoked_link`). `where_visible/2`'s query, for a host that builds its own.
   """
   @spec visibility(term()) :: %{required(:account) => term(), optional(atom()) => tier_values()}
   def visibility(viewer) do
     {class, account} = Boundary.viewer(viewer)
 
     values = fn record, class ->
-      dark? = &(tier_of(record.(Boundary.tier(&1)), class) == :dark)
-
-      %{
-        words: Enum.reject(@tier_strings, dark?),
-        other: not dark?.(@other_word),
-        none: not dark?.(nil)
-      }
+      read? = &(tier_of(record.(Boundary.tier(&1)), class) != :dark)
+      %{words: Enum.filter(@tier_strings, read?), other: read?.(@other_word), none: read?.(nil)}
     end
 
     %{
@@ -292,11 +240,10 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
 
   if Code.ensure_loaded?(Ecto.Query) do
     @doc """
-    `queryable` (a schema with `transparency_tier` and `artifact_link_id`, or a
-    query on one) narrowed to the rows whose `effective_tier(record, viewer)`,
-    their link loaded, is not `:dark`: the link is read by a left join on the
-    configured `:artifact_link` schema, and each tier value as `visibility/1`
-    answers it. Compiled only where Ecto is.
+    `queryable` (a schema with `transparency_tier` and `artifact_link_id`, or a query
+    on one) narrowed to the rows whose `effective_tier(record, viewer)`, link loaded,
+    is not `:dark`: a left join on the configured `:artifact_link` schema, read as
+    `visibility/1` answers. Compiled only where Ecto is.
     """
     @spec where_visible(Ecto.Queryable.t(), term()) :: Ecto.Query.t()
     def where_visible(queryable, viewer) do
@@ -305,79 +252,57 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
       link = Host.module(:artifact_link)
       [key] = link.__schema__(:primary_key)
 
-      query =
-        from(r in queryable, left_join: l in ^link, on: field(l, ^key) == r.artifact_link_id)
+      q = from(r in queryable, left_join: l in ^link, on: field(l, ^key) == r.artifact_link_id)
 
       {column, tier} = {dynamic([r], r.transparency_tier), dynamic([..., l], l.tier)}
 
-      # Owned: the link's account is the viewer's, both set, as
-      # effective_tier/2 compares them; an account the column cannot hold
-      # owns none.
+      # Owned as effective_tier/2 decides it, both set and equal, never NULL (so `not
+      # owned` is its negation); an account the column cannot hold owns none.
       owned =
         case Ecto.Type.cast(link.__schema__(:type, :account_id), seen.account) do
-          {:ok, id} when id != nil ->
-            dynamic([..., l], not is_nil(l.account_id) and l.account_id == ^id)
-
-          _not_an_account ->
-            dynamic(false)
+          {:ok, id} when id != nil -> dynamic([..., l], coalesce(l.account_id == ^id, false))
+          _not_an_account -> false
         end
 
-      own =
-        dynamic(
-          (^owned and ^tier_in(tier, seen.own_link)) or
-            (not (^owned) and ^tier_in(tier, seen.link))
-        )
+      {mine, theirs} = {tier_in(tier, seen.own_link), tier_in(tier, seen.link)}
+      own = dynamic((^owned and ^mine) or (not (^owned) and ^theirs))
 
       linked = dynamic([..., l], not is_nil(field(l, ^key)) and is_nil(l.revoked_at) and ^own)
       revoked = dynamic([..., l], not is_nil(l.revoked_at) and ^tier_in(tier, seen.revoked_link))
       unlinked = dynamic([..., l], is_nil(field(l, ^key)) and ^tier_in(column, seen.column))
-      Ecto.Query.where(query, ^dynamic(^unlinked or ^linked or ^revoked))
+      Ecto.Query.where(q, ^dynamic(^unlinked or ^linked or ^revoked))
     end
 
     # A tier value among `values`: a word listed, any other word, or no word.
     defp tier_in(tier, %{words: words, other: other, none: none}) do
       import Ecto.Query, only: [dynamic: 1]
-      long = dynamic(fragment("octet_length(?) > 64", ^tier))
-
-      case {other, none} do
-        {true, true} -> dynamic(^tier in ^words or ^tier not in ^@tier_strings or is_nil(^tier))
-        {true, false} -> dynamic(^tier in ^words or (^tier not in ^@tier_strings and not (^long)))
-        {false, true} -> dynamic(^tier in ^words or is_nil(^tier) or ^long)
-        {false, false} -> dynamic(^tier in ^words)
-      end
+      long = dynamic(fragment("octet_length(?) > ?", ^tier, ^Boundary.word_bytes()))
+      other = if(other, do: dynamic(^tier not in ^@tier_strings and not (^long)), else: false)
+      none = if(none, do: dynamic(is_nil(^tier) or ^long), else: false)
+      dynamic(^tier in ^words or ^other or ^none)
     end
   end
 
   @doc """
-  Mints the consent-bearing link for one attempt through the host's repo, or
-  returns `:none`.
-
-  The link raises the requesting account to `glass` and goes `dark` the
-  moment it is revoked; its tier is `ledger`. An attempt that anything but a
-  user with a binary id requested has no owner, so it gets `:none`.
+  Mints the consent-bearing link for one attempt through the host's repo: tier
+  `ledger`, `glass` for the requesting account, `dark` the moment it is revoked.
+  An attempt requested by anything but a user with a binary id gets `:none`.
   """
   @spec link_for_attempt(term(), term(), term()) :: {:ok, struct()} | :none | {:error, term()}
   def link_for_attempt(repository, principal, authority \\ %{}) do
-    # The principal's two words are read here, where the compiled match knows
-    # their keys; a kind crosses bounded (`Boundary.word/1`).
-    {kind, id} =
-      case principal do
-        %{"type" => kind, "id" => id} -> {kind, id}
-        %{"type" => kind} -> {kind, nil}
-        %{"id" => id} -> {nil, id}
-        _ -> {nil, nil}
-      end
+    principal = if is_map(principal), do: principal, else: %{}
+    kind = Boundary.word(Map.get(principal, "type"))
 
-    case Native.link_for_attempt(repository, Boundary.word(kind), id, authority) do
+    case Native.link_for_attempt(repository, kind, Map.get(principal, "id"), authority) do
       {:ok, attrs} -> Boundary.insert_link(attrs)
       {:error, _no_owner} -> :none
     end
   end
 
   @doc """
-  Projects `source` for `family` at `tier`: each admitted field taken from
-  `source` by its name (`nil` when absent), and nothing else. `nil` when the
-  tier admits no field, without reading `source` at all.
+  Projects `source` for `family` at `tier`: each admitted field taken by its
+  name (`nil` when absent), nothing else; `nil`, `source` unread, when the
+  tier admits no field.
 
       iex> projected = OpenAgents.Transparency.WorkDisclosure.project(:trace, %{id: 7, document: "secret"}, :pulse)
       iex> Enum.sort(Map.keys(projected)) == OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, :pulse)
@@ -388,26 +313,16 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @spec project(family(), map(), term()) :: map() | nil
   def project(family, source, tier)
 
-  # A tier named by a word: the fields the core admits at it (the table of
-  # `fields_at/2`), each read from the source in one match when the source has
-  # them all, else one by one (a field it lacks reads `nil`).
-  for family <- @families, tier <- @tier_words do
-    case Native.fields_at(family, elem(Boundary.viewer(tier), 0)) do
-      [] ->
-        def project(unquote(family), _source, unquote(tier)), do: nil
+  # A tier word's fields, read in one match from a source that has them all; any
+  # other source is read field by field below (a field it lacks reads `nil`).
+  for family <- @families,
+      tier <- @tier_words,
+      fields <- [Native.fields_at(family, elem(Boundary.viewer(tier), 0))],
+      fields != [] do
+    taken = Enum.map(fields, &{&1, Macro.var(&1, __MODULE__)})
 
-      fields ->
-        taken = Enum.map(fields, &{&1, Macro.var(&1, __MODULE__)})
-        source = Macro.var(:source, __MODULE__)
-        looked_up = Enum.map(fields, &{&1, quote(do: Map.get(unquote(source), unquote(&1)))})
-
-        def project(unquote(family), %{unquote_splicing(taken)}, unquote(tier)),
-          do: %{unquote_splicing(taken)}
-
-        def project(unquote(family), unquote(source), unquote(tier))
-            when is_map(unquote(source)),
-            do: %{unquote_splicing(looked_up)}
-    end
+    def project(unquote(family), %{unquote_splicing(taken)}, unquote(tier)),
+      do: %{unquote_splicing(taken)}
   end
 
   def project(family, source, tier) when family in @families do
@@ -419,10 +334,9 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   end
 
   @doc """
-  Classifies a table's columns against the schedule of `family`: those that
-  are neither a scheduled field's source nor never-listed, and those that are
-  both. Both empty is the invariant, so a host's test can hold its live schema
-  to the schedule in one line:
+  Classifies a table's columns against the schedule of `family`: those neither
+  a scheduled field's source nor never-listed, and those both. Both empty is
+  the invariant, so a host's test holds its live schema to the schedule in one line:
 
       assert WorkDisclosure.classify(:attempt, Assignment.__schema__(:fields)) ==
                %{unclassified: [], doubly_classified: []}

@@ -1,10 +1,8 @@
 defmodule OpenAgentsPolicy.Host.Boundary do
   @moduledoc false
-  # Where the library meets the host: a viewer, a record, a link and a tier
-  # reduced, once per call, to the small typed terms the NIFs take (a tier
-  # crosses as an atom, a binary of at most 64 bytes, or nil; no account id
-  # crosses), and the calls into the host modules OpenAgentsPolicy.Host
-  # names. The library's public modules call it; a host never does.
+  # Where the library meets the host: a viewer, a record, a link and a tier reduced,
+  # once per call, to the typed terms the NIFs take (no account id crosses), and the
+  # calls into the host modules OpenAgentsPolicy.Host names. A host never calls it.
 
   alias OpenAgentsPolicy.Host
 
@@ -18,69 +16,37 @@ defmodule OpenAgentsPolicy.Host.Boundary do
   @type subject :: {:link, :live | :revoked, tier(), boolean()} | {:tier, tier()}
   @type tier :: atom() | binary()
 
-  # NimbleOptions' check of a host module given to configure/1 or
-  # override/1: the key's default as it is (the application environment is
-  # not checked either), else a module exporting `behaviour`'s callbacks.
-  @spec host_module(term(), module(), module() | nil) :: {:ok, module()} | {:error, String.t()}
-  def host_module(default, default, _behaviour), do: {:ok, default}
-  def host_module(module, _default, nil) when is_atom(module), do: {:ok, module}
+  # Whether a struct of `module` is a link (a user): the default or the configured module.
+  defp link?(module), do: module == @link or module == Host.module(:artifact_link)
+  defp user?(module), do: module == @user or module == Host.module(:user)
 
-  def host_module(module, _default, behaviour) when is_atom(module) do
-    loaded? = Code.ensure_loaded?(module)
-
-    case for {name, arity} <- behaviour.behaviour_info(:callbacks),
-             not (loaded? and function_exported?(module, name, arity)),
-             do: "#{name}/#{arity}" do
-      [] -> {:ok, module}
-      missing -> {:error, "#{inspect(module)} does not export #{Enum.join(missing, ", ")}"}
-    end
-  end
-
-  def host_module(other, _default, _behaviour),
-    do: {:error, "expected a module, got: #{inspect(other)}"}
-
-  # Whether a struct of `module` is a link (a user): the default name, or
-  # the configured `:artifact_link` (`:user`).
-  @spec link?(module()) :: boolean()
-  def link?(module), do: module == @link or module == Host.module(:artifact_link)
-
-  @spec user?(module()) :: boolean()
-  def user?(module), do: module == @user or module == Host.module(:user)
-
-  # A viewer reduced to what the core decides on and the account it reads
-  # for (a user's `account_id` when set, else its `id`): `{class, account}`,
+  # A viewer as `{class, account}` (a user's `account_id` when set, else its `id`),
   # the shapes in the order OpenAgents.Transparency.Ladder's docs list them.
   @spec viewer(term()) :: {class(), term()}
   def viewer(%{admin: true}), do: {:operator, nil}
-
-  def viewer(%{__struct__: module} = viewer),
-    do: if(user?(module), do: user(viewer), else: viewer_map(viewer))
-
-  def viewer(%{} = viewer), do: viewer_map(viewer)
-
-  def viewer(word) when is_binary(word) or (is_atom(word) and word != nil),
-    do: {{:word, tier(word)}, nil}
-
+  def viewer(%{__struct__: mod} = map), do: if(user?(mod), do: user(map), else: viewer_map(map))
+  def viewer(%{} = map), do: viewer_map(map)
+  def viewer(nil), do: {:nobody, nil}
+  def viewer(word) when is_binary(word) or is_atom(word), do: {{:word, tier(word)}, nil}
   def viewer(_nobody), do: {:nobody, nil}
 
-  defp viewer_map(%{tier: tier} = viewer),
-    do: {{:tiered, tier(tier)}, Map.get(viewer, :account_id)}
-
+  defp viewer_map(%{tier: tier} = map), do: {{:tiered, tier(tier)}, Map.get(map, :account_id)}
   defp viewer_map(%{account_id: account}), do: {:account, account}
   defp viewer_map(_map), do: {:nobody, nil}
 
+  # The host's `admin?/1`, read as truthy.
   defp user(user) do
     account = with nil <- Map.get(user, :account_id), do: Map.get(user, :id)
-    {{:user, admin?(user)}, account}
+    {{:user, if(Host.module(:accounts).admin?(user), do: true, else: false)}, account}
   end
 
-  # The host's `admin?/1`, read as truthy.
-  @spec admin?(term()) :: boolean()
-  def admin?(user), do: if(Host.module(:accounts).admin?(user), do: true, else: false)
+  # A tier bounded for a NIF: an atom or a word (a binary of at most @word_bytes,
+  # more than any of the core's; where_visible/2's SQL reads it too), else nil.
+  @word_bytes 64
+  defguardp word?(word) when is_binary(word) and byte_size(word) <= @word_bytes
 
-  # A tier bounded for a NIF: an atom or a word, else nil; a word is a
-  # binary of at most 64 bytes, longer than any of the core's.
-  defguardp word?(word) when is_binary(word) and byte_size(word) <= 64
+  @spec word_bytes() :: pos_integer()
+  def word_bytes, do: @word_bytes
 
   @spec tier(term()) :: tier() | nil
   def tier(tier) when is_atom(tier) or word?(tier), do: tier
@@ -97,8 +63,7 @@ defmodule OpenAgentsPolicy.Host.Boundary do
     {subject(subject, account), class}
   end
 
-  # A subject for a reader for `account`: a link (link?/1) is link/2's,
-  # anything else `{:tier, tier}`.
+  # A subject for a reader for `account`: a link is link/2's, anything else a tier.
   @spec subject(term(), term()) :: subject()
   def subject(%{__struct__: module} = subject, account) do
     if link?(module), do: link(subject, account), else: {:tier, tier(subject)}
@@ -106,9 +71,8 @@ defmodule OpenAgentsPolicy.Host.Boundary do
 
   def subject(tier, _account), do: {:tier, tier(tier)}
 
-  # A link for a reader for `account`: ownership is decided here alone (`==`,
-  # both set; the core takes it as a fact), so no account id reaches a NIF. A
-  # live link without `:tier` raises the KeyError the host's `link.tier` raises.
+  # A link for a reader for `account`: ownership is decided here (`==`, both set), so
+  # no account id reaches a NIF; a live link without `:tier` raises as `link.tier` does.
   @spec link(map(), term()) :: subject()
   def link(%{revoked_at: nil, tier: tier} = link, account),
     do: {:link, :live, tier(tier), owns?(Map.get(link, :account_id), account)}
@@ -118,10 +82,9 @@ defmodule OpenAgentsPolicy.Host.Boundary do
 
   defp owns?(owner, account), do: owner != nil and account != nil and owner == account
 
-  # What effective_tier/2 decides on: `{record, class}` as the NIF takes
-  # them, or `:dark` (a link not loaded, under `unloaded_link: :dark`). The
-  # record's fields are read here, where the compiled match knows their keys
-  # (on a host's 35-key record that is most of the call).
+  # What effective_tier/2 decides on: `{record, class}` as the NIF takes them, or
+  # `:dark` (`unloaded_link: :dark`), read in a compiled match (on a host's 35-key
+  # record, most of the call). A struct in the link's place that is not a link leaves the column.
   @spec record(map(), term()) :: {tuple(), class()} | :dark
   def record(record, viewer) do
     case record do
@@ -132,27 +95,19 @@ defmodule OpenAgentsPolicy.Host.Boundary do
     end
   end
 
-  # A struct in the link's place that is not a link leaves the record to its
-  # column. A revoked link reads alike for every viewer (the core's
-  # `Link::tier_for_anyone`), so its viewer is not read. Built here rather
-  # than from link/2: this is the request path.
+  # As link/2 reads it, built here (the request path); a revoked link reads alike for
+  # every viewer (the core's `Link::tier_for_anyone`), so its viewer is not read.
   defp linked(module, link, record, viewer) do
     cond do
-      not link?(module) ->
-        column(Map.get(record, :transparency_tier), viewer)
-
-      match?(%{revoked_at: nil, tier: _}, link) ->
-        {class, account} = viewer(viewer)
-        {{:linked, :live, tier(link.tier), owns?(Map.get(link, :account_id), account)}, class}
-
-      # A live link without `:tier`: link/2 raises the host's KeyError.
-      match?(%{revoked_at: nil}, link) ->
-        link(link, nil)
-
-      true ->
-        {{:linked, :revoked, tier(Map.get(link, :tier)), false}, :nobody}
+      not link?(module) -> column(Map.get(record, :transparency_tier), viewer)
+      match?(%{revoked_at: nil, tier: _}, link) -> live(link, viewer(viewer))
+      match?(%{revoked_at: nil}, link) -> link(link, nil)
+      true -> {{:linked, :revoked, tier(Map.get(link, :tier)), false}, :nobody}
     end
   end
+
+  defp live(link, {class, account}),
+    do: {{:linked, :live, tier(link.tier), owns?(Map.get(link, :account_id), account)}, class}
 
   # An operator reads a column before any link in it is read (the seed's
   # `unlinked_tier(_tier, %{admin: true})`), so that raises nothing.
@@ -163,11 +118,9 @@ defmodule OpenAgentsPolicy.Host.Boundary do
     end
   end
 
-  # A link that exists (its id is set) but was not loaded: what the host
-  # configured. With no id there is no link to have forgotten.
+  # A link that exists (its id is set) but was not loaded: as configured.
   defp unloaded(record, viewer) do
-    mode =
-      if Map.get(record, :artifact_link_id) == nil, do: :tier_column, else: Host.unloaded_link()
+    mode = if Map.get(record, :artifact_link_id), do: Host.unloaded_link(), else: :tier_column
 
     case mode do
       :tier_column -> column(Map.get(record, :transparency_tier), viewer)
@@ -177,8 +130,7 @@ defmodule OpenAgentsPolicy.Host.Boundary do
   end
 
   defp unloaded_message(record) do
-    described =
-      with %{__struct__: module} <- record, do: " (a #{inspect(module)})", else: (_ -> "")
+    described = with %{__struct__: m} <- record, do: " (a #{inspect(m)})", else: (_ -> "")
 
     "effective_tier/2 was given a record whose :artifact_link was not loaded while its " <>
       "artifact_link_id is set#{described}: preload :artifact_link (for example " <>
@@ -186,8 +138,7 @@ defmodule OpenAgentsPolicy.Host.Boundary do
       "(config :openagents_policy, unloaded_link: :raise)"
   end
 
-  # A user's relationship to `repository`, asked in this order, and the
-  # account it reads for; anything but a user is anonymous.
+  # A user's relationship to `repository`, asked in this order; any other viewer is anonymous.
   @spec relationship(term(), term()) :: {:operator | :member | :stranger | :anonymous, term()}
   def relationship(repository, %{__struct__: module} = user) do
     cond do

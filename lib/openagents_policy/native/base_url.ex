@@ -1,11 +1,9 @@
 defmodule OpenAgentsPolicy.Native.BaseURL do
   @moduledoc false
-  # OPENAGENTS_POLICY_NIF_BASE_URL, read as users write a mirror's address
-  # and refused otherwise, naming the variable and showing none of its value
-  # (guides/releases.md, "Variables", says what is taken and why credentials
-  # are not). rustler_precompiled 0.8 joins a base URL's path with an
-  # artifact's name itself, raising on a URL without a path, so the variable
-  # is handed to it as `artifact_url/1`, called with each artifact's name.
+  # OPENAGENTS_POLICY_NIF_BASE_URL, read as users write a mirror's address and refused
+  # otherwise, naming the variable and showing none of its value (guides/releases.md,
+  # "Variables"). rustler_precompiled 0.8 joins a base URL's path with an artifact's
+  # name itself, raising on a URL without a path, so it is handed `artifact_url/1`.
 
   @variable "OPENAGENTS_POLICY_NIF_BASE_URL"
   @form "http(s)://host[:port][/path], with no credentials, query or fragment"
@@ -26,20 +24,17 @@ defmodule OpenAgentsPolicy.Native.BaseURL do
   def option(nil, default), do: default
 
   def option(value, _default) do
-    case parse(value) do
-      {:ok, _} -> {__MODULE__, :artifact_url}
-      {:error, why} -> raise ArgumentError, why
-    end
+    _base = parse!(value)
+    {__MODULE__, :artifact_url}
   end
 
-  @doc """
-  The URL of the artifact `file_name` under the variable's base URL, with
-  no request headers (rustler_precompiled's `{URL, headers}`).
-  """
+  @doc "The artifact `name`'s URL under the variable's base URL, no headers: `{URL, []}`."
   @spec artifact_url(String.t()) :: {String.t(), []}
-  def artifact_url(file_name) do
-    case parse(System.get_env(@variable) || "") do
-      {:ok, base} -> {base <> "/" <> file_name, []}
+  def artifact_url(name), do: {parse!(System.get_env(@variable) || "") <> "/" <> name, []}
+
+  defp parse!(value) do
+    case parse(value) do
+      {:ok, base} -> base
       {:error, why} -> raise ArgumentError, why
     end
   end
@@ -50,37 +45,26 @@ defmodule OpenAgentsPolicy.Native.BaseURL do
   variable and showing none of its value.
   """
   @spec parse(String.t()) :: {:ok, String.t()} | {:error, String.t()}
+  def parse(""), do: refusal("is empty (unset it for the GitHub release)")
+
   def parse(value) when is_binary(value) do
-    with {:ok, uri} <- read(value),
-         :ok <- usable(uri) do
-      {:ok, URI.to_string(%URI{uri | path: String.trim_trailing(uri.path || "", "/")})}
-    else
-      {:error, why} -> refusal(why, "")
-      {:error, why, instead} -> refusal(why, "; " <> instead)
-    end
-  end
-
-  defp read(""), do: {:error, "is empty (unset it for the GitHub release)"}
-
-  defp read(value) do
     case URI.new(value) do
-      {:ok, uri} -> {:ok, uri}
-      {:error, _part} -> {:error, "is not a URL"}
+      {:ok, uri} -> usable(uri)
+      {:error, _part} -> refusal("is not a URL")
     end
   end
 
-  defp usable(%URI{scheme: scheme}) when scheme not in ["http", "https"],
-    do: {:error, "does not start with http:// or https://"}
+  defp usable(uri) do
+    cond do
+      uri.scheme not in ["http", "https"] -> refusal("does not start with http:// or https://")
+      uri.host in [nil, ""] -> refusal("names no host")
+      uri.userinfo != nil -> refusal(@credentials, "; " <> @instead)
+      uri.query != nil -> refusal("has a query")
+      uri.fragment != nil -> refusal("has a fragment")
+      true -> {:ok, URI.to_string(%URI{uri | path: String.trim_trailing(uri.path || "", "/")})}
+    end
+  end
 
-  defp usable(%URI{host: host}) when host in [nil, ""], do: {:error, "names no host"}
-
-  defp usable(%URI{userinfo: userinfo}) when userinfo != nil,
-    do: {:error, @credentials, @instead}
-
-  defp usable(%URI{query: query}) when query != nil, do: {:error, "has a query"}
-  defp usable(%URI{fragment: fragment}) when fragment != nil, do: {:error, "has a fragment"}
-  defp usable(%URI{}), do: :ok
-
-  defp refusal(why, instead),
+  defp refusal(why, instead \\ ""),
     do: {:error, "#{@variable} (its value not shown) #{why}: write it as #{@form}#{instead}"}
 end

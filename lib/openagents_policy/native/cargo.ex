@@ -1,13 +1,11 @@
 defmodule OpenAgentsPolicy.Native.Cargo do
   @moduledoc false
 
-  # A source build of the checkout at `root`, in the directory `cargo
-  # metadata` names. cargo names a workspace's builds without the checkout's
-  # path and calls sources older than a build fresh, so after another checkout
-  # built there this one's library would hold the other's rules: the last
-  # checkout is written beside the builds, and when it was another, our
-  # crates' fingerprints go. rustler 0.36 (Elixir 1.14) needs the directory
-  # as `target_dir:`. Jason (rustler 0.36's dependency) through `apply/3`.
+  # A source build of the checkout at `root`, in the directory `cargo metadata` names.
+  # cargo names builds without the checkout's path and calls older sources fresh, so
+  # after another checkout built there this library would hold the other's rules: the
+  # last checkout is written beside the builds, and when it was another, our crates'
+  # fingerprints go. rustler 0.36 (Elixir 1.14) needs `target_dir:`; Jason via apply/3.
   def source_build(root) do
     with _ <- Application.load(:rustler),
          true <- Code.ensure_loaded?(Jason),
