@@ -40,8 +40,10 @@ defmodule OpenAgents.Transparency.Ladder do
   @doc """
   The tier a term names; unknown terms name `:dark`.
 
-      iex> {OpenAgents.Transparency.Ladder.name("ledger"), OpenAgents.Transparency.Ladder.name("GLASS")}
-      {:ledger, :dark}
+      iex> OpenAgents.Transparency.Ladder.name("ledger")
+      :ledger
+      iex> OpenAgents.Transparency.Ladder.name("GLASS")
+      :dark
   """
   @spec name(term()) :: tier()
   def name(tier), do: Native.ladder_name(Boundary.tier(tier))
@@ -59,8 +61,10 @@ defmodule OpenAgents.Transparency.Ladder do
   The lower of two tiers, each read as `rank/1` reads it (an unknown word is
   `:dark`): what two gates on one record allow together.
 
-      iex> {OpenAgents.Transparency.Ladder.lower("ledger", :glass), OpenAgents.Transparency.Ladder.lower(:glass, "GLASS")}
-      {:ledger, :dark}
+      iex> OpenAgents.Transparency.Ladder.lower("ledger", :glass)
+      :ledger
+      iex> OpenAgents.Transparency.Ladder.lower(:glass, "GLASS")
+      :dark
   """
   @spec lower(term(), term()) :: tier()
   def lower(a, b), do: Enum.min_by([name(a), name(b)], &rank/1)

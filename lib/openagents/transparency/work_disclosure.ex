@@ -84,8 +84,10 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   @doc """
   The tier that first exposes `field` of `family`, or `nil` if none does.
 
-      iex> {OpenAgents.Transparency.WorkDisclosure.tier_for(:work_job, :report) in OpenAgents.Transparency.Ladder.tiers(), OpenAgents.Transparency.WorkDisclosure.tier_for(:work_job, :no_such_field)}
-      {true, nil}
+      iex> OpenAgents.Transparency.WorkDisclosure.tier_for(:work_job, :report) in OpenAgents.Transparency.Ladder.tiers()
+      true
+      iex> OpenAgents.Transparency.WorkDisclosure.tier_for(:work_job, :no_such_field)
+      nil
   """
   @spec tier_for(family(), term()) :: tier() | nil
   def tier_for(family, field)
@@ -101,8 +103,10 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   ladder reads as a viewer: a tier atom or its string, a viewer map, a user;
   `nil`, no tier of its own, admits every field, and an unknown tier none.
 
-      iex> {OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, :pulse) -- OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, :glass), OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, "dark")}
-      {[], []}
+      iex> OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, :pulse) -- OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, :glass)
+      []
+      iex> OpenAgents.Transparency.WorkDisclosure.fields_at(:trace, "dark")
+      []
   """
   @spec fields_at(family(), term()) :: [atom()]
   def fields_at(family, tier) when family in @families,
@@ -126,8 +130,10 @@ defmodule OpenAgents.Transparency.WorkDisclosure do
   (`:never` for a never-listed column) and the schedule's reason; `nil` for
   a column the family does not have.
 
-      iex> {OpenAgents.Transparency.WorkDisclosure.explain(:work_job, :goal).rung, OpenAgents.Transparency.WorkDisclosure.explain(:work_job, :no_such_column)}
-      {:never, nil}
+      iex> OpenAgents.Transparency.WorkDisclosure.explain(:work_job, :goal).rung
+      :never
+      iex> OpenAgents.Transparency.WorkDisclosure.explain(:work_job, :no_such_column)
+      nil
   """
   @spec explain(family(), term()) :: explanation() | nil
   def explain(family, field) when family in @families, do: Map.get(@explain, {family, field})
