@@ -77,44 +77,28 @@ fn gained<'w>(before: &'w [String], after: &'w [String]) -> [Vec<&'w String>; 2]
     [among(after, before, false), among(before, after, false)]
 }
 
-/// The capabilities a seam gained, then those it lost, as code spans.
-fn granted(old: &Value, new: &Value) -> [Vec<String>; 2] {
-    let [before, after] = [old, new].map(|v| items(v.get("capabilities")));
-    gained(&before, &after).map(|words| words.into_iter().map(|w| code(w)).collect())
-}
-
-/// Who gains by a seam's move: a capability granted widens, one taken
-/// narrows.
-fn offer_class(old: Option<&Value>, new: Option<&Value>) -> Class {
-    match (old, new) {
-        (Some(old), Some(new)) => {
-            let [gains, loses] = granted(old, new).map(|words| !words.is_empty());
-            Class::of(gains, loses)
-        }
-        _ => Class::Changes,
-    }
-}
-
-/// What a caller of a seam gains or loses, in words.
-fn offer(old: Option<&Value>, new: Option<&Value>) -> String {
+/// What a caller of a seam gains or loses, in words, classed: a capability
+/// granted widens, one taken narrows.
+fn offer(old: Option<&Value>, new: Option<&Value>) -> (Class, String) {
     let (Some(old), Some(new)) = (old, new) else {
-        return if new.is_some() {
+        let says = if new.is_some() {
             format!("is now answered: {}", word(new))
         } else {
             format!("is no longer answered (was {})", word(old))
         };
+        return (Class::Changes, says);
     };
-    let [more, fewer] = granted(old, new);
-    let mut said = Vec::new();
-    if !more.is_empty() {
-        said.push(format!("may now {}", more.join(", ")));
-    }
-    if !fewer.is_empty() {
-        said.push(format!("may no longer {}", fewer.join(", ")));
-    }
-    let said = said.join(" and ");
+    let [before, after] = [old, new].map(|v| items(v.get("capabilities")));
+    let [more, fewer] = gained(&before, &after);
+    let class = Class::of(!more.is_empty(), !fewer.is_empty());
+    let said =
+        [("may now", more), ("may no longer", fewer)].into_iter().filter(|(_, w)| !w.is_empty());
+    let said = said.map(|(verb, words)| {
+        format!("{verb} {}", words.into_iter().map(|w| code(w)).collect::<Vec<_>>().join(", "))
+    });
+    let said = said.collect::<Vec<_>>().join(" and ");
     let [old, new] = [old, new].map(|v| v.get("unavailable_reason").filter(|r| !r.is_null()));
-    match (old, new) {
+    let says = match (old, new) {
         (Some(_), None) => format!("{said} (it was refused as {})", word(old)),
         (None, Some(_)) => format!("{said} (it is now refused as {})", word(new)),
         (Some(_), Some(_)) if old != new && said.is_empty() => {
@@ -125,7 +109,8 @@ fn offer(old: Option<&Value>, new: Option<&Value>) -> String {
         }
         _ if said.is_empty() => "is answered otherwise".to_owned(),
         _ => said,
-    }
+    };
+    (class, says)
 }
 
 /// "with reach", "without reach".
@@ -339,15 +324,13 @@ impl<'d> Context<'d> {
                 tier_class(old, new),
                 format!("{} now reads {} at {}", at("viewer"), at("subject"), was(old, new)),
             ),
-            Table::LadderRecords => (
-                tier_class(old, new),
-                format!(
-                    "{} now reads the record {} at {}",
-                    at("viewer"),
-                    at("record"),
-                    was(old, new)
-                ),
-            ),
+            Table::LadderRecords => {
+                let (viewer, record) = (at("viewer"), at("record"));
+                (
+                    tier_class(old, new),
+                    format!("{viewer} now reads the record {record} at {}", was(old, new)),
+                )
+            }
             // No one gains or loses by a lifecycle alone.
             Table::LifecyclesBoxStates
             | Table::LifecyclesRunStates
@@ -377,8 +360,8 @@ impl<'d> Context<'d> {
                     Some(_) => format!("a caller {} on", reach(input)),
                     None => "a caller on".to_owned(),
                 };
-                let says = format!("{caller} {} {}", substrate(table, input), offer(old, new));
-                (offer_class(old, new), says)
+                let (class, offer) = offer(old, new);
+                (class, format!("{caller} {} {offer}", substrate(table, input)))
             }
             Table::SeamsSeams => {
                 let seam = |v| ["custody", "runtime_class", "lifecycle"].map(|key| get(v, key));
@@ -388,16 +371,23 @@ impl<'d> Context<'d> {
                     String::new()
                 };
                 let (kind, lifecycle) = (at("kind"), at("lifecycle"));
-                let caller = format!("a caller {} on a {kind} that is {lifecycle}", reach(input));
-                (offer_class(old, new), format!("{caller} {}{note}", offer(old, new)))
+                let (class, offer) = offer(old, new);
+                (
+                    class,
+                    format!(
+                        "a caller {} on a {kind} that is {lifecycle} {offer}{note}",
+                        reach(input)
+                    ),
+                )
             }
-            Table::SeamsDelegationSeams => (
-                offer_class(old, new),
-                format!("a caller on a {} delegation {}", at("lifecycle"), offer(old, new)),
-            ),
+            Table::SeamsDelegationSeams => {
+                let (class, offer) = offer(old, new);
+                (class, format!("a caller on a {} delegation {offer}", at("lifecycle")))
+            }
             Table::Links => self.link_moved(input, [old, new]),
         };
-        out.push(change(table, input.clone(), [old, new], class, says))
+        let [old, new] = [old, new].map(|answer| answer.cloned().unwrap_or_default());
+        out.push(Change { table, input: input.clone(), old, new, class, says })
     }
 
     /// A rung moved: a lower tier, or an access with a lower minimum, widens.
@@ -431,13 +421,7 @@ impl<'d> Context<'d> {
     /// The link an attempt gets: one where there was none, or at a lower
     /// tier, widens.
     fn link_moved(&self, input: &Input, [old, new]: Answers<'_>) -> (Class, String) {
-        let with = |key| {
-            if flag(input, key) {
-                "with an id"
-            } else {
-                "with no id"
-            }
-        };
+        let with = |key| if flag(input, key) { "with an id" } else { "with no id" };
         let principal = match input.get("principal_type") {
             Some(Value::Null) | None => "no principal type".to_owned(),
             kind => format!("principal type {}", word(kind)),
@@ -473,29 +457,26 @@ impl<'d> Context<'d> {
             (None, _) => {
                 let (tier, column) = (word(get(new, "tier")), word(get(new, "column")));
                 let readers = see(to, None, "now");
-                let says =
-                    format!("{name} is newly scheduled, from {tier} (column {column}){readers}");
-                (Class::Widens, says)
+                (
+                    Class::Widens,
+                    format!("{name} is newly scheduled, from {tier} (column {column}){readers}"),
+                )
             }
             (_, None) => {
-                let readers = see(from, None, "no longer");
-                let says = format!(
-                    "{name} is no longer scheduled (was from {}){readers}",
-                    word(get(old, "tier"))
-                );
-                (Class::Narrows, says)
+                let (tier, readers) = (word(get(old, "tier")), see(from, None, "no longer"));
+                (
+                    Class::Narrows,
+                    format!("{name} is no longer scheduled (was from {tier}){readers}"),
+                )
             }
             (Some(_), Some(_)) => {
-                let moved = |key| get(old, key) != get(new, key);
-                let mut said = Vec::new();
-                if moved("tier") {
-                    let [old, new] = [old, new].map(|v| word(get(v, "tier")));
-                    said.push(format!("is now disclosed from {new} (was {old})"));
-                }
-                if moved("column") {
-                    let [old, new] = [old, new].map(|v| word(get(v, "column")));
-                    said.push(format!("is now read from column {new} (was {old})"));
-                }
+                let said = [("tier", "disclosed from"), ("column", "read from column")].into_iter();
+                let said = said.filter(|(key, _)| get(old, key) != get(new, key));
+                let mut said: Vec<String> = said
+                    .map(|(key, verb)| {
+                        format!("is now {verb} {}", was(get(old, key), get(new, key)))
+                    })
+                    .collect();
                 if said.is_empty() {
                     said.push(format!("is now {}", was(old, new)));
                 }
@@ -569,14 +550,8 @@ impl<'d> Context<'d> {
                 }
                 _ => format!("{} {says}", code(&format!("{owner}.{word}"))),
             };
-            let answers = [!listed, listed].map(Value::Bool);
-            out.push(change(
-                row.table,
-                input,
-                [Some(&answers[0]), Some(&answers[1])],
-                class,
-                says,
-            ))?;
+            let (old, new) = (json!(!listed), json!(listed));
+            out.push(Change { table: row.table, input, old, new, class, says })?;
         }
         if both && among(&before, &after, true) != among(&after, &before, true) {
             let mut input = row.input.clone();
@@ -587,19 +562,9 @@ impl<'d> Context<'d> {
                 }
                 _ => format!("the never list of {} is in another order", code(owner)),
             };
-            out.push(change(row.table, input, [old, new], Class::Changes, says))?;
+            let [old, new] = [old, new].map(|answer| answer.cloned().unwrap_or_default());
+            out.push(Change { table: row.table, input, old, new, class: Class::Changes, says })?;
         }
         Ok(())
     }
-}
-
-fn change(
-    table: Table,
-    input: Input,
-    answers: [Option<&Value>; 2],
-    class: Class,
-    says: String,
-) -> Change {
-    let [old, new] = answers.map(|answer| answer.cloned().unwrap_or(Value::Null));
-    Change { table, input, old, new, class, says }
 }
