@@ -309,33 +309,14 @@ fn markdown_line(change: &Change) -> String {
 struct Output {
     changes: Vec<Change>,
     bytes: usize,
-    recast: Recast,
-}
-
-/// What a question makes of the class its table gives a change.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Recast {
-    /// A question both documents answer: the table's class.
-    Kept,
-    /// Only the old document answers it.
-    Removed,
-    /// Only the new document asks it: a widening stays one, the rest
-    /// cannot be classed.
-    Added,
-    /// A table that decides nothing.
-    Words,
+    recast: fn(Class) -> Class,
 }
 
 impl Output {
     /// Takes `change`, counting its Markdown line and its JSON entry, or
     /// refuses the diff as soon as they are past [`Limit::Output`].
     fn push(&mut self, mut change: Change) -> Result<(), DocumentRefusal> {
-        change.class = match (self.recast, change.class) {
-            (Recast::Kept, class) | (Recast::Added, class @ Class::Widens) => class,
-            (Recast::Removed, _) => Class::Removed,
-            (Recast::Added, _) => Class::Unclassed,
-            (Recast::Words, _) => Class::Words,
-        };
+        change.class = (self.recast)(change.class);
         // Its JSON entry and a comma, its Markdown line and a newline.
         self.bytes +=
             serde_json::json!(change).to_string().len() + markdown_line(&change).len() + 2;
@@ -456,7 +437,7 @@ pub fn diff(old: impl AsRef<[u8]>, new: impl AsRef<[u8]>) -> Result<Diff, Docume
     let context = says::Context::new([&old, &new])?;
     complete::check(&old, Side::Old)?;
     complete::check(&new, Side::New)?;
-    let mut out = Output { changes: Vec::new(), bytes: 0, recast: Recast::Kept };
+    let mut out = Output { changes: Vec::new(), bytes: 0, recast: |class| class };
     let only_old = old.iter().filter(|asked| !context.asks(Side::New, asked));
     let questions = new.iter().map(|asked| (asked, Side::Old));
     for (asked, other) in questions.chain(only_old.map(|asked| (asked, Side::New))) {
@@ -465,11 +446,15 @@ pub fn diff(old: impl AsRef<[u8]>, new: impl AsRef<[u8]>) -> Result<Diff, Docume
             answers.reverse();
         }
         if answers[0] != answers[1] {
+            // What the question makes of its table's class: a table that
+            // decides nothing, words; a question only the old document
+            // answers, removed; one only the new asks, unclassed unless it
+            // widens; one both answer, the table's class.
             out.recast = match answers {
-                _ if !asked.row.table.decides() => Recast::Words,
-                [_, None] => Recast::Removed,
-                [None, _] => Recast::Added,
-                _ => Recast::Kept,
+                _ if !asked.row.table.decides() => |_| Class::Words,
+                [_, None] => |_| Class::Removed,
+                [None, _] => |class| if class == Class::Widens { class } else { Class::Unclassed },
+                _ => |class| class,
             };
             context.changes(&asked.row, answers, &mut out)?;
         }
