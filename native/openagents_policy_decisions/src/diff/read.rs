@@ -155,6 +155,15 @@ impl<'de> Deserialize<'de> for Strict {
 
 struct Once;
 
+/// `Once`'s visits of scalars, each the `Value` serde_json makes of it.
+macro_rules! scalars {
+    ($($visit:ident: $type:ty),+) => {
+        $(fn $visit<E: de::Error>(self, value: $type) -> Result<Value, E> {
+            Ok(Value::from(value))
+        })+
+    };
+}
+
 impl<'de> Visitor<'de> for Once {
     type Value = Value;
     fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -163,21 +172,7 @@ impl<'de> Visitor<'de> for Once {
     fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
         Ok(Value::Null)
     }
-    fn visit_bool<E: de::Error>(self, value: bool) -> Result<Value, E> {
-        Ok(Value::Bool(value))
-    }
-    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Value, E> {
-        Ok(Value::from(value))
-    }
-    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Value, E> {
-        Ok(Value::from(value))
-    }
-    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Value, E> {
-        Ok(Value::from(value))
-    }
-    fn visit_str<E: de::Error>(self, value: &str) -> Result<Value, E> {
-        Ok(Value::from(value))
-    }
+    scalars!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64, visit_str: &str);
     fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Value, S::Error> {
         let mut items = Vec::new();
         while let Some(Strict(item)) = seq.next_element()? {
