@@ -122,29 +122,23 @@ fn reach(input: &Input) -> String {
     }
 }
 
-/// A Computer as a machine row's input describes it.
-fn computer(input: &Input) -> String {
-    let revoked = if flag(input, "revoked") { "revoked" } else { "not revoked" };
-    let online = if flag(input, "online") { "online" } else { "offline" };
-    let status = word(input.get("status"));
-    format!("a Computer with status {status}, {revoked}, {online}")
-}
-
 /// What a substrate row is about: a Box, a Box run, a work job or a
 /// Computer, as its input describes it.
 fn substrate(table: Table, input: &Input) -> String {
-    match table {
-        Table::LifecyclesBoxStates | Table::CapabilitiesBoxStates => {
-            format!("a Box in {}", word(input.get("box_state")))
-        }
-        Table::LifecyclesRunStates | Table::CapabilitiesRunStates => {
-            format!("a Box run in {}", word(input.get("run_state")))
-        }
+    let (what, key) = match table {
+        Table::LifecyclesBoxStates | Table::CapabilitiesBoxStates => ("a Box", "box_state"),
+        Table::LifecyclesRunStates | Table::CapabilitiesRunStates => ("a Box run", "run_state"),
         Table::LifecyclesJobStatuses | Table::CapabilitiesJobStatuses => {
-            format!("a work job in {}", word(input.get("job_status")))
+            ("a work job", "job_status")
         }
-        _ => computer(input),
-    }
+        _ => {
+            let revoked = if flag(input, "revoked") { "revoked" } else { "not revoked" };
+            let online = if flag(input, "online") { "online" } else { "offline" };
+            let status = word(input.get("status"));
+            return format!("a Computer with status {status}, {revoked}, {online}");
+        }
+    };
+    format!("{what} in {}", word(input.get(key)))
 }
 
 /// The link an attempt gets, or why none.
@@ -154,15 +148,6 @@ fn link(outcome: Option<&Value>) -> String {
         Some((Some(link), _)) => format!("a link at {}", word(link.get("tier"))),
         Some((None, Some(why))) => format!("no link ({})", word(Some(why))),
         Some((None, None)) => word(outcome),
-    }
-}
-
-/// Names joined as prose: "a", "a and b", "a, b and c".
-fn joined(names: &[&str]) -> String {
-    match names {
-        [] => String::new(),
-        [one] => (*one).to_owned(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
 
@@ -198,9 +183,8 @@ impl<'d> Context<'d> {
             };
             Some((rank, name))
         };
-        let mut readers: Vec<_> = documents[1].iter().filter_map(reader).collect();
-        readers.sort_by_key(|(rank, _)| *rank);
-        context.readers = readers;
+        context.readers = documents[1].iter().filter_map(reader).collect();
+        context.readers.sort_by_key(|(rank, _)| *rank);
         Ok(context)
     }
 
@@ -219,10 +203,8 @@ impl<'d> Context<'d> {
     pub(super) fn lookup(&self, side: Side, Asked { row, key }: &Asked) -> Option<&'d Value> {
         self.find(side, row.table, key).or_else(|| {
             let drawn = row.table.drawn().iter().find(|drawn| drawn.any_other_word)?;
-            let reading = drawn.key;
             let mut other = row.input.clone();
-            let words = other.iter_mut().filter(|(name, _)| *name == reading);
-            words.for_each(|(_, word)| *word = json!(ANY_OTHER_WORD));
+            *other.get_mut(drawn.key)? = json!(ANY_OTHER_WORD);
             self.find(side, row.table, &key_of(&other))
         })
     }
@@ -262,17 +244,22 @@ impl<'d> Context<'d> {
         }
     }
 
-    /// The new document's readers at a tier ranked in `from..to`, named.
-    fn readers(&self, from: Option<u64>, to: Option<u64>) -> String {
+    /// ": `a`, `b` and `c` {verb} see it", naming the new document's readers
+    /// at a tier ranked in `from..to`; nothing when there are none.
+    fn readers(&self, from: Option<u64>, to: Option<u64>, verb: &str) -> String {
         let Some(from) = from else {
             return String::new();
         };
-        let start = self.readers.partition_point(|(rank, _)| *rank < from);
-        let end = to
-            .map_or(self.readers.len(), |to| self.readers.partition_point(|(rank, _)| *rank < to));
+        let at = |to| self.readers.partition_point(|(rank, _)| *rank < to);
+        let (start, end) = (at(from), to.map_or(self.readers.len(), at));
         let names: Vec<&str> =
             self.readers[start..end.max(start)].iter().map(|(_, name)| name.as_str()).collect();
-        joined(&names)
+        let names = match names.split_last() {
+            None => return String::new(),
+            Some((last, [])) => (*last).to_owned(),
+            Some((last, init)) => format!("{} and {last}", init.join(", ")),
+        };
+        format!(": {names} {verb} see it")
     }
 
     /// The changes one question makes, onto `out`: one `match` on its
@@ -325,11 +312,8 @@ impl<'d> Context<'d> {
                 format!("{} now reads {} at {}", at("viewer"), at("subject"), was(old, new)),
             ),
             Table::LadderRecords => {
-                let (viewer, record) = (at("viewer"), at("record"));
-                (
-                    tier_class(old, new),
-                    format!("{viewer} now reads the record {record} at {}", was(old, new)),
-                )
+                let (viewer, record, was) = (at("viewer"), at("record"), was(old, new));
+                (tier_class(old, new), format!("{viewer} now reads the record {record} at {was}"))
             }
             // No one gains or loses by a lifecycle alone.
             Table::LifecyclesBoxStates
@@ -370,15 +354,9 @@ impl<'d> Context<'d> {
                 } else {
                     String::new()
                 };
-                let (kind, lifecycle) = (at("kind"), at("lifecycle"));
+                let (reach, kind, lifecycle) = (reach(input), at("kind"), at("lifecycle"));
                 let (class, offer) = offer(old, new);
-                (
-                    class,
-                    format!(
-                        "a caller {} on a {kind} that is {lifecycle} {offer}{note}",
-                        reach(input)
-                    ),
-                )
+                (class, format!("a caller {reach} on a {kind} that is {lifecycle} {offer}{note}"))
             }
             Table::SeamsDelegationSeams => {
                 let (class, offer) = offer(old, new);
@@ -409,13 +387,8 @@ impl<'d> Context<'d> {
             let access = word(get(v, "access"));
             format!("{}, asked through {access} access", word(get(v, "tier")))
         };
-        let says = format!(
-            "the {} rung is now at {} (was {})",
-            word(input.get("rung")),
-            stands(new),
-            stands(old)
-        );
-        (class, says)
+        let [rung, new, old] = [word(input.get("rung")), stands(new), stands(old)];
+        (class, format!("the {rung} rung is now at {new} (was {old})"))
     }
 
     /// The link an attempt gets: one where there was none, or at a lower
@@ -427,10 +400,9 @@ impl<'d> Context<'d> {
             kind => format!("principal type {}", word(kind)),
         };
         let (repository, id) = (with("repository_id"), with("principal_id"));
+        let [now, was] = [new, old].map(link);
         let says = format!(
-            "an attempt in a repository {repository} by {principal}, {id}, now gets {} (was {})",
-            link(new),
-            link(old)
+            "an attempt in a repository {repository} by {principal}, {id}, now gets {now} (was {was})"
         );
         let rise = match (get(old, "Ok"), get(new, "Ok")) {
             (Some(before), Some(after)) => self.rise(tier_of(before), tier_of(after)),
@@ -449,21 +421,18 @@ impl<'d> Context<'d> {
         let [before, after] =
             [(Side::Old, old), (Side::New, new)].map(|(side, v)| self.rung(side, get(v, "tier")));
         let [from, to] = [before, after].map(|tier| self.rank(Side::New, tier));
-        let see = |from, to, verb: &str| match self.readers(from, to) {
-            names if names.is_empty() => String::new(),
-            names => format!(": {names} {verb} see it"),
-        };
         match (old, new) {
             (None, _) => {
                 let (tier, column) = (word(get(new, "tier")), word(get(new, "column")));
-                let readers = see(to, None, "now");
+                let readers = self.readers(to, None, "now");
                 (
                     Class::Widens,
                     format!("{name} is newly scheduled, from {tier} (column {column}){readers}"),
                 )
             }
             (_, None) => {
-                let (tier, readers) = (word(get(old, "tier")), see(from, None, "no longer"));
+                let (tier, readers) =
+                    (word(get(old, "tier")), self.readers(from, None, "no longer"));
                 (
                     Class::Narrows,
                     format!("{name} is no longer scheduled (was from {tier}){readers}"),
@@ -484,8 +453,8 @@ impl<'d> Context<'d> {
                     return (Class::Unclassed, format!("{name} {}", said.join(" and ")));
                 };
                 let readers = match (gains, loses) {
-                    (true, _) => see(to, from, "now"),
-                    (false, true) => see(from, to, "no longer"),
+                    (true, _) => self.readers(to, from, "now"),
+                    (false, true) => self.readers(from, to, "no longer"),
                     (false, false) => String::new(),
                 };
                 (Class::of(gains, loses), format!("{name} {}{readers}", said.join(" and ")))
