@@ -119,16 +119,6 @@ openagents_policy::vocabulary! {
     }
 }
 
-impl Table {
-    /// Whether a changed answer of this table can change what anyone reads
-    /// or may do: every table's but the reasons', whose answers are words
-    /// that explain a placement and decide nothing.
-    #[must_use]
-    pub const fn decides(self) -> bool {
-        !matches!(self, Self::ScheduleReasons)
-    }
-}
-
 /// An input word a table draws from one of the document's vocabularies:
 /// the document asks the table's question for every word of it (and for
 /// `<any other word>`, when a caller may pass a word the vocabulary lacks),
@@ -151,6 +141,14 @@ macro_rules! drawn {
 }
 
 impl Table {
+    /// Whether a changed answer of this table can change what anyone reads
+    /// or may do: every table's but the reasons', whose answers are words
+    /// that explain a placement and decide nothing.
+    #[must_use]
+    pub const fn decides(self) -> bool {
+        !matches!(self, Self::ScheduleReasons)
+    }
+
     /// The input words this table draws from the document's vocabularies.
     #[must_use]
     pub const fn drawn(self) -> &'static [Drawn] {
@@ -451,8 +449,7 @@ fn lifecycles(rows: &mut Vec<Row>) {
         ask!(rows, LifecyclesJobStatuses { "job_status": word(status) } => status.lifecycle());
     }
     for seen in &machines {
-        let (status, revoked, online) = (word(seen.status), seen.revoked, seen.online);
-        ask!(rows, LifecyclesMachines { "status": status, "revoked": revoked, "online": online } => seen.lifecycle());
+        ask!(rows, LifecyclesMachines { "status": word(seen.status), "revoked": seen.revoked, "online": seen.online } => seen.lifecycle());
     }
     for &lifecycle in DelegationLifecycle::ALL {
         ask!(rows, LifecyclesEnded { "lifecycle": lifecycle } => lifecycle.has_ended());
@@ -472,9 +469,8 @@ fn lifecycles(rows: &mut Vec<Row>) {
     }
     for seen in &machines {
         for reach in REACHES {
-            let (status, revoked, online) = (word(seen.status), seen.revoked, seen.online);
             let seam = Seam::new(Kind::Computer, seen.lifecycle(), reach);
-            ask!(rows, CapabilitiesMachines { "status": status, "revoked": revoked, "online": online, "reach": reach } => seam);
+            ask!(rows, CapabilitiesMachines { "status": word(seen.status), "revoked": seen.revoked, "online": seen.online, "reach": reach } => seam);
         }
     }
 }
