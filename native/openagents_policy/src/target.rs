@@ -219,12 +219,6 @@ vocabulary! {
 impl Kind {
     /// Who holds a target of this kind. Reads the kind and nothing else, so it
     /// cannot vary with the route, the surface, or the asking.
-    ///
-    /// ```
-    /// use openagents_policy::target::{Custody, Kind};
-    /// let custody: Custody = Kind::Box.custody();
-    /// assert!(Custody::ALL.contains(&custody));
-    /// ```
     #[must_use]
     pub const fn custody(self) -> Custody {
         match self {
@@ -237,12 +231,6 @@ impl Kind {
 
     /// The capacity class this kind belongs to, or `None` when no admitted
     /// class describes it.
-    ///
-    /// ```
-    /// use openagents_policy::target::{Kind, RuntimeClass};
-    /// let class: Option<RuntimeClass> = Kind::Computer.runtime_class();
-    /// assert!(class.is_none_or(|class| RuntimeClass::ALL.contains(&class)));
-    /// ```
     #[must_use]
     pub const fn runtime_class(self) -> Option<RuntimeClass> {
         match self {
@@ -414,13 +402,6 @@ pub struct MachineObservation {
 
 impl MachineObservation {
     /// The unified lifecycle of the Computer.
-    ///
-    /// ```
-    /// use openagents_policy::target::{Lifecycle, MachineObservation, MachineStatus};
-    /// let seen = MachineObservation { status: MachineStatus::read("active"), revoked: false, online: true };
-    /// let lifecycle: Lifecycle = seen.lifecycle();
-    /// assert!(Lifecycle::ALL.contains(&lifecycle));
-    /// ```
     #[must_use]
     pub const fn lifecycle(self) -> Lifecycle {
         match (self.status, self.revoked, self.online) {
