@@ -236,12 +236,8 @@ impl Link {
     /// assert_eq!(Link { revoked: false, ..revoked }.tier_for_anyone(), None);
     /// ```
     #[must_use]
-    pub const fn tier_for_anyone(&self) -> Option<Tier> {
-        if self.revoked {
-            Some(Tier::Dark)
-        } else {
-            None
-        }
+    pub fn tier_for_anyone(&self) -> Option<Tier> {
+        self.revoked.then_some(Tier::Dark)
     }
 
     /// The tier `viewer` reads this link at: `dark` when revoked, for
