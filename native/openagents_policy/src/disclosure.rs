@@ -89,13 +89,9 @@ impl Field {
         Self { name, rung, column: name, reason }
     }
 
-    const fn from(
-        name: &'static str,
-        rung: Rung,
-        column: &'static str,
-        reason: &'static str,
-    ) -> Self {
-        Self { name, rung, column, reason }
+    /// The field, read from `column` rather than the column of its name.
+    const fn read_from(self, column: &'static str) -> Self {
+        Self { column, ..self }
     }
 
     /// The field's name in a projection.
@@ -174,8 +170,7 @@ const ATTEMPT: &[Field] = &by_name([
     Field::new("id", Pulse, HANDLE),
     Field::new("target_kind", Pulse, "`box` or `computer`: which shape ran, never which one."),
     Field::new("state", Pulse, "Its own lifecycle word: \"it ran and ended so\" is all `pulse` is for."),
-    Field::from("requester_kind", Pulse, "requesting_principal",
-        "TRANSPARENCY-001 publishes a principal's kind, never its id."),
+    Field::new("requester_kind", Pulse, "TRANSPARENCY-001 publishes a principal's kind, never its id.").read_from("requesting_principal"),
     Field::new("admitted_at", Pulse, NO_REASON),
     Field::new("started_at", Pulse, NO_REASON),
     Field::new("finished_at", Pulse, NO_REASON),
@@ -214,9 +209,8 @@ const WORK_JOB: &[Field] = &by_name([
     Field::new("tool_call_count", Ledger, COUNT),
     Field::new("continuation_count", Ledger, COUNT),
     Field::new("error_code", Ledger, OUTCOME),
-    Field::from("budget", Ledger, "budget_snapshot",
-        "Wall clock, report and prompt ceilings: a bound on the run is a fact about the run (the \
-         prompt they bound is never published)."),
+    Field::new("budget", Ledger, "Wall clock, report and prompt ceilings: a bound on the run is a fact about the run (the \
+         prompt they bound is never published).").read_from("budget_snapshot"),
     Field::new("report", Glass, "Model-authored prose, up to 8 KB, may restate private content verbatim."),
     Field::new("usage", Glass, "Token and cost accounting: billing, about that account."),
     Field::new("model_id", Glass, "Which model did that account's work."),
@@ -252,8 +246,8 @@ const EVIDENCE: &[Field] = &by_name([
     Field::new("result", Pulse, "The receipt's terminal word: the outcome, without the artifact."),
     Field::new("plane", Pulse, "`forge` or `tenant`: two structural values."),
     Field::new("source", Pulse, "`closing_reference` or `assignment`: how the commit resolved to the issue."),
-    Field::from("recorded_at", Pulse, "inserted_at", NO_REASON),
-    Field::from("commit", Ledger, "commit_sha", REVISION),
+    Field::new("recorded_at", Pulse, NO_REASON).read_from("inserted_at"),
+    Field::new("commit", Ledger, REVISION).read_from("commit_sha"),
     Field::new("receipt_id", Ledger, "The handle that fetches the receipt: at `pulse`, a pointer past the gate."),
     Field::new("environment", Ledger, "Where bytes reached (a customer-named place on tenant)."),
 ]);
@@ -277,9 +271,9 @@ never! { EVIDENCE_NEVER:
 #[rustfmt::skip]
 const TRACE: &[Field] = &by_name([
     Field::new("id", Pulse, HANDLE),
-    Field::from("schema_version", Pulse, "document", "A format name (`ATIF-v1.7`): the existence disclosure."),
-    Field::from("step_count", Pulse, "document", "A count of work, a rung below `tool_call_count`: it names no repository."),
-    Field::from("recorded_at", Pulse, "inserted_at", NO_REASON),
+    Field::new("schema_version", Pulse, "A format name (`ATIF-v1.7`): the existence disclosure.").read_from("document"),
+    Field::new("step_count", Pulse, "A count of work, a rung below `tool_call_count`: it names no repository.").read_from("document"),
+    Field::new("recorded_at", Pulse, NO_REASON).read_from("inserted_at"),
     Field::new("digest", Ledger,
         "A sha of a document (TRANSPARENCY-001 puts shas at l2): it lets a holder of the bytes prove \
          they are the ones this attempt recorded."),
@@ -509,14 +503,12 @@ pub struct FamilySchedule {
 /// JSON that `mix openagents_policy.show --json` prints.
 #[must_use]
 pub fn schedule() -> Vec<FamilySchedule> {
-    Family::ALL
-        .iter()
-        .map(|&family| FamilySchedule {
-            family,
-            fields: family.fields(),
-            never: family.never_listed(),
-        })
-        .collect()
+    let schedule = |&family: &Family| FamilySchedule {
+        family,
+        fields: family.fields(),
+        never: family.never_listed(),
+    };
+    Family::ALL.iter().map(schedule).collect()
 }
 
 /// What a record carries for the effective tier: a loaded link, or only its
@@ -620,35 +612,20 @@ pub struct PrincipalReading<'k, A> {
 
 /// Why an attempt gets no link (`:none` in Elixir). Each is an honest answer,
 /// not a failure: with no owner there is nothing for `glass` to mean, and the
-/// record's tier column still clamps every reader.
+/// record's tier column still clamps every reader. Its message is the
+/// sentence the host is answered with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NoLink {
     /// The repository has no id to bind the link to.
-    #[error("{}", self.message())]
+    #[error("the repository carries no id, so there is nothing to bind a link to")]
     NoRepository,
     /// An agent requested the attempt, so no account owns it.
-    #[error("{}", self.message())]
+    #[error("an agent requested the attempt, so no account owns it")]
     AgentPrincipal,
     /// The principal is not a user with a binary id.
-    #[error("{}", self.message())]
+    #[error("the principal is not a user with an id, so no account owns it")]
     UnrecognizedPrincipal,
-}
-
-impl NoLink {
-    /// Why there is no link, as a sentence.
-    #[must_use]
-    pub const fn message(self) -> &'static str {
-        match self {
-            Self::NoRepository => {
-                "the repository carries no id, so there is nothing to bind a link to"
-            }
-            Self::AgentPrincipal => "an agent requested the attempt, so no account owns it",
-            Self::UnrecognizedPrincipal => {
-                "the principal is not a user with an id, so no account owns it"
-            }
-        }
-    }
 }
 
 /// Consent recorded on an attempt's link.
