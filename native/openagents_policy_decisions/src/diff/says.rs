@@ -498,10 +498,8 @@ impl<'d> Context<'d> {
         let never = row.table == Table::ScheduleNever;
         let ([before, after], both) = ([old, new].map(items), old.is_some() && new.is_some());
         let [listed, unlisted] = gained(&before, &after);
-        let (item, owner) = match row.table {
-            Table::Vocabularies => ("word", text(&row.input, "vocabulary")),
-            _ => ("column", text(&row.input, "family")),
-        };
+        let (item, owner) = if never { ("column", "family") } else { ("word", "vocabulary") };
+        let owner = text(&row.input, owner);
         let listed = listed.into_iter().map(|word| (word, true));
         for (word, listed) in listed.chain(unlisted.into_iter().map(|word| (word, false))) {
             let mut input = row.input.clone();
@@ -513,11 +511,10 @@ impl<'d> Context<'d> {
                 (true, true) => (Class::of(false, both), "is now on the never list"),
                 (true, false) => (Class::of(both, false), "left the never list"),
             };
-            let says = match row.table {
-                Table::Vocabularies => {
-                    format!("the {} vocabulary {says} {}", code(owner), code(word))
-                }
-                _ => format!("{} {says}", code(&format!("{owner}.{word}"))),
+            let says = if never {
+                format!("{} {says}", code(&format!("{owner}.{word}")))
+            } else {
+                format!("the {} vocabulary {says} {}", code(owner), code(word))
             };
             let (old, new) = (json!(!listed), json!(listed));
             out.push(Change { table: row.table, input, old, new, class, says })?;
@@ -525,11 +522,10 @@ impl<'d> Context<'d> {
         if both && among(&before, &after, true) != among(&after, &before, true) {
             let mut input = row.input.clone();
             input.insert("order".to_owned(), json!(true));
-            let says = match row.table {
-                Table::Vocabularies => {
-                    format!("the words of the {} vocabulary are in another order", code(owner))
-                }
-                _ => format!("the never list of {} is in another order", code(owner)),
+            let says = if never {
+                format!("the never list of {} is in another order", code(owner))
+            } else {
+                format!("the words of the {} vocabulary are in another order", code(owner))
             };
             let [old, new] = [old, new].map(|answer| answer.cloned().unwrap_or_default());
             out.push(Change { table: row.table, input, old, new, class: Class::Changes, says })?;
