@@ -24,10 +24,10 @@
 //! ```
 //! use openagents_policy::disclosure::{Family, Relationship};
 //! use openagents_policy::ladder::Viewer;
-//! use openagents_policy::target::{box_lifecycle, Capability, Kind, Reach, Seam};
+//! use openagents_policy::target::{BoxState, Capability, Kind, Reach, Seam};
 //!
 //! // An idle Box is active; its owner may start work on it.
-//! let seam = Seam::new(Kind::Box, box_lifecycle("idle"), Reach::Authorized);
+//! let seam = Seam::new(Kind::Box, BoxState::read("idle").lifecycle(), Reach::Authorized);
 //! assert_eq!(seam.capabilities(), [Capability::Start]);
 //! assert_eq!(
 //!     serde_json::to_string(&seam)?,

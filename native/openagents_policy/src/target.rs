@@ -357,38 +357,6 @@ impl Reading<JobStatus> {
     }
 }
 
-/// The unified lifecycle of a Box from its last observed substrate word.
-///
-/// ```
-/// use openagents_policy::target::{box_lifecycle, BoxState};
-/// use openagents_policy::Reading;
-/// // A word the vocabulary does not know gets the one answer for strangers.
-/// assert_eq!(box_lifecycle(b"\xff"), Reading::<BoxState>::Unrecognized.lifecycle());
-/// ```
-#[must_use]
-pub fn box_lifecycle(word: impl AsRef<[u8]>) -> Lifecycle {
-    BoxState::read(word).lifecycle()
-}
-
-/// The delegation lifecycle of one Box run from its state word.
-#[must_use]
-pub fn run_lifecycle(word: impl AsRef<[u8]>) -> DelegationLifecycle {
-    RunState::read(word).lifecycle()
-}
-
-/// The delegation lifecycle of one Computer delegation from its job status.
-///
-/// ```
-/// use openagents_policy::target::{job_lifecycle, JobStatus};
-/// use openagents_policy::Reading;
-/// // `stopping` is not a job status (a cancel in flight): a stranger.
-/// assert_eq!(job_lifecycle("stopping"), Reading::<JobStatus>::Unrecognized.lifecycle());
-/// ```
-#[must_use]
-pub fn job_lifecycle(word: impl AsRef<[u8]>) -> DelegationLifecycle {
-    JobStatus::read(word).lifecycle()
-}
-
 /// What the host knows of a paired machine when it asks for its lifecycle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MachineObservation {

@@ -24,9 +24,8 @@ use openagents_policy::disclosure::{
 };
 use openagents_policy::ladder::{allows, effective_tier, Access, Link, Subject, Tier, Viewer};
 use openagents_policy::target::{
-    box_lifecycle, job_lifecycle, run_lifecycle, BoxState, Capability, Custody,
-    DelegationLifecycle, DelegationSeam, JobStatus, Kind, Lifecycle, MachineObservation,
-    MachineStatus, Reach, RunState, RuntimeClass, Seam, UnavailableReason,
+    BoxState, Capability, Custody, DelegationLifecycle, DelegationSeam, JobStatus, Kind, Lifecycle,
+    MachineObservation, MachineStatus, Reach, RunState, RuntimeClass, Seam, UnavailableReason,
 };
 use openagents_policy::{Reading, Refusal, Vocabulary};
 use proptest::prelude::*;
@@ -223,17 +222,14 @@ proptest! {
     fn substrate_lifecycles_of_any_bytes(bytes in bytes()) {
         let box_state = BoxState::read(&bytes);
         prop_assert_eq!(box_state.is_known(), is_one_of(&BoxState::words(), &bytes));
-        prop_assert_eq!(box_lifecycle(&bytes), box_state.lifecycle());
         let run_state = RunState::read(&bytes);
         prop_assert_eq!(run_state.is_known(), is_one_of(&RunState::words(), &bytes));
-        prop_assert_eq!(run_lifecycle(&bytes), run_state.lifecycle());
         let job_status = JobStatus::read(&bytes);
         prop_assert_eq!(job_status.is_known(), is_one_of(&JobStatus::words(), &bytes));
-        prop_assert_eq!(job_lifecycle(&bytes), job_status.lifecycle());
         if let Ok(word) = std::str::from_utf8(&bytes) {
-            prop_assert_eq!(box_lifecycle(word), box_lifecycle(&bytes));
-            prop_assert_eq!(run_lifecycle(word), run_lifecycle(&bytes));
-            prop_assert_eq!(job_lifecycle(word), job_lifecycle(&bytes));
+            prop_assert_eq!(BoxState::read(word).lifecycle(), box_state.lifecycle());
+            prop_assert_eq!(RunState::read(word).lifecycle(), run_state.lifecycle());
+            prop_assert_eq!(JobStatus::read(word).lifecycle(), job_status.lifecycle());
         }
     }
 

@@ -11,9 +11,8 @@
 //! ended can be cancelled. Arbitrary bytes are tests/fuzz.rs's.
 
 use openagents_policy::target::{
-    job_lifecycle, run_lifecycle, BoxState, Capability, DelegationLifecycle, DelegationSeam,
-    JobStatus, Kind, Lifecycle, MachineObservation, MachineStatus, Reach, RunState, Seam,
-    UnavailableReason,
+    BoxState, Capability, DelegationLifecycle, DelegationSeam, JobStatus, Kind, Lifecycle,
+    MachineObservation, MachineStatus, Reach, RunState, Seam, UnavailableReason,
 };
 use openagents_policy::Reading;
 use serde_json::Value;
@@ -95,7 +94,7 @@ fn a_word_of_another_vocabulary_is_unrecognized() {
 #[test]
 fn nothing_that_ended_can_be_cancelled() {
     for state in RUN_TERMINAL {
-        let seam = DelegationSeam::new(run_lifecycle(state.as_str()));
+        let seam = DelegationSeam::new(RunState::read(state.as_str()).lifecycle());
         assert!(
             seam.capabilities().is_empty(),
             "run state {state} is terminal in Box.Run.terminal_states/0, yet offers {:?}",
@@ -103,7 +102,7 @@ fn nothing_that_ended_can_be_cancelled() {
         );
     }
     for status in JOB_TERMINAL {
-        let seam = DelegationSeam::new(job_lifecycle(status.as_str()));
+        let seam = DelegationSeam::new(JobStatus::read(status.as_str()).lifecycle());
         assert!(
             seam.capabilities().is_empty(),
             "job status {status} is terminal in Work.Job.terminal_statuses/0, yet offers {:?}",

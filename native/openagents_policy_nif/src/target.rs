@@ -3,7 +3,7 @@
 //! have is a bad argument.
 
 use openagents_policy::target::{
-    self, BoxState, Custody, DelegationLifecycle, DelegationSeam, JobStatus, Kind, Lifecycle,
+    BoxState, Custody, DelegationLifecycle, DelegationSeam, JobStatus, Kind, Lifecycle,
     MachineObservation, MachineStatus, RunState, RuntimeClass, Seam,
 };
 use openagents_policy::Reading;
@@ -60,17 +60,17 @@ fn runtime_class(kind: Word<Kind>) -> Option<&'static str> {
 
 #[rustler::nif]
 fn box_lifecycle(state: Binary) -> &'static str {
-    target::box_lifecycle(state.as_slice()).as_str()
+    BoxState::read(state.as_slice()).lifecycle().as_str()
 }
 
 #[rustler::nif]
 fn run_lifecycle(state: Binary) -> &'static str {
-    target::run_lifecycle(state.as_slice()).as_str()
+    RunState::read(state.as_slice()).lifecycle().as_str()
 }
 
 #[rustler::nif]
 fn job_lifecycle(status: Binary) -> &'static str {
-    target::job_lifecycle(status.as_slice()).as_str()
+    JobStatus::read(status.as_slice()).lifecycle().as_str()
 }
 
 /// `status` is any term (only a binary can be a known status); `revoked_at`
