@@ -1,11 +1,5 @@
-//! Closed vocabularies, and the one refusal a word outside them earns.
-//!
-//! Every word this crate publishes belongs to a closed vocabulary declared
-//! once with [`vocabulary!`]. The macro gives each enum the same things a
-//! caller needs: its words in declaration order (`ALL`), the word of a value
-//! (`as_str`), how a word reads (`read`, which can say `Unrecognized`), the
-//! value of a word (`parse`, which refuses with [`Refusal::UnknownWord`]), and
-//! serde that reads and writes the word itself.
+//! Closed vocabularies, each declared once with [`vocabulary!`], and the one
+//! refusal a word outside them earns.
 
 use serde::{Deserialize, Serialize};
 
