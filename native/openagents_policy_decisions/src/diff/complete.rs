@@ -10,6 +10,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::{json, Value};
 
+use super::says::word;
 use super::{code, Asked, DocumentRefusal, Side};
 use crate::document::{Input, Table, ANY_OTHER_WORD};
 
@@ -38,7 +39,7 @@ pub(super) fn check(rows: &[Asked], side: Side) -> Result<(), DocumentRefusal> {
             let words = vocabulary(&name).ok_or_else(|| {
                 incomplete(format!(
                     "it has no {} vocabulary, which {table} draws from",
-                    word(&name)
+                    word(Some(&name))
                 ))
             })?;
             let other = json!(ANY_OTHER_WORD);
@@ -48,8 +49,8 @@ pub(super) fn check(rows: &[Asked], side: Side) -> Result<(), DocumentRefusal> {
                     let key = code(drawn.key);
                     return Err(incomplete(format!(
                         "no row of {table} asks {key} {}, a word of its {} vocabulary",
-                        word(needed),
-                        word(&name)
+                        word(Some(needed)),
+                        word(Some(&name))
                     )));
                 }
             }
@@ -79,8 +80,4 @@ fn combinations(table: Table, asked: &[&Input]) -> Result<(), String> {
             product.map_or_else(|| "too many".to_owned(), |product| product.to_string())
         )),
     }
-}
-
-fn word(value: &Value) -> String {
-    value.as_str().map_or_else(|| code(&value.to_string()), code)
 }

@@ -27,7 +27,7 @@ pub(super) struct Context<'d> {
 
 /// A word of a document, as the sentences write it: a code span, or "no
 /// answer" for none.
-fn word(value: Option<&Value>) -> String {
+pub(super) fn word(value: Option<&Value>) -> String {
     match value {
         Some(Value::String(text)) => code(text),
         Some(other) => code(&other.to_string()),
