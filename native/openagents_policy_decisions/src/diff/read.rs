@@ -111,11 +111,8 @@ fn cut(error: &serde_json::Error) -> String {
 }
 
 /// A word within [`Limit::Word`].
-const fn word(word: &str) -> Result<(), Limit> {
-    if word.len() > Limit::Word.max() {
-        return Err(Limit::Word);
-    }
-    Ok(())
+fn word(word: &str) -> Result<(), Limit> {
+    (word.len() <= Limit::Word.max()).then_some(()).ok_or(Limit::Word)
 }
 
 /// A value's words within [`Limit::Word`], its lists and objects within
