@@ -339,10 +339,6 @@ impl Output {
 pub const HIDDEN: &str =
     r"[[\p{Cc}\p{Cf}\p{Z}\p{Co}\p{Cn}\p{Default_Ignorable_Code_Point}\u{2800}\u{1D159}]--\x20]";
 
-/// The nonspacing marks (Mn), which [`code`] escapes where they have no
-/// visible character to sit on.
-const MARKS: &str = r"\p{Mn}";
-
 /// A class of characters as sorted ranges; every character when the class
 /// cannot be read (it can: both are fixed, and their tables are built in).
 fn ranges(class: &str) -> Vec<(char, char)> {
@@ -368,12 +364,6 @@ pub fn hidden(c: char) -> bool {
     within(&SET, c)
 }
 
-/// Whether `c` is a nonspacing mark (Mn).
-fn mark(c: char) -> bool {
-    static SET: LazyLock<Vec<(char, char)>> = LazyLock::new(|| ranges(MARKS));
-    within(&SET, c)
-}
-
 /// `text` as one Markdown code span, whatever it holds: a fence longer than
 /// any run of backticks in it; a backslash, any [`hidden`] character, and a
 /// nonspacing mark with no visible character before it (at the start, after
@@ -383,9 +373,13 @@ fn mark(c: char) -> bool {
 /// any span: two backticks alone are no code span.
 #[must_use]
 pub fn code(text: &str) -> String {
+    // The nonspacing marks (Mn), escaped where they have no visible
+    // character to sit on.
+    static MARKS: LazyLock<Vec<(char, char)>> = LazyLock::new(|| ranges(r"\p{Mn}"));
     if text.is_empty() {
         return "(empty)".to_owned();
     }
+    let mark = |c| within(&MARKS, c);
     let mut escaped = String::with_capacity(text.len());
     let mut base = false;
     for c in text.chars() {
