@@ -209,15 +209,9 @@ impl<'d> Context<'d> {
         })
     }
 
-    /// A side's answer in `table` to the one-word question `name: word`.
-    fn answer(
-        &self,
-        side: Side,
-        table: Table,
-        name: &str,
-        word: Option<&str>,
-    ) -> Option<&'d Value> {
-        self.find(side, table, &json!({ name: word? }).to_string())
+    /// A side's answer in `table` to the one-word question `key: word`.
+    fn answer(&self, side: Side, table: Table, key: &str, word: Option<&str>) -> Option<&'d Value> {
+        self.find(side, table, &json!({ key: word? }).to_string())
     }
 
     /// A tier's rank, by a side's `ladder.ranks`.
