@@ -131,14 +131,6 @@ macro_rules! vocabulary {
                 }
             }
         }
-
-        impl std::str::FromStr for $name {
-            type Err = $crate::Refusal;
-
-            fn from_str(word: &str) -> Result<Self, Self::Err> {
-                Self::parse(word)
-            }
-        }
     };
     (
         $(#[$meta:meta])*
