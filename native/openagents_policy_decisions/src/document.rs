@@ -418,9 +418,10 @@ fn ladder(rows: &mut Vec<Row>) {
     }
 }
 
-/// Every Computer observation, in document order.
-#[must_use]
-pub fn machines() -> Vec<MachineObservation> {
+fn lifecycles(rows: &mut Vec<Row>) {
+    let boxes = readings(BoxState::ALL);
+    let runs = readings(RunState::ALL);
+    let jobs = readings(JobStatus::ALL);
     let mut machines = Vec::new();
     for status in readings(MachineStatus::ALL) {
         for revoked in [false, true] {
@@ -431,14 +432,6 @@ pub fn machines() -> Vec<MachineObservation> {
             }));
         }
     }
-    machines
-}
-
-fn lifecycles(rows: &mut Vec<Row>) {
-    let boxes = readings(BoxState::ALL);
-    let runs = readings(RunState::ALL);
-    let jobs = readings(JobStatus::ALL);
-    let machines = machines();
     for &state in &boxes {
         ask!(rows, LifecyclesBoxStates { "box_state": word(state) } => state.lifecycle());
     }
