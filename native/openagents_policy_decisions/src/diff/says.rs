@@ -267,7 +267,7 @@ impl<'d> Context<'d> {
         out: &mut Output,
     ) -> Result<(), DocumentRefusal> {
         let (table, input) = (row.table, &row.input);
-        let at = |key| word(input.get(key));
+        let (at, was) = (|key| word(input.get(key)), was(old, new));
         // A tier risen widens, fallen narrows, by the ranks both documents agree on.
         let tier_class = |old: Option<&Value>, new: Option<&Value>| {
             classed(self.rise(old.and_then(Value::as_str), new.and_then(Value::as_str)))
@@ -278,35 +278,31 @@ impl<'d> Context<'d> {
             Table::ScheduleReasons => {
                 let key = if input.contains_key("field") { "field" } else { "column" };
                 let name = code(&format!("{}.{}", text(input, "family"), text(input, key)));
-                (Class::Words, format!("the reason for {name} now reads {}", was(old, new)))
+                (Class::Words, format!("the reason for {name} now reads {was}"))
             }
             Table::Relationships => {
                 let (class, how) = self.viewer(old, new);
                 (class, format!("a {} reader {how}", at("relationship")))
             }
             Table::Rungs => self.rung_moved(input, [old, new]),
-            Table::LadderRanks => {
-                (Class::Changes, format!("{} now ranks {}", at("tier"), was(old, new)))
+            Table::LadderRanks => (Class::Changes, format!("{} now ranks {was}", at("tier"))),
+            Table::LadderNamed => {
+                (tier_class(old, new), format!("the tier word {} now names {was}", at("tier_word")))
             }
-            Table::LadderNamed => (
-                tier_class(old, new),
-                format!("the tier word {} now names {}", at("tier_word"), was(old, new)),
-            ),
             // A lower minimum widens.
-            Table::LadderMinimums => (
-                tier_class(new, old),
-                format!("{} access now needs {}", at("access"), was(old, new)),
-            ),
+            Table::LadderMinimums => {
+                (tier_class(new, old), format!("{} access now needs {was}", at("access")))
+            }
             Table::LadderViewers => {
                 let (class, how) = self.viewer(old, new);
                 (class, format!("the viewer {} {how}", at("viewer")))
             }
             Table::LadderEffective => (
                 tier_class(old, new),
-                format!("{} now reads {} at {}", at("viewer"), at("subject"), was(old, new)),
+                format!("{} now reads {} at {was}", at("viewer"), at("subject")),
             ),
             Table::LadderRecords => {
-                let (viewer, record, was) = (at("viewer"), at("record"), was(old, new));
+                let (viewer, record) = (at("viewer"), at("record"));
                 (tier_class(old, new), format!("{viewer} now reads the record {record} at {was}"))
             }
             // No one gains or loses by a lifecycle alone.
@@ -314,13 +310,13 @@ impl<'d> Context<'d> {
             | Table::LifecyclesRunStates
             | Table::LifecyclesJobStatuses
             | Table::LifecyclesMachines => {
-                (Class::Changes, format!("{} now reads {}", substrate(table, input), was(old, new)))
+                (Class::Changes, format!("{} now reads {was}", substrate(table, input)))
             }
             Table::LifecyclesEnded => {
                 let counts = match new {
                     Some(Value::Bool(true)) => "now counts as ended".to_owned(),
                     Some(Value::Bool(false)) => "now counts as under way".to_owned(),
-                    _ => format!("is now answered {}", was(old, new)),
+                    _ => format!("is now answered {was}"),
                 };
                 (Class::Changes, format!("a {} delegation {counts}", at("lifecycle")))
             }
