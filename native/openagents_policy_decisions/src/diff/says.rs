@@ -259,7 +259,6 @@ impl<'d> Context<'d> {
     /// The changes one question makes, onto `out`: one `match` on its
     /// table says who gains or loses and in which words; a list answer makes
     /// one per item gained or lost and one for a new order.
-    #[allow(clippy::too_many_lines)] // one arm per table, each table's words in one place
     pub(super) fn changes(
         &self,
         row: &Row,
