@@ -199,14 +199,6 @@ pub enum Reading<S> {
     Unrecognized,
 }
 
-impl<S> Reading<S> {
-    /// Whether the word was one the vocabulary knows.
-    #[must_use]
-    pub const fn is_known(&self) -> bool {
-        matches!(self, Self::Known(_))
-    }
-}
-
 impl<S> From<Option<S>> for Reading<S> {
     fn from(found: Option<S>) -> Self {
         found.map_or(Self::Unrecognized, Self::Known)
