@@ -350,31 +350,10 @@ impl Family {
         }
     }
 
-    /// Why `name`, a scheduled field or a never-listed column, is placed
-    /// where it is; `None` for a name the family has on neither list.
-    ///
-    /// ```
-    /// use openagents_policy::disclosure::Family;
-    /// assert!(Family::WorkJob.reason("report").unwrap().contains("8 KB"));
-    /// assert!(Family::WorkJob.reason("goal").is_some());
-    /// assert_eq!(Family::WorkJob.reason("no_such_column"), None);
-    /// ```
-    #[must_use]
-    pub fn reason(self, name: &str) -> Option<&'static str> {
-        let never = self.never_listed().iter().find(|never| never.column == name);
-        self.field(name).map(Field::reason).or(never.map(|never| never.reason))
-    }
-
     /// The scheduled field named `name`, if there is one.
     #[must_use]
     pub fn field(self, name: &str) -> Option<&'static Field> {
         self.fields().iter().find(|field| field.name == name)
-    }
-
-    /// The rung that first exposes `field`, or `None` when none does.
-    #[must_use]
-    pub fn tier_for(self, field: &str) -> Option<Rung> {
-        self.field(field).map(Field::rung)
     }
 
     /// The columns the scheduled fields are read from, sorted, each once.
@@ -389,17 +368,6 @@ impl Family {
     /// The fields `viewer` may read, in field-name order. Each field is asked
     /// of the ladder as the access its rung is the minimum for, so a viewer
     /// with no tier of its own reads every field and `dark` reads none.
-    ///
-    /// ```
-    /// use openagents_policy::disclosure::Family;
-    /// use openagents_policy::ladder::{Tier, Viewer};
-    /// use openagents_policy::Reading;
-    /// let ledger = Viewer::Word(Reading::Known(Tier::Ledger));
-    /// let names: Vec<_> = Family::Trace.fields_at(&ledger).fields().map(|f| f.name()).collect();
-    /// assert_eq!(names, ["byte_size", "digest", "id", "recorded_at", "schema_version", "step_count"]);
-    /// let dark = Viewer::Word(Reading::Known(Tier::Dark));
-    /// assert!(Family::Trace.fields_at(&dark).is_empty());
-    /// ```
     #[must_use]
     pub fn fields_at(self, viewer: &Viewer) -> Admitted {
         let mut positions = 0_u32;
@@ -415,14 +383,6 @@ impl Family {
     /// Classifies a table's columns against this family's schedule: the
     /// columns that are neither a scheduled field's source nor on the never
     /// list, and those that are both. Both lists empty is the invariant.
-    ///
-    /// ```
-    /// use openagents_policy::disclosure::Family;
-    /// let check = Family::Trace.classify(["id", "user_id", "digest", "visibility",
-    ///     "document", "byte_size", "assignment_id", "inserted_at", "prompt"]);
-    /// assert_eq!(check.unclassified, ["prompt"]);
-    /// assert!(check.doubly_classified.is_empty());
-    /// ```
     #[must_use]
     pub fn classify<'c>(self, columns: impl IntoIterator<Item = &'c str>) -> Classification {
         classify_against(&self.source_columns(), &self.never(), columns)

@@ -77,8 +77,8 @@ fn source_columns(env: Env<'_>, family: Word<Family>) -> NifResult<Vec<Atom>> {
 /// The tier that first shows `field` (an atom), or `nil` when none does.
 #[rustler::nif]
 fn tier_for(env: Env<'_>, family: Word<Family>, field: Term) -> NifResult<Option<Atom>> {
-    let rung = field.atom_to_string().ok().and_then(|name| family.0.tier_for(&name));
-    rung.map(|rung| atom(env, rung.tier())).transpose()
+    let field = field.atom_to_string().ok().and_then(|name| family.0.field(&name));
+    field.map(|field| atom(env, field.rung().tier())).transpose()
 }
 
 /// The fields of `family` that `viewer` (a viewer's class: a tier word is
