@@ -1,20 +1,10 @@
-//! The delegation target seam: one vocabulary for addressing a target, reading
-//! its lifecycle, and saying what the asking caller may do to it now.
-//!
-//! Five surfaces hand work to a target (the Work path, chat, text, voice and
-//! the API). They differ in who asks and how the answer is drawn, and they ask
-//! the same three questions. This module answers them once:
-//!
-//! 1. *How is it addressed?* By its [`Kind`]. Nothing here mints an
-//!    identifier; the kind-prefixed reference the host already parses stays
-//!    the address.
-//! 2. *What is it doing?* One [`Lifecycle`] word, projected from whichever of
-//!    four substrate vocabularies owns the target ([`BoxState`],
-//!    [`RunState`], [`JobStatus`], and a machine's [`MachineStatus`] with its
-//!    live reachability).
-//! 3. *What may this caller do?* The [`Seam`]'s capabilities, computed from the
-//!    lifecycle and the [`Reach`] the caller already proved, with the
-//!    [`UnavailableReason`] when the answer is nothing.
+//! The delegation target seam, asked alike by the five surfaces that hand
+//! work to a target (Work, chat, text, voice, the API): how a target is
+//! addressed (its [`Kind`]; the host's kind-prefixed reference stays the
+//! address, nothing here mints one), what it is doing (one [`Lifecycle`],
+//! projected from whichever substrate vocabulary owns it), and what the
+//! asking caller may do now (the [`Seam`]: from the lifecycle and the
+//! [`Reach`] the caller proved, with the [`UnavailableReason`] when nothing).
 //!
 //! Deliberately absent: a Box's [`RuntimeClass`] ([`Kind::runtime_class`]
 //! says why), and every [`Capability`] but the two the host's facade serves.
@@ -319,43 +309,26 @@ impl JobStatus {
     }
 }
 
-impl Reading<BoxState> {
-    /// The unified lifecycle: a known state's own, `failed` for anything else.
-    #[must_use]
-    pub const fn lifecycle(self) -> Lifecycle {
-        match self {
-            Self::Known(state) => state.lifecycle(),
-            // The seeds' catch-all (no reason stated). Their tests map every
-            // known word, so a new one fails them instead of reading `failed`.
-            Self::Unrecognized => Lifecycle::Failed,
+/// A substrate word's lifecycle as read: a known word's own, `failed` for
+/// anything else. That is the seeds' catch-all (no reason stated); their tests
+/// map every known word, so a new one fails them instead of reading `failed`.
+/// A job whose cancel is in flight (`stopping`) is a real input that lands here.
+macro_rules! read_lifecycle {
+    ($($substrate:ident => $lifecycle:ident),+) => {$(
+        impl Reading<$substrate> {
+            /// The lifecycle: a known word's own, `failed` for anything else.
+            #[must_use]
+            pub const fn lifecycle(self) -> $lifecycle {
+                match self {
+                    Self::Known(word) => word.lifecycle(),
+                    Self::Unrecognized => $lifecycle::Failed,
+                }
+            }
         }
-    }
+    )+};
 }
 
-impl Reading<RunState> {
-    /// The delegation lifecycle: a known state's own, `failed` otherwise.
-    #[must_use]
-    pub const fn lifecycle(self) -> DelegationLifecycle {
-        match self {
-            Self::Known(state) => state.lifecycle(),
-            // The seeds' catch-all, as for a Box state.
-            Self::Unrecognized => DelegationLifecycle::Failed,
-        }
-    }
-}
-
-impl Reading<JobStatus> {
-    /// The delegation lifecycle: a known status's own, `failed` otherwise.
-    #[must_use]
-    pub const fn lifecycle(self) -> DelegationLifecycle {
-        match self {
-            Self::Known(status) => status.lifecycle(),
-            // The seeds' catch-all, as for a Box state; a job whose cancel is
-            // in flight (`stopping`) is a real input that lands here.
-            Self::Unrecognized => DelegationLifecycle::Failed,
-        }
-    }
-}
+read_lifecycle!(BoxState => Lifecycle, RunState => DelegationLifecycle, JobStatus => DelegationLifecycle);
 
 /// What the host knows of a paired machine when it asks for its lifecycle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
