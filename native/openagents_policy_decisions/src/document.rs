@@ -1,31 +1,17 @@
 //! Every decision of the rules over a finite domain, as one document and one
-//! digest.
+//! digest: a cluster upgraded one node at a time runs two versions of the
+//! rules at once, and a coordinator needs to know whether a node answers
+//! every question as the others do, not which version it reports.
+//! [`Document::compute`] asks the rules' own functions (never a hand-kept
+//! copy of them) every question of their finite domain, so a changed rule
+//! changes the document and its digest.
 //!
-//! A cluster that upgrades one node at a time runs two versions of the rules
-//! at once, and a coordinator needs to know whether a node answers every
-//! question as the others do, not which version string it reports. The
-//! [`Document`] here asks the rules' functions every question of their
-//! finite domain (each vocabulary's `ALL`, every viewer and subject shape),
-//! never a second, hand-kept copy of the rules, so a changed rule changes the
-//! document and with it the digest.
-//!
-//! The document is uniform: a list of [`Row`]s, each a [`Table`], an input
-//! written in the host's own terms (`%{tier: "ledger", account_id: 1}`,
-//! `"provisioned"`) and the answer. It holds one row per independent
-//! decision: a question whose answer other rows determine is not asked (the
-//! tables' docs say which, and `tests/derived.rs` holds each such answer to
-//! the rows it follows from). [`crate::diff`] joins two documents on (table,
-//! input). Account ids only ever compare equal or not (the host compares
-//! them and tells the core whether a viewer owns a link, [`owned`]), so one
-//! owner, one other account and none cover every case; they are written `1`,
-//! `2` and `nil`.
-//!
-//! ```
-//! use openagents_policy_decisions::document::{decision_digest, Document};
-//! let document = Document::compute();
-//! assert_eq!(document.digest(), decision_digest());
-//! assert_eq!(decision_digest().len(), 64);
-//! ```
+//! Each [`Row`] is a [`Table`], an input in the host's own terms
+//! (`%{tier: "ledger", account_id: 1}`, `"provisioned"`) and the answer, one
+//! row per independent decision: a question other rows answer is not asked
+//! (each table's doc says what follows from it; `tests/derived.rs` holds it).
+//! Account ids only compare equal or not ([`owned`]), so an owner, another
+//! account and none, written `1`, `2` and `nil`, cover every case.
 
 use std::fmt::Write as _;
 
