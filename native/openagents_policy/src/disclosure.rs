@@ -41,11 +41,8 @@ vocabulary! {
     /// admits nothing" holds by construction. Why this is not a [`Tier`] nor
     /// an [`Access`]: [`crate::ladder`], "One ladder, three words".
     pub enum Rung in Rung {
-        /// Exposed from `pulse` up.
         Pulse => "pulse",
-        /// Exposed from `ledger` up.
         Ledger => "ledger",
-        /// Exposed at `glass` only.
         Glass => "glass",
     }
 }

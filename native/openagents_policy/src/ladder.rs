@@ -43,13 +43,11 @@ vocabulary! {
 }
 
 vocabulary! {
-    /// What a reader wants to do with a record, each with a minimum tier.
+    /// What a reader wants to do with a record, each with a minimum tier
+    /// ([`Access::minimum`]).
     pub enum Access in Access {
-        /// Read that it exists and how it ended: needs `pulse`.
         Metadata => "metadata",
-        /// Read its content: needs `ledger`.
         Content => "content",
-        /// Read all of it: needs `glass`.
         Full => "full",
     }
 }

@@ -102,21 +102,16 @@ vocabulary! {
 }
 
 vocabulary! {
-    /// Why a target offers no `start`: its lifecycle, when that is what stands
-    /// in the way, or missing authority. No third vocabulary: kind and
+    /// Why a target offers no `start`: its lifecycle (each word but
+    /// `not_authorized` is the [`Lifecycle`] of the same word), when that is
+    /// what stands in the way, or missing authority. No third vocabulary: kind and
     /// lifecycle together already tell a shut laptop from a reclaimed Box.
     pub enum UnavailableReason in UnavailableReason {
-        /// The target is [`Lifecycle::Cold`].
         Cold => "cold",
-        /// The target is [`Lifecycle::Queued`].
         Queued => "queued",
-        /// The target is [`Lifecycle::Starting`].
         Starting => "starting",
-        /// The target is [`Lifecycle::Stopping`].
         Stopping => "stopping",
-        /// The target is [`Lifecycle::Failed`].
         Failed => "failed",
-        /// The target is [`Lifecycle::Destroyed`].
         Destroyed => "destroyed",
         /// The target is active; the caller lacks the reach for its kind.
         NotAuthorized => "not_authorized",
@@ -160,17 +155,11 @@ vocabulary! {
         Admitted => "admitted",
         /// Dispatched to the Box.
         Dispatched => "dispatched",
-        /// Running.
         Running => "running",
-        /// Finished.
         Completed => "completed",
-        /// Failed.
         Failed => "failed",
-        /// Called off.
         Cancelled => "cancelled",
-        /// Ran out of time.
         TimedOut => "timed_out",
-        /// Lost track of.
         Lost => "lost",
     }
 }
@@ -179,19 +168,12 @@ vocabulary! {
     /// One Computer delegation's `work_jobs` status: the host's
     /// `Work.Job.statuses/0`.
     pub enum JobStatus in JobStatus {
-        /// Waiting.
         Queued => "queued",
-        /// Running.
         Running => "running",
-        /// Finished.
         Completed => "completed",
-        /// Failed.
         Failed => "failed",
-        /// Cut off before finishing.
         Interrupted => "interrupted",
-        /// Spent its budget.
         BudgetExhausted => "budget_exhausted",
-        /// Called off.
         Cancelled => "cancelled",
     }
 }

@@ -102,7 +102,7 @@ impl Refusal {
 }
 
 /// Declares a closed vocabulary: a `Copy` enum whose every variant is one
-/// word. Named `in` one of the [`Vocabulary`]s, its values also parse,
+/// word (its doc says which, so a variant whose word says it all needs none). Named `in` one of the [`Vocabulary`]s, its values also parse,
 /// refusing any other word as outside that vocabulary; unnamed (the
 /// decisions crate's tables), they are only read.
 #[doc(hidden)]
@@ -144,7 +144,12 @@ macro_rules! vocabulary {
             serde::Serialize, serde::Deserialize,
         )]
         pub enum $name {
-            $( $(#[$variant_meta])* #[serde(rename = $word)] $variant, )+
+            $(
+                $(#[$variant_meta])*
+                #[doc = concat!("\n\nThe word `", $word, "`.")]
+                #[serde(rename = $word)]
+                $variant,
+            )+
         }
 
         impl $name {
