@@ -22,30 +22,24 @@ fn seam_term<'a>(env: Env<'a>, seam: &impl Serialize) -> NifResult<Term<'a>> {
     Ok(rustler::serde::to_term(env, json)?)
 }
 
-#[rustler::nif]
-fn lifecycles() -> Vec<&'static str> {
-    Lifecycle::words()
+/// One NIF per vocabulary `Target` compiles in: its words, in the core's order
+/// (`machine_statuses/0`: those `computer_lifecycle/3` knows).
+macro_rules! words {
+    ($($nif:ident: $vocabulary:ident),+) => {$(
+        #[rustler::nif]
+        fn $nif() -> Vec<&'static str> {
+            $vocabulary::words()
+        }
+    )+};
 }
 
-#[rustler::nif]
-fn delegation_lifecycles() -> Vec<&'static str> {
-    DelegationLifecycle::words()
-}
+words!(lifecycles: Lifecycle, delegation_lifecycles: DelegationLifecycle, custodies: Custody);
+words!(kinds: Kind, machine_statuses: MachineStatus);
 
 /// The job statuses whose delegation has ended.
 #[rustler::nif]
 fn job_terminal_statuses() -> Vec<&'static str> {
     JobStatus::ended().iter().map(|&status| status.as_str()).collect()
-}
-
-#[rustler::nif]
-fn custodies() -> Vec<&'static str> {
-    Custody::words()
-}
-
-#[rustler::nif]
-fn kinds() -> Vec<&'static str> {
-    Kind::words()
 }
 
 #[rustler::nif]
@@ -105,12 +99,6 @@ fn delegation_seam(env: Env<'_>, lifecycle: Word<DelegationLifecycle>) -> NifRes
 #[rustler::nif]
 fn substrates() -> Vec<(&'static str, Vec<&'static str>)> {
     vec![("box", BoxState::words()), ("run", RunState::words()), ("job", JobStatus::words())]
-}
-
-/// The machine status words `computer_lifecycle/3` knows, in the core's order.
-#[rustler::nif]
-fn machine_statuses() -> Vec<&'static str> {
-    MachineStatus::words()
 }
 
 /// What each substrate projection answers for a word its vocabulary does not
