@@ -1,12 +1,9 @@
-//! The typed terms a NIF takes, read into the core's plain types. Shapes
-//! only: every rule about what a shape means lives in the core.
-//!
-//! `OpenAgentsPolicy.Host` reduces what a host passes (a viewer, a link, a
-//! record's tier column) to these terms, once, before the call: a viewer to
-//! its class, a link to its state, its tier and whether the viewer owns it
-//! (decided there alone, so no account id crosses into a NIF), and a tier to an atom or a binary of at most 64 bytes (a
-//! longer one, or any other term, cannot be a tier word and crosses as
-//! `nil`). So every NIF here reads a bounded term, whatever the host passed.
+//! The typed terms a NIF takes, read into the core's plain types: shapes
+//! only, every rule about what a shape means is the core's.
+//! `OpenAgentsPolicy.Host` reduces what a host passes to these terms before
+//! the call (whether a viewer owns a link is decided there, so no account id
+//! crosses; a tier is an atom or a binary of at most 64 bytes, anything else
+//! `nil`), so every NIF here reads a bounded term.
 
 use openagents_policy::disclosure::Record;
 use openagents_policy::ladder::{Link, Subject, Viewer};

@@ -1,10 +1,7 @@
-//! `OpenAgentsPolicy.Decisions.diff/3`: the diff of two decision
-//! documents (`openagents_policy_decisions::diff`), as terms.
-//!
-//! One NIF, always on a dirty CPU scheduler: reading two whole documents
-//! and comparing every answer takes milliseconds, past the millisecond a NIF
-//! may hold a normal scheduler, and the diff's `Limit`s bound the rest
-//! (what it reads, and what it writes).
+//! `OpenAgentsPolicy.Decisions.diff/3` (`openagents_policy_decisions::diff`)
+//! as terms, on a dirty CPU scheduler: reading two whole documents takes
+//! milliseconds, past what a NIF may hold a normal scheduler; the diff's
+//! `Limit`s bound the rest.
 
 use openagents_policy_decisions::diff::{diff, Change};
 use rustler::serde::SerdeTerm;

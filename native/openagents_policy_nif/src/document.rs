@@ -1,15 +1,10 @@
-//! The decision document of the rules this library was built with, made
-//! once, as the library loads, and the load's refusal of a library whose
-//! rules are not its package's.
-//!
-//! cargo judges a workspace's crates fresh by the modification times of
-//! their sources, and names their builds without the checkout's path: two
-//! checkouts that share a target directory (`CARGO_TARGET_DIR`) share the
-//! builds, and the older checkout's build links the newer one's rules. So the
-//! library answers only beside the rules its package carries: loading it
-//! compares its own decision digest with the SHA-256 of the package's
-//! `priv/decisions.json`, which `OpenAgentsPolicy.Native` hands it as its
-//! load data, and refuses to load when they differ.
+//! The decision document of the rules this library was built with, made as
+//! the library loads, and the load's refusal of a library whose rules are
+//! not its package's: cargo judges freshness by source times, so two
+//! checkouts sharing a target directory (`CARGO_TARGET_DIR`) share builds,
+//! and the older one's build can link the newer one's rules. The load data
+//! `OpenAgentsPolicy.Native` hands it is the SHA-256 of the package's
+//! `priv/decisions.json`, which must be the library's own digest.
 
 use std::sync::OnceLock;
 

@@ -1,9 +1,7 @@
-//! Words across the boundary. A value of one of the core's closed
-//! vocabularies (and any unit variant, and a column's or a field's name)
-//! crosses as the atom of its serde name, made when the VM has none yet, so
-//! it is an atom in any VM, and a word a vocabulary gains needs no edit
-//! here. A word handed in is read back into the core's type by the same
-//! serde name.
+//! Words across the boundary: a value of a core vocabulary (any unit
+//! variant, a column's or a field's name) crosses as the atom of its serde
+//! name, made when the VM has none yet, and is read back by the same name,
+//! so a word a vocabulary gains needs no edit here.
 
 use openagents_policy::ladder::{self, Access, Tier};
 use openagents_policy::Reading;
