@@ -422,18 +422,6 @@ impl Seam {
         }
     }
 
-    /// Who holds the target.
-    #[must_use]
-    pub const fn custody(&self) -> Custody {
-        self.custody
-    }
-
-    /// The target's runtime class, if an admitted one describes it.
-    #[must_use]
-    pub const fn runtime_class(&self) -> Option<RuntimeClass> {
-        self.runtime_class
-    }
-
     /// The target's unified lifecycle.
     #[must_use]
     pub const fn lifecycle(&self) -> Lifecycle {
