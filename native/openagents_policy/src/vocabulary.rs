@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 /// first. Each is named for its type, in the module named beside it.
 macro_rules! vocabularies {
     ($( $variant:ident in $module:ident => $name:literal ),+ $(,)?) => {
-        /// The closed vocabularies this crate knows, named so a refusal can say which
-        /// one a word fell outside of.
+        /// The closed vocabularies this crate knows, named so a refusal can say
+        /// which one a word fell outside of.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
         #[serde(rename_all = "snake_case")]
         pub enum Vocabulary {
@@ -64,18 +64,14 @@ impl std::fmt::Display for Vocabulary {
     }
 }
 
-/// Why a word was not accepted.
-///
-/// Typed rather than a string, so a caller can tell which vocabulary refused
-/// and what it was handed without parsing a sentence.
+/// Why a word was not accepted: typed, so a caller can tell which vocabulary
+/// refused and what it was handed without parsing a sentence.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 #[serde(tag = "refusal", rename_all = "snake_case")]
 pub enum Refusal {
-    /// The word is not one of the vocabulary's words. `word` is the input,
-    /// with bytes that are not UTF-8 replaced, so the refusal can always be
-    /// printed; an input longer than [`Refusal::KEPT`] bytes is cut there and
-    /// its length noted, so refusing a huge input costs no more than a small
-    /// one.
+    /// The word is not one of the vocabulary's words. `word` is the input
+    /// (bytes that are not UTF-8 replaced), cut at [`Refusal::KEPT`] bytes
+    /// with its length noted, so refusing a huge input costs what a small one does.
     #[error("{word:?} is not a word of the {vocabulary} vocabulary")]
     UnknownWord {
         /// The vocabulary that refused.
@@ -102,9 +98,9 @@ impl Refusal {
 }
 
 /// Declares a closed vocabulary: a `Copy` enum whose every variant is one
-/// word (its doc says which, so a variant whose word says it all needs none). Named `in` one of the [`Vocabulary`]s, its values also parse,
-/// refusing any other word as outside that vocabulary; unnamed (the
-/// decisions crate's tables), they are only read.
+/// word (its doc says which, so a variant its word says all of needs none).
+/// Named `in` one of the [`Vocabulary`]s, its values also parse, refusing
+/// any other word; unnamed (the decisions crate's tables), they are only read.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! vocabulary {
