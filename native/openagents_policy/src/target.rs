@@ -78,13 +78,11 @@ vocabulary! {
         Queued => "queued",
         /// Being dispatched.
         Starting => "starting",
-        /// Running.
         Active => "active",
         /// Finished as asked.
         Succeeded => "succeeded",
         /// Ended without success, or in a state this vocabulary cannot name.
         Failed => "failed",
-        /// Called off.
         Cancelled => "cancelled",
     }
 }
@@ -104,8 +102,8 @@ vocabulary! {
 vocabulary! {
     /// Why a target offers no `start`: its lifecycle (each word but
     /// `not_authorized` is the [`Lifecycle`] of the same word), when that is
-    /// what stands in the way, or missing authority. No third vocabulary: kind and
-    /// lifecycle together already tell a shut laptop from a reclaimed Box.
+    /// what stands in the way, or missing authority. No third vocabulary:
+    /// kind and lifecycle together already tell a shut laptop from a reclaimed Box.
     pub enum UnavailableReason in UnavailableReason {
         Cold => "cold",
         Queued => "queued",
@@ -244,13 +242,12 @@ impl RunState {
     #[must_use]
     pub const fn lifecycle(self) -> DelegationLifecycle {
         match self {
-            // Admitted, not yet dispatched: the same meaning; no more stated.
+            // The same meaning (`cancelled` the same word); no more stated.
             Self::Admitted => DelegationLifecycle::Queued,
-            // Dispatched, not yet running: the same meaning; no more stated.
             Self::Dispatched => DelegationLifecycle::Starting,
-            Self::Running => DelegationLifecycle::Active, // The same meaning; no more stated.
-            Self::Completed => DelegationLifecycle::Succeeded, // The same meaning; no more stated.
-            Self::Cancelled => DelegationLifecycle::Cancelled, // The same word.
+            Self::Running => DelegationLifecycle::Active,
+            Self::Completed => DelegationLifecycle::Succeeded,
+            Self::Cancelled => DelegationLifecycle::Cancelled,
             // Ended without success. The run's own state travels beside the
             // word and keeps which way (the seeds say so of the job's words).
             Self::Failed | Self::TimedOut | Self::Lost => DelegationLifecycle::Failed,
@@ -280,10 +277,11 @@ impl JobStatus {
     #[must_use]
     pub const fn lifecycle(self) -> DelegationLifecycle {
         match self {
-            Self::Queued => DelegationLifecycle::Queued, // The same word.
-            Self::Running => DelegationLifecycle::Active, // The same meaning; no more stated.
-            Self::Completed => DelegationLifecycle::Succeeded, // The same meaning; no more stated.
-            Self::Cancelled => DelegationLifecycle::Cancelled, // The same word.
+            // The same meaning (`queued`, `cancelled` the same word); no more stated.
+            Self::Queued => DelegationLifecycle::Queued,
+            Self::Running => DelegationLifecycle::Active,
+            Self::Completed => DelegationLifecycle::Succeeded,
+            Self::Cancelled => DelegationLifecycle::Cancelled,
             // Ended without success. The job's own status keeps which way, so
             // one cross-kind vocabulary grows no branch per substrate.
             Self::Failed | Self::Interrupted | Self::BudgetExhausted => DelegationLifecycle::Failed,
