@@ -10,7 +10,7 @@ use super::{code, Asked, Change, Class, DocumentRefusal, Output, Side};
 use crate::diff::key_of;
 use crate::document::{Input, Row, Table, ANY_OTHER_WORD};
 
-/// A question's answers, old then new; `None` where a side has none.
+/// A question's answers, old then new.
 type Answers<'v> = [Option<&'v Value>; 2];
 
 /// Each question's answer, by table and key.
@@ -35,7 +35,6 @@ pub(super) fn word(value: Option<&Value>) -> String {
     }
 }
 
-/// "`new` (was `old`)".
 fn was(old: Option<&Value>, new: Option<&Value>) -> String {
     format!("{} (was {})", word(new), word(old))
 }
@@ -44,22 +43,18 @@ fn get<'v>(value: Option<&'v Value>, key: &str) -> Option<&'v Value> {
     value?.get(key)
 }
 
-/// An answer's `tier`, as text.
 fn tier_of(value: &Value) -> Option<&str> {
     value.get("tier")?.as_str()
 }
 
-/// An input word's text ("-" when it has none).
 fn text<'i>(input: &'i Input, key: &str) -> &'i str {
     input.get(key).and_then(Value::as_str).unwrap_or("-")
 }
 
-/// Whether an input flag is `true`.
 fn flag(input: &Input, key: &str) -> bool {
     input.get(key) == Some(&Value::Bool(true))
 }
 
-/// The words of a list answer, by their text.
 fn items(value: Option<&Value>) -> Vec<String> {
     let text = |item: &Value| item.as_str().map_or_else(|| item.to_string(), str::to_owned);
     let all = value.and_then(Value::as_array).into_iter().flatten();
@@ -113,7 +108,6 @@ fn offer(old: Option<&Value>, new: Option<&Value>) -> (Class, String) {
     (class, says)
 }
 
-/// "with reach", "without reach".
 fn reach(input: &Input) -> String {
     match text(input, "reach") {
         "authorized" => "with reach".to_owned(),
@@ -151,7 +145,7 @@ fn link(outcome: Option<&Value>) -> String {
     }
 }
 
-/// The class of a tier's move, `None` when it cannot be told.
+/// The class of a tier's move ([`Context::rise`]).
 fn classed(rise: Option<[bool; 2]>) -> Class {
     rise.map_or(Class::Unclassed, |[gains, loses]| Class::of(gains, loses))
 }
@@ -192,7 +186,6 @@ impl<'d> Context<'d> {
         self.index[side as usize].get(&(table, key)).copied()
     }
 
-    /// Whether a side asks this question.
     pub(super) fn asks(&self, side: Side, asked: &Asked) -> bool {
         self.find(side, asked.row.table, &asked.key).is_some()
     }
