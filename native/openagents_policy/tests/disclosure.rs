@@ -119,7 +119,7 @@ fn a_new_column_is_reported_unclassified_in_the_order_given() {
             ["prompt", "cost_cents"],
             "{family}: a new column fails the schedule until somebody decides"
         );
-        assert!(check.doubly_classified.is_empty());
+        assert_eq!(check.doubly_classified, Vec::<String>::new());
     }
 }
 
