@@ -1,9 +1,7 @@
 //! The typed terms a NIF takes, read into the core's plain types: shapes
-//! only, every rule about what a shape means is the core's.
-//! `OpenAgentsPolicy.Host` reduces what a host passes to these terms before
-//! the call (whether a viewer owns a link is decided there, so no account id
-//! crosses; a tier is an atom or a binary of at most 64 bytes, anything else
-//! `nil`), so every NIF here reads a bounded term.
+//! only, every rule about a shape is the core's. `OpenAgentsPolicy.Host`
+//! reduces what a host passes to these bounded terms before the call
+//! (whether a viewer owns a link is decided there, so no account id crosses).
 
 use openagents_policy::disclosure::Record;
 use openagents_policy::ladder::{Link, Subject, Viewer};

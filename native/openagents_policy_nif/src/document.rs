@@ -1,10 +1,8 @@
 //! The decision document of the rules this library was built with, made as
 //! the library loads, and the load's refusal of a library whose rules are
-//! not its package's: cargo judges freshness by source times, so two
-//! checkouts sharing a target directory (`CARGO_TARGET_DIR`) share builds,
-//! and the older one's build can link the newer one's rules. The load data
-//! `OpenAgentsPolicy.Native` hands it is the SHA-256 of the package's
-//! `priv/decisions.json`, which must be the library's own digest.
+//! not its package's (two checkouts sharing `CARGO_TARGET_DIR` share builds):
+//! the load data `OpenAgentsPolicy.Native` hands it is the SHA-256 of the
+//! package's `priv/decisions.json`, which must be the library's own digest.
 
 use std::sync::OnceLock;
 

@@ -1,7 +1,6 @@
-//! Text into binaries: rustler encodes a `&str` as a reference-counted
-//! binary, freed only by a garbage collection; the VM keeps one of up to 64
-//! bytes on the process heap instead, which `NewBinary` makes. Every word
-//! answered here is a few bytes, so answers go through [`Text`].
+//! Text into binaries made by `enif_make_new_binary`, which keeps a short
+//! word on the process heap where rustler's `&str` makes a reference-counted
+//! binary: every word answered here is a few bytes.
 
 use rustler::{Encoder, Env, NewBinary, Term};
 
