@@ -7,23 +7,8 @@
 //! is a substrate or tier word, by that side's `<any other word>` row: what
 //! a caller passing the word would get. A document this module cannot read,
 //! past a [`Limit`], or missing a question its own vocabularies imply, is
-//! refused, typed, and never read as "no changes". Its cost is bounded
-//! ([`Limit`]).
-//!
-//! ```
-//! use openagents_policy_decisions::diff::{diff, Class};
-//! use openagents_policy_decisions::document::decision_json;
-//!
-//! let live = decision_json();
-//! assert!(diff(&live, &live)?.is_empty());
-//! // The first field scheduled at `ledger`, moved down to `pulse`.
-//! let moved = live.replacen(r#""tier":"ledger","#, r#""tier":"pulse","#, 1);
-//! let changes = diff(&live, &moved)?;
-//! let change = &changes.changes()[0];
-//! assert_eq!((change.table.as_str(), change.class), ("schedule.fields", Class::Widens));
-//! assert!(change.says.contains(" is now disclosed from `pulse` (was `ledger`)"));
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+//! refused, typed, and never read as "no changes". The Rust guide
+//! (guides/rust.md) shows a diff made and refused.
 
 use std::fmt::{self, Write as _};
 use std::sync::LazyLock;
