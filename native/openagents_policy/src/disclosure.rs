@@ -593,58 +593,26 @@ pub struct Consent {
 }
 
 /// The attributes of the consent-bearing link one attempt gets, for the
-/// host's `ArtifactLink.changeset/2`. Built only by [`link_for_attempt`].
+/// host's `ArtifactLink.changeset/2`. Built only by [`link_for_attempt`]
+/// (`non_exhaustive`, so no other crate writes one).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct AttemptLink<R, A, S> {
-    account_id: A,
-    repository_id: R,
-    artifact_type: &'static str,
-    artifact_ref: &'static str,
-    tier: Tier,
-    consent: Consent,
-    authority_snapshot: S,
-}
-
-impl<R, A, S> AttemptLink<R, A, S> {
     /// The account that requested the attempt and owns the link.
-    pub const fn account_id(&self) -> &A {
-        &self.account_id
-    }
-
+    pub account_id: A,
     /// The repository the attempt belongs to.
-    pub const fn repository_id(&self) -> &R {
-        &self.repository_id
-    }
-
+    pub repository_id: R,
     /// Always `"attempt"`.
-    #[must_use]
-    pub const fn artifact_type(&self) -> &'static str {
-        self.artifact_type
-    }
-
+    pub artifact_type: &'static str,
     /// Always `"id"`: the link refers to the attempt by its id.
-    #[must_use]
-    pub const fn artifact_ref(&self) -> &'static str {
-        self.artifact_ref
-    }
-
+    pub artifact_ref: &'static str,
     /// Always `ledger`: the ceiling a repository member already has. The
     /// owner is raised to `glass` by owning it; everyone else is clamped.
-    #[must_use]
-    pub const fn tier(&self) -> Tier {
-        self.tier
-    }
-
+    pub tier: Tier,
     /// Who granted consent.
-    #[must_use]
-    pub const fn consent(&self) -> Consent {
-        self.consent
-    }
-
+    pub consent: Consent,
     /// The authority the attempt was requested under, carried as given.
-    pub const fn authority_snapshot(&self) -> &S {
-        &self.authority_snapshot
-    }
+    pub authority_snapshot: S,
 }
 
 /// Mints the link attributes for one attempt, or says why there is none.
@@ -659,7 +627,7 @@ impl<R, A, S> AttemptLink<R, A, S> {
 /// use openagents_policy::ladder::Tier;
 /// let user = PrincipalReading { kind: Some(b"user"), id: Some("acct-1") };
 /// let link = link_for_attempt(Some("repo-1"), user, ()).unwrap();
-/// assert_eq!(link.tier(), Tier::Ledger);
+/// assert_eq!(link.tier, Tier::Ledger);
 /// let agent = PrincipalReading { kind: Some(b"agent"), id: Some("agent-7") };
 /// assert_eq!(link_for_attempt(Some("repo-1"), agent, ()).unwrap_err(), NoLink::AgentPrincipal);
 /// ```

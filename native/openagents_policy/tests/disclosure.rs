@@ -351,18 +351,18 @@ fn a_user_requested_attempt_gets_a_link_its_requester_owns_capped_at_a_members_t
         authority.clone(),
     )
     .expect("a user with an id owns the attempt");
-    assert_eq!(*link.account_id(), "acct-1", "the requesting user owns the link");
-    assert_eq!(*link.repository_id(), "repo-1");
-    assert_eq!(link.authority_snapshot(), &authority, "the snapshot is carried as given");
+    assert_eq!(link.account_id, "acct-1", "the requesting user owns the link");
+    assert_eq!(link.repository_id, "repo-1");
+    assert_eq!(link.authority_snapshot, authority, "the snapshot is carried as given");
     assert!(
-        link.tier() <= Relationship::Member.tier(),
+        link.tier <= Relationship::Member.tier(),
         "a link grants no stranger more than a member already reads"
     );
     let other = link_for_attempt(Some("repo-2"), principal(Some(b"user"), Some("acct-2")), ())
         .expect("another user owns another attempt");
     assert_eq!(
-        (link.artifact_type(), link.artifact_ref(), link.tier(), link.consent()),
-        (other.artifact_type(), other.artifact_ref(), other.tier(), other.consent()),
+        (link.artifact_type, link.artifact_ref, link.tier, link.consent),
+        (other.artifact_type, other.artifact_ref, other.tier, other.consent),
         "the fixed attributes do not depend on who asked"
     );
     let document = serde_json::to_value(&link).expect("the attributes serialize");
@@ -381,7 +381,7 @@ fn a_user_requested_attempt_gets_a_link_its_requester_owns_capped_at_a_members_t
         ]),
         "the attributes ArtifactLink.changeset/2 is handed"
     );
-    assert_eq!(document["tier"], link.tier().as_str());
+    assert_eq!(document["tier"], link.tier.as_str());
     assert_eq!(document["authority_snapshot"], authority);
 }
 

@@ -367,16 +367,16 @@ proptest! {
             Ok(link) => {
                 prop_assert!(repository.is_some());
                 prop_assert_eq!(kind.as_deref(), Some(&b"user"[..]));
-                prop_assert_eq!(Some(link.account_id()), id.as_ref());
-                prop_assert_eq!(Some(*link.repository_id()), repository);
+                prop_assert_eq!(Some(&link.account_id), id.as_ref());
+                prop_assert_eq!(Some(link.repository_id), repository);
                 let fixed = link_for_attempt(Some(0_u16), PrincipalReading { kind: Some(b"user"), id: Some(String::new()) }, 0_u64)
                     .expect("a user with an id owns the attempt");
                 prop_assert_eq!(
-                    (link.artifact_type(), link.artifact_ref(), link.tier(), link.consent()),
-                    (fixed.artifact_type(), fixed.artifact_ref(), fixed.tier(), fixed.consent())
+                    (link.artifact_type, link.artifact_ref, link.tier, link.consent),
+                    (fixed.artifact_type, fixed.artifact_ref, fixed.tier, fixed.consent)
                 );
-                prop_assert!(link.tier() <= Relationship::Member.tier());
-                prop_assert_eq!(*link.authority_snapshot(), authority);
+                prop_assert!(link.tier <= Relationship::Member.tier());
+                prop_assert_eq!(link.authority_snapshot, authority);
             }
             Err(NoLink::NoRepository) => prop_assert!(repository.is_none()),
             Err(NoLink::AgentPrincipal) => {

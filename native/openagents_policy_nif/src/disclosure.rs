@@ -148,13 +148,13 @@ fn link_for_attempt<'a>(
     let repository_id = repository.map_get(keys::id()).ok();
     let link = disclosure::link_for_attempt(repository_id, reading, authority)?;
     Ok(LinkAttrs {
-        account_id: *link.account_id(),
-        artifact_ref: Text(link.artifact_ref()),
-        artifact_type: Text(link.artifact_type()),
-        authority_snapshot: *link.authority_snapshot(),
-        consent: HashMap::from([("granted_by", link.consent().granted_by)]),
-        repository_id: *link.repository_id(),
-        tier: Text(link.tier().as_str()),
+        account_id: link.account_id,
+        artifact_ref: Text(link.artifact_ref),
+        artifact_type: Text(link.artifact_type),
+        authority_snapshot: link.authority_snapshot,
+        consent: HashMap::from([("granted_by", link.consent.granted_by)]),
+        repository_id: link.repository_id,
+        tier: Text(link.tier.as_str()),
     })
 }
 
