@@ -1,14 +1,10 @@
-//! The field-by-field disclosure schedule for work in progress.
-//!
-//! An attempt, a work job, a deployment receipt and a trace describe work
-//! someone is doing now, and the question a tier answers for them is not "may
-//! this reader see the record" but "which of its fields". So the unit is the
-//! [`Field`]: each [`Family`] names the [`Rung`] that first exposes each of
-//! its fields, and a never list names the columns no rung exposes at all.
-//! Every column of a family's table is the source of a scheduled field or on
-//! the never list, never both and never neither; [`Family::classify`] is that
-//! check, for a host to run against its live schema. What each tier shows is
-//! [`Tier`]'s.
+//! The field-by-field disclosure schedule for work in progress: for an
+//! attempt, a work job, a deployment receipt or a trace, a tier answers not
+//! "may this reader see the record" but "which of its fields". Each
+//! [`Family`] names the [`Rung`] that first exposes each [`Field`], and a
+//! never list the columns no rung exposes; every column of a family's table
+//! is one or the other, never both, never neither ([`Family::classify`], for
+//! a host to run against its live schema). What each tier shows is [`Tier`]'s.
 //!
 //! The never list is not a fifth rung waiting for a viewer: it is the prompt
 //! and the goal, the authority snapshot, internal node names, credential

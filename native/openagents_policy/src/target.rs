@@ -386,15 +386,6 @@ impl UnavailableReason {
 /// capabilities disagree with its lifecycle and reach. It serializes to the
 /// same JSON as the Elixir map: the same five keys, `null` for nothing. It is
 /// deliberately not `Deserialize`: that would be a second constructor.
-///
-/// ```
-/// use openagents_policy::target::{Kind, Lifecycle, Reach, Seam};
-/// let seam = Seam::new(Kind::Box, Lifecycle::Active, Reach::Authorized);
-/// assert_eq!(
-///     serde_json::to_string(&seam).unwrap(),
-///     r#"{"custody":"openagents_managed","runtime_class":null,"lifecycle":"active","capabilities":["start"],"unavailable_reason":null}"#
-/// );
-/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Seam {
     custody: Custody,
@@ -441,12 +432,6 @@ impl Seam {
 
 /// The seam fields of one delegation: its lifecycle and whether the caller
 /// can still cancel it. Built only by [`DelegationSeam::new`].
-///
-/// ```
-/// use openagents_policy::target::{Capability, DelegationLifecycle, DelegationSeam};
-/// assert_eq!(DelegationSeam::new(DelegationLifecycle::Active).capabilities(), [Capability::Cancel]);
-/// assert!(DelegationSeam::new(DelegationLifecycle::Succeeded).capabilities().is_empty());
-/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DelegationSeam {
     lifecycle: DelegationLifecycle,
