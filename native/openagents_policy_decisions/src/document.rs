@@ -27,11 +27,9 @@ use openagents_policy::target::{Kind, Lifecycle, MachineObservation, MachineStat
 use openagents_policy::target::{RunState, Seam};
 use openagents_policy::{Reading, Vocabulary};
 
-/// The version of the document's layout, its first field. A changed rule is
+/// The version of the document's layout, its first field: a changed rule is
 /// the same format and another document; a table added, removed or written
-/// another way is a new format. Format 1 (0.1.0's development) wrote one
-/// record per table, format 2 rows on one line; format 3 writes one row per
-/// line and asks no question other rows answer.
+/// another way is a new format (3: one row a line, no question other rows answer).
 pub const FORMAT: u32 = 3;
 
 /// How an input names any word its vocabulary does not have.

@@ -10,9 +10,7 @@ use serde_json::{Map, Value};
 use super::{DocumentRefusal, Limit, Side};
 use crate::document::{Document, Row, Table, FORMAT};
 
-/// The document in `bytes`, or why it is not one this build reads: not a
-/// decision document, of another format, or past a [`Limit`] (`side` says
-/// which document it is, in the refusal).
+/// The document in `bytes`, read within the [`Limit`]s.
 ///
 /// # Errors
 ///
