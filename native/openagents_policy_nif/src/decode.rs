@@ -9,10 +9,8 @@ use rustler::{NifTaggedEnum, NifUnitEnum};
 
 use crate::word::TierTerm;
 
-/// A viewer's class (`Host.viewer/1`), in the order of shapes the core
-/// documents on [`Viewer`]: `:operator`, `{:user, admin?}` (the host's
-/// `Accounts.admin?/1` answer), `{:tiered, tier}`, `:account`,
-/// `{:word, tier}`, `:nobody`.
+/// A viewer's class (`Host.viewer/1`), one per shape of [`Viewer`]
+/// (`{:user, admin?}` carries the host's `Accounts.admin?/1` answer).
 #[derive(NifTaggedEnum, Clone, Copy)]
 #[rustler(decode)]
 pub enum ViewerTerm {

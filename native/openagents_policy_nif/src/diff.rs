@@ -12,11 +12,8 @@ use crate::error::Error;
 use crate::text::Text;
 use crate::word::atom;
 
-/// A change as `OpenAgentsPolicy.Decisions.diff/3` gives it: `%{table:,
-/// input:, old:, new:, class:, says:}`. rustler's serde encoder writes the
-/// JSON values as `Jason.decode!/1` would (`nil`, booleans, integers,
-/// binaries, lists, maps with binary keys); the class is the atom of its
-/// word, in any VM.
+/// A change as `OpenAgentsPolicy.Decisions.diff/3` gives it, the JSON
+/// values as `Jason.decode!/1` would make them (rustler's serde encoder).
 #[derive(NifMap)]
 #[rustler(encode)]
 struct ChangeTerm<'c> {
@@ -41,10 +38,8 @@ impl<'c> ChangeTerm<'c> {
     }
 }
 
-/// What `OpenAgentsPolicy.Decisions.diff/3` answers with (its `format:`):
-/// the changes as terms, or one of the diff's two renderings. Only the one
-/// asked for is made: for a large diff, building the changes as terms costs
-/// more than comparing the documents.
+/// What `OpenAgentsPolicy.Decisions.diff/3` answers with (its `format:`), the
+/// one made: a large diff's changes as terms cost more than the comparison.
 #[derive(rustler::NifUnitEnum, Clone, Copy)]
 enum Format {
     Changes,

@@ -130,10 +130,8 @@ struct LinkAttrs<'a> {
 }
 
 /// The link's attributes, or the core's sentence for why the attempt gets
-/// none. `kind` and `id` are the principal's `"type"` and `"id"` as the
-/// Elixir side read them: `kind` a binary of at most 64 bytes or `nil`
-/// (anything else), `id` handed back as it is, and counted only when it is
-/// a binary.
+/// none. `kind` is the principal's `"type"` (a binary of at most 64 bytes, or
+/// `nil`), `id` its `"id"`, handed back as it is and counted only as a binary.
 #[rustler::nif]
 fn link_for_attempt<'a>(
     repository: Term<'a>,

@@ -68,9 +68,7 @@ fn job_lifecycle(status: Binary) -> &'static str {
 }
 
 /// `status` is any term (only a binary can be a known status); `revoked_at`
-/// counts as set when it is anything but `nil`. Asked only as
-/// `OpenAgents.Delegations.Target` compiles its table of every machine the
-/// core tells apart.
+/// counts as set when it is anything but `nil`.
 #[rustler::nif]
 fn computer_lifecycle(status: Term, revoked_at: Term, online: bool) -> &'static str {
     let status = Binary::from_term(status)
