@@ -308,7 +308,8 @@ macro_rules! read_lifecycle {
     )+};
 }
 
-read_lifecycle!(BoxState => Lifecycle, RunState => DelegationLifecycle, JobStatus => DelegationLifecycle);
+read_lifecycle!(BoxState => Lifecycle, RunState => DelegationLifecycle);
+read_lifecycle!(JobStatus => DelegationLifecycle);
 
 /// What the host knows of a paired machine when it asks for its lifecycle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
