@@ -17,21 +17,7 @@ mod keys {
     rustler::atoms! { id, account_id, tier, admin }
 }
 
-#[rustler::nif]
-fn families(env: Env<'_>) -> NifResult<Vec<Atom>> {
-    atoms(env, Family::ALL)
-}
-
-#[rustler::nif]
-fn tiers(env: Env<'_>) -> NifResult<Vec<Atom>> {
-    atoms(env, Tier::ALL)
-}
-
-/// The relationships `viewer/2` reads, in the core's order.
-#[rustler::nif]
-fn relationships(env: Env<'_>) -> NifResult<Vec<Atom>> {
-    atoms(env, Relationship::ALL)
-}
+words!(atoms families: Family, tiers: Tier, relationships: Relationship);
 
 /// `%{family => %{field => tier}}`.
 #[rustler::nif]

@@ -7,6 +7,23 @@
 
 #![deny(unsafe_code)]
 
+/// One NIF per vocabulary an Elixir module compiles in: its words in the
+/// core's order, as binaries or as atoms.
+macro_rules! words {
+    (binaries $($nif:ident: $vocabulary:ident),+) => {$(
+        #[rustler::nif]
+        fn $nif() -> Vec<&'static str> {
+            $vocabulary::words()
+        }
+    )+};
+    (atoms $($nif:ident: $vocabulary:ident),+) => {$(
+        #[rustler::nif]
+        fn $nif(env: rustler::Env<'_>) -> rustler::NifResult<Vec<rustler::Atom>> {
+            crate::word::atoms(env, $vocabulary::ALL)
+        }
+    )+};
+}
+
 mod decode;
 mod diff;
 mod disclosure;

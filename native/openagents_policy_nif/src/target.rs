@@ -22,19 +22,8 @@ fn seam_term<'a>(env: Env<'a>, seam: &impl Serialize) -> NifResult<Term<'a>> {
     Ok(rustler::serde::to_term(env, json)?)
 }
 
-/// One NIF per vocabulary `Target` compiles in: its words, in the core's order
-/// (`machine_statuses/0`: those `computer_lifecycle/3` knows).
-macro_rules! words {
-    ($($nif:ident: $vocabulary:ident),+) => {$(
-        #[rustler::nif]
-        fn $nif() -> Vec<&'static str> {
-            $vocabulary::words()
-        }
-    )+};
-}
-
-words!(lifecycles: Lifecycle, delegation_lifecycles: DelegationLifecycle, custodies: Custody);
-words!(kinds: Kind, machine_statuses: MachineStatus);
+words!(binaries lifecycles: Lifecycle, delegation_lifecycles: DelegationLifecycle);
+words!(binaries custodies: Custody, kinds: Kind, machine_statuses: MachineStatus);
 
 /// The job statuses whose delegation has ended.
 #[rustler::nif]
