@@ -419,12 +419,6 @@ impl Admitted {
         self.positions == 0
     }
 
-    /// How many fields are admitted.
-    #[must_use]
-    pub const fn len(&self) -> usize {
-        self.positions.count_ones() as usize
-    }
-
     /// The admitted fields, in field-name order.
     pub fn fields(&self) -> impl Iterator<Item = &'static Field> + '_ {
         let fields = self.family.fields().iter().enumerate();

@@ -140,7 +140,6 @@ fn dark_admits_nothing() {
                 admitted.is_empty(),
                 "{family} for {viewer:?}: a dark projection is absent, not an empty shell"
             );
-            assert_eq!(admitted.len(), 0);
             assert_eq!(admitted.fields().count(), 0);
         }
     }
@@ -228,7 +227,6 @@ fn the_admitted_fields_are_the_familys_own_in_name_order() {
         let admitted = family.fields_at(&word(Tier::Ledger));
         let fields: Vec<&Field> = admitted.fields().collect();
         assert!(fields.windows(2).all(|pair| pair[0].name() < pair[1].name()), "{family}: by name");
-        assert_eq!(fields.len(), admitted.len());
         assert!(fields.iter().all(|field| family.fields().contains(field)), "{family}: its own");
     }
 }
