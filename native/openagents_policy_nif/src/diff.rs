@@ -9,8 +9,7 @@ use rustler::{Atom, Binary, Encoder, Env, NifMap, NifResult, Term};
 use serde_json::{Map, Value};
 
 use crate::error::Error;
-use crate::text::Text;
-use crate::word::atom;
+use crate::word::{atom, Text};
 
 /// A change as `OpenAgentsPolicy.Decisions.diff/3` gives it, the JSON
 /// values as `Jason.decode!/1` would make them (rustler's serde encoder).

@@ -10,8 +10,7 @@ use rustler::{Atom, Binary, Encoder, Env, NifMap, NifResult, Term};
 
 use crate::decode::{RecordTerm, SubjectTerm, ViewerTerm};
 use crate::error::{self, raise};
-use crate::text::Text;
-use crate::word::{atom, atoms, AccessTerm, TierTerm, Word};
+use crate::word::{atom, atoms, AccessTerm, Text, TierTerm, Word};
 
 mod keys {
     rustler::atoms! { id, account_id, tier, admin }

@@ -10,7 +10,7 @@ use openagents_policy_decisions::document::{sha256_hex, Document};
 use rustler::{Binary, Env, NifResult, Term};
 
 use crate::error::raise;
-use crate::text::Text;
+use crate::word::Text;
 
 /// Why the library refused to load.
 #[derive(Debug, thiserror::Error)]

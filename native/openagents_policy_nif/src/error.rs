@@ -5,7 +5,7 @@ use openagents_policy_decisions::diff::{DocumentRefusal, Side};
 use rustler::types::atom;
 use rustler::{Encoder, Env, Term};
 
-use crate::text::Text;
+use crate::word::Text;
 
 mod atoms {
     rustler::atoms! { not_a_document, unknown_format, too_large, incomplete, old, new }

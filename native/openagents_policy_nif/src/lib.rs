@@ -30,7 +30,6 @@ mod disclosure;
 mod document;
 mod error;
 mod target;
-mod text;
 mod word;
 
 rustler::init!("Elixir.OpenAgentsPolicy.Native", load = document::load);
