@@ -66,15 +66,25 @@ impl Rung {
     }
 }
 
-/// One scheduled field of a family.
+/// One scheduled field of a family: only the schedule writes one
+/// (`non_exhaustive`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Field {
+    /// The field's name in a projection.
     #[serde(rename = "field")]
-    name: &'static str,
+    pub name: &'static str,
+    /// The rung that first exposes it.
     #[serde(rename = "tier")]
-    rung: Rung,
-    column: &'static str,
-    reason: &'static str,
+    pub rung: Rung,
+    /// The schema column it is read from. Most fields share their column's
+    /// name; a few are derived (`requester_kind` is the kind half of
+    /// `requesting_principal`, `budget` the bounds half of `budget_snapshot`)
+    /// or renamed.
+    pub column: &'static str,
+    /// Why it is placed at its rung, as the app's schedule says it (or
+    /// [`NO_REASON`] where it says nothing).
+    pub reason: &'static str,
 }
 
 impl Field {
@@ -85,34 +95,6 @@ impl Field {
     /// The field, read from `column` rather than the column of its name.
     const fn read_from(self, column: &'static str) -> Self {
         Self { column, ..self }
-    }
-
-    /// The field's name in a projection.
-    #[must_use]
-    pub const fn name(&self) -> &'static str {
-        self.name
-    }
-
-    /// The rung that first exposes it.
-    #[must_use]
-    pub const fn rung(&self) -> Rung {
-        self.rung
-    }
-
-    /// The schema column it is read from. Most fields share their column's
-    /// name; a few are derived (`requester_kind` is the kind half of
-    /// `requesting_principal`, `budget` the bounds half of `budget_snapshot`)
-    /// or renamed.
-    #[must_use]
-    pub const fn column(&self) -> &'static str {
-        self.column
-    }
-
-    /// Why it is placed at its rung, as the app's schedule says it (or
-    /// [`NO_REASON`] where it says nothing).
-    #[must_use]
-    pub const fn reason(&self) -> &'static str {
-        self.reason
     }
 }
 
@@ -352,7 +334,8 @@ impl Family {
     /// The columns the scheduled fields are read from, sorted, each once.
     #[must_use]
     pub fn source_columns(self) -> Vec<&'static str> {
-        let mut columns: Vec<&'static str> = self.fields().iter().map(Field::column).collect();
+        let mut columns: Vec<&'static str> =
+            self.fields().iter().map(|field| field.column).collect();
         columns.sort_unstable();
         columns.dedup();
         columns

@@ -24,11 +24,11 @@ use openagents_policy::Reading;
 use serde_json::{json, Value};
 
 fn admitted_names(family: Family, viewer: Viewer) -> Vec<&'static str> {
-    family.fields_at(&viewer).fields().map(Field::name).collect()
+    family.fields_at(&viewer).fields().map(|field| field.name).collect()
 }
 
 fn all_field_names(family: Family) -> Vec<&'static str> {
-    family.fields().iter().map(Field::name).collect()
+    family.fields().iter().map(|field| field.name).collect()
 }
 
 fn word(tier: Tier) -> Viewer {
@@ -72,7 +72,7 @@ fn source_columns_are_the_fields_columns_sorted_and_unique() {
             columns.windows(2).all(|pair| pair[0] < pair[1]),
             "{family}: source columns are sorted and each appears once"
         );
-        let of_fields: BTreeSet<&str> = family.fields().iter().map(Field::column).collect();
+        let of_fields: BTreeSet<&str> = family.fields().iter().map(|field| field.column).collect();
         assert_eq!(columns, of_fields.into_iter().collect::<Vec<_>>(), "{family}");
     }
 }
@@ -158,11 +158,11 @@ fn the_ladder_is_monotone_and_each_field_appears_from_its_rung_up() {
             let admitted = admitted_names(family, word(low));
             for field in family.fields() {
                 assert_eq!(
-                    admitted.contains(&field.name()),
-                    low >= field.rung().tier(),
+                    admitted.contains(&field.name),
+                    low >= field.rung.tier(),
                     "{family}.{} (first at {}) at {low}",
-                    field.name(),
-                    field.rung()
+                    field.name,
+                    field.rung
                 );
             }
         }
@@ -226,7 +226,7 @@ fn the_admitted_fields_are_the_familys_own_in_name_order() {
     for &family in Family::ALL {
         let admitted = family.fields_at(&word(Tier::Ledger));
         let fields: Vec<&Field> = admitted.fields().collect();
-        assert!(fields.windows(2).all(|pair| pair[0].name() < pair[1].name()), "{family}: by name");
+        assert!(fields.windows(2).all(|pair| pair[0].name < pair[1].name), "{family}: by name");
         assert!(fields.iter().all(|field| family.fields().contains(field)), "{family}: its own");
     }
 }
@@ -447,8 +447,8 @@ fn the_schedule_serializes_every_family_field_tier_and_never_list() {
             .fields()
             .iter()
             .map(|field| {
-                let (name, column, reason) = (field.name(), field.column(), field.reason());
-                json!({"field": name, "tier": field.rung().as_str(), "column": column, "reason": reason})
+                let (name, column, reason) = (field.name, field.column, field.reason);
+                json!({"field": name, "tier": field.rung.as_str(), "column": column, "reason": reason})
             })
             .collect();
         assert_eq!(
@@ -469,7 +469,7 @@ fn the_schedule_serializes_every_family_field_tier_and_never_list() {
 #[test]
 fn every_field_and_never_listed_column_has_its_reason() {
     for &family in Family::ALL {
-        let scheduled = family.fields().iter().map(|field| (field.name(), field.reason()));
+        let scheduled = family.fields().iter().map(|field| (field.name, field.reason));
         let listed = family.never_listed().iter().map(|never| (never.column, never.reason));
         for (name, reason) in scheduled.chain(listed) {
             assert!(

@@ -20,7 +20,7 @@
 //! once, in `src/`, and held to the seeds by `make parity`.
 
 use openagents_policy::disclosure::{
-    self, link_for_attempt, Family, Field, NoLink, PrincipalReading, Record, Relationship, Rung,
+    self, link_for_attempt, Family, NoLink, PrincipalReading, Record, Relationship, Rung,
 };
 use openagents_policy::ladder::{allows, effective_tier, Access, Link, Subject, Tier, Viewer};
 use openagents_policy::target::{
@@ -175,7 +175,7 @@ fn column() -> impl Strategy<Value = String> {
     for &family in Family::ALL {
         names.extend(family.source_columns());
         names.extend(family.never());
-        names.extend(family.fields().iter().map(Field::name));
+        names.extend(family.fields().iter().map(|field| field.name));
     }
     let known = prop::sample::select(names);
     prop_oneof![
@@ -304,18 +304,18 @@ proptest! {
     ) {
         let fields = family.fields();
         let admitted = family.fields_at(&viewer);
-        let names: Vec<&str> = admitted.fields().map(Field::name).collect();
+        let names: Vec<&str> = admitted.fields().map(|field| field.name).collect();
         prop_assert_eq!(admitted.is_empty(), names.is_empty());
         prop_assert!(names.windows(2).all(|pair| pair[0] < pair[1]), "not in name order: {:?}", names);
         let never = family.never();
         for field in admitted.fields() {
             prop_assert!(fields.contains(field));
-            prop_assert!(!never.contains(&field.name()), "{} admitted", field.name());
-            prop_assert!(!never.contains(&field.column()), "{} read", field.column());
+            prop_assert!(!never.contains(&field.name), "{} admitted", field.name);
+            prop_assert!(!never.contains(&field.column), "{} read", field.column);
         }
         for field in fields {
-            let reaches = viewer.tier().is_none_or(|own| own >= field.rung().tier());
-            prop_assert_eq!(names.contains(&field.name()), reaches, "{}.{} for {:?}", family, field.name(), viewer);
+            let reaches = viewer.tier().is_none_or(|own| own >= field.rung.tier());
+            prop_assert_eq!(names.contains(&field.name), reaches, "{}.{} for {:?}", family, field.name, viewer);
         }
         if viewer.tier() == Some(Tier::Dark) {
             prop_assert!(admitted.is_empty());

@@ -344,9 +344,8 @@ fn schedule(rows: &mut Vec<Row>) {
     let families = disclosure::schedule();
     for entry in &families {
         for field in entry.fields {
-            let answer =
-                json!({"field": field.name(), "tier": field.rung(), "column": field.column()});
-            ask!(rows, ScheduleFields { "family": entry.family, "field": field.name() } => answer);
+            let answer = json!({"field": field.name, "tier": field.rung, "column": field.column});
+            ask!(rows, ScheduleFields { "family": entry.family, "field": field.name } => answer);
         }
     }
     for entry in &families {
@@ -354,7 +353,7 @@ fn schedule(rows: &mut Vec<Row>) {
     }
     for entry in &families {
         for field in entry.fields {
-            ask!(rows, ScheduleReasons { "family": entry.family, "field": field.name() } => field.reason());
+            ask!(rows, ScheduleReasons { "family": entry.family, "field": field.name } => field.reason);
         }
         for never in entry.never {
             ask!(rows, ScheduleReasons { "family": entry.family, "column": never.column } => never.reason);

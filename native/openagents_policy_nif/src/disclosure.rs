@@ -22,8 +22,8 @@ words!(atoms families: Family, tiers: Tier, relationships: Relationship);
 #[rustler::nif]
 fn schedule(env: Env<'_>) -> NifResult<Term<'_>> {
     let fields = |family: Family| {
-        let names = atoms(env, family.fields().iter().map(Field::name))?;
-        let tiers = atoms(env, family.fields().iter().map(|field| field.rung().tier()))?;
+        let names = atoms(env, family.fields().iter().map(|field| field.name))?;
+        let tiers = atoms(env, family.fields().iter().map(|field| field.rung.tier()))?;
         Term::map_from_arrays(env, &names, &tiers)
     };
     let schedules =
@@ -49,7 +49,7 @@ fn reasons(env: Env<'_>, family: Word<Family>) -> NifResult<Vec<(Atom, Atom, Tex
     let row = |name, rung, reason| {
         Ok((Atom::from_str(env, name)?, Atom::from_str(env, rung)?, Text(reason)))
     };
-    let fields = family.0.fields().iter().map(|f| row(f.name(), f.rung().as_str(), f.reason()));
+    let fields = family.0.fields().iter().map(|f| row(f.name, f.rung.as_str(), f.reason));
     let never = family.0.never_listed().iter().map(|n| row(n.column, "never", n.reason));
     fields.chain(never).collect()
 }
@@ -63,14 +63,14 @@ fn source_columns(env: Env<'_>, family: Word<Family>) -> NifResult<Vec<Atom>> {
 #[rustler::nif]
 fn tier_for(env: Env<'_>, family: Word<Family>, field: Term) -> NifResult<Option<Atom>> {
     let field = field.atom_to_string().ok().and_then(|name| family.0.field(&name));
-    field.map(|field| atom(env, field.rung().tier())).transpose()
+    field.map(|field| atom(env, field.rung.tier())).transpose()
 }
 
 /// The fields of `family` that `viewer` (a viewer's class: a tier word is
 /// `{:word, tier}`) admits, in field-name order.
 #[rustler::nif]
 fn fields_at(env: Env<'_>, family: Word<Family>, viewer: ViewerTerm) -> NifResult<Vec<Atom>> {
-    atoms(env, family.0.fields_at(&viewer.viewer()).fields().map(Field::name))
+    atoms(env, family.0.fields_at(&viewer.viewer()).fields().map(|field| field.name))
 }
 
 /// The tier `viewer` reads a record at: through its loaded link, or its
@@ -164,7 +164,7 @@ fn classify(family: Word<Family>, columns: Vec<String>) -> Classified {
 /// `family` is read from.
 #[rustler::nif]
 fn field_columns(env: Env<'_>, family: Word<Family>) -> NifResult<Vec<(Atom, Atom)>> {
-    let pair = |field: &Field| Ok((atom(env, field.name())?, atom(env, field.column())?));
+    let pair = |field: &Field| Ok((atom(env, field.name)?, atom(env, field.column)?));
     family.0.fields().iter().map(pair).collect()
 }
 
