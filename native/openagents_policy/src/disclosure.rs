@@ -6,11 +6,9 @@
 //! is one or the other, never both, never neither ([`Family::classify`], for
 //! a host to run against its live schema). What each tier shows is [`Tier`]'s.
 //!
-//! The never list is not a fifth rung waiting for a viewer: it is the prompt
-//! and the goal, the authority snapshot, internal node names, credential
-//! metadata, and the conversation the work came from. Repository authority is
-//! stronger than every rung; a tier only narrows what a reader who already
-//! passed the repository's gate sees.
+//! A never list is not a fifth rung waiting for a viewer (guides/disclosure-model.md
+//! says what they hold). Repository authority is stronger than every rung: a
+//! tier only narrows what a reader who already passed the repository's gate sees.
 
 use serde::Serialize;
 

@@ -62,12 +62,6 @@ impl Tier {
 
 impl Reading<Tier> {
     /// The tier a word names: its own when known, `dark` otherwise.
-    ///
-    /// ```
-    /// use openagents_policy::ladder::Tier;
-    /// assert_eq!(Tier::read("ledger").named(), Tier::Ledger);
-    /// assert_eq!(Tier::read("GLASS").named(), Tier::Dark);
-    /// ```
     #[must_use]
     pub const fn named(self) -> Tier {
         match self {

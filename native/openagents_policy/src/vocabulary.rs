@@ -185,12 +185,9 @@ macro_rules! vocabulary {
 }
 
 /// A substrate word as read: one the vocabulary knows, or an honest admission
-/// that it does not.
-///
-/// Substrates grow words before this crate learns them (a job being cancelled
-/// is `"stopping"`, a word its own status list lacks). The projections still
-/// answer for such a word, as the seed did, but a Rust caller can see that it
-/// was not recognised instead of mistaking the answer for knowledge.
+/// that it does not. Substrates grow words before this crate learns them (a
+/// job being cancelled is `"stopping"`): the projections still answer for
+/// such a word, as the seed did, but a caller can tell it was not recognised.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reading<S> {
