@@ -1,11 +1,9 @@
 //! The decisions of `openagents_policy` written out, and compared.
 //!
-//! * [`document`]: every independent finite-domain decision of the rules as
-//!   one document (rows of table, input, answer; one per line) and its
-//!   SHA-256, the decision digest, to compare the nodes of a cluster by.
-//! * [`diff`]: what changes between two such documents, and for whom
-//!   (widens, narrows, changes), to review, announce and roll out a rule
-//!   change by; bounded by what it reads and what it writes.
+//! [`document`] writes every independent finite-domain decision of the rules
+//! as one document, and its digest to compare a cluster's nodes by; [`diff`]
+//! says what changes between two, and for whom, to review, announce and roll
+//! out a rule change by.
 //!
 //! The rules are the crate `openagents_policy`, which knows nothing of this
 //! one. The maintainer's tool (`examples/decisions.rs`) writes

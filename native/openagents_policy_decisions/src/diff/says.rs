@@ -165,10 +165,7 @@ impl<'d> Context<'d> {
         }
         let mut context = Self { index, readers: Vec::new() };
         let reader = |Asked { row, .. }: &Asked| {
-            let relationship = match row.table {
-                Table::Relationships => row.input.get("relationship")?.as_str()?,
-                _ => return None,
-            };
+            let relationship = row.input.get("relationship")?.as_str()?;
             let rank = context.rank(Side::New, row.answer.get("tier")?.as_str())?;
             let name = match relationship {
                 "operator" | "member" | "stranger" => format!("{relationship}s"),
@@ -177,7 +174,8 @@ impl<'d> Context<'d> {
             };
             Some((rank, name))
         };
-        context.readers = documents[1].iter().filter_map(reader).collect();
+        let relationships = documents[1].iter().filter(|a| a.row.table == Table::Relationships);
+        context.readers = relationships.filter_map(reader).collect();
         context.readers.sort_by_key(|(rank, _)| *rank);
         Ok(context)
     }
