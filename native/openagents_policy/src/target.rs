@@ -412,12 +412,6 @@ impl Seam {
         }
     }
 
-    /// The target's unified lifecycle.
-    #[must_use]
-    pub const fn lifecycle(&self) -> Lifecycle {
-        self.lifecycle
-    }
-
     /// What the caller may do now: `[start]` or nothing.
     #[must_use]
     pub const fn capabilities(&self) -> &'static [Capability] {
@@ -455,12 +449,6 @@ impl DelegationSeam {
             // turns only on whether it is under way; an ended one has none.
             capabilities: if running { &[Capability::Cancel] } else { &[] },
         }
-    }
-
-    /// The delegation's lifecycle.
-    #[must_use]
-    pub const fn lifecycle(&self) -> DelegationLifecycle {
-        self.lifecycle
     }
 
     /// `[cancel]` while the delegation is under way, nothing after.
