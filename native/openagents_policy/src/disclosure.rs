@@ -449,11 +449,9 @@ pub enum Record {
     Unlinked(Subject),
 }
 
-/// The tier `viewer` reads one record at.
-///
-/// A linked record resolves through its link: revoked is `dark`, the owner
-/// and an operator are `glass`. An unlinked record has no owner to raise, so
-/// only an operator descriptor (`admin: true`) reaches `glass`; everyone else
+/// The tier `viewer` reads one record at: a linked record's
+/// [`Link::tier_for`]; an unlinked one has no owner to raise, so only an
+/// operator descriptor (`admin: true`) reaches `glass`, and everyone else
 /// reads its tier column clamped.
 #[must_use]
 pub fn effective_tier(record: &Record, viewer: &Viewer) -> Tier {

@@ -87,9 +87,8 @@ pub fn read_tier(word: impl AsRef<[u8]>) -> Reading<Tier> {
 }
 
 /// The word on which [`read_tier`] panics under the test-only `panic_probe`
-/// feature, so fault tests can put a panic inside a real decision (a record
-/// with no loaded link whose `transparency_tier` holds it). The Elixir
-/// modules' compile-time tables never ask it; in a normal build it names `dark`.
+/// feature (a record's `transparency_tier`, say), so fault tests can put a
+/// panic inside a real decision; compile-time tables never ask it.
 pub const PANIC_PROBE: &str = "panic_probe";
 
 /// The `panic_probe` panic's message. Fault tests look for it in what
