@@ -425,10 +425,7 @@ pub fn diff(old: impl AsRef<[u8]>, new: impl AsRef<[u8]>) -> Result<Diff, Docume
             answers.reverse();
         }
         if answers[0] != answers[1] {
-            // What the question makes of its table's class: a table that
-            // decides nothing, words; a question only the old document
-            // answers, removed; one only the new asks, unclassed unless it
-            // widens; one both answer, the table's class.
+            // What the question makes of its table's class (see `Class`).
             out.recast = match answers {
                 _ if !asked.row.table.decides() => |_| Class::Words,
                 [_, None] => |_| Class::Removed,

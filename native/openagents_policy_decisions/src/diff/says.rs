@@ -247,9 +247,7 @@ impl<'d> Context<'d> {
         format!(": {names} {verb} see it")
     }
 
-    /// The changes one question makes, onto `out`: one `match` on its
-    /// table says who gains or loses and in which words; a list answer makes
-    /// one per item gained or lost and one for a new order.
+    /// The changes one question makes, onto `out`.
     pub(super) fn changes(
         &self,
         row: &Row,
