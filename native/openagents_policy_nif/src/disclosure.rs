@@ -141,9 +141,7 @@ fn link_for_attempt<'a>(
     })
 }
 
-/// The columns of `family`'s table, of those given (binaries), that the
-/// schedule does not classify and those it classifies twice, each in the
-/// order given.
+/// The core's `Classification` of the columns given (binaries), as a map.
 #[derive(NifMap)]
 #[rustler(encode)]
 struct Classified {
