@@ -132,9 +132,7 @@ vocabulary! {
         Ready => "ready",
         /// Bootstrapped and idle.
         Idle => "idle",
-        /// Running work.
         Running => "running",
-        /// Being archived.
         Archiving => "archiving",
         /// Archived and reclaimed.
         Archived => "archived",
