@@ -419,11 +419,9 @@ impl<'d> Context<'d> {
             (Some(_), Some(_)) => {
                 let said = [("tier", "disclosed from"), ("column", "read from column")].into_iter();
                 let said = said.filter(|(key, _)| get(old, key) != get(new, key));
-                let mut said: Vec<String> = said
-                    .map(|(key, verb)| {
-                        format!("is now {verb} {}", was(get(old, key), get(new, key)))
-                    })
-                    .collect();
+                let said = said.map(|(key, verb)| (verb, was(get(old, key), get(new, key))));
+                let mut said: Vec<String> =
+                    said.map(|(verb, moved)| format!("is now {verb} {moved}")).collect();
                 if said.is_empty() {
                     said.push(format!("is now {}", was(old, new)));
                 }
