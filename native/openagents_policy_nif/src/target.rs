@@ -41,21 +41,6 @@ fn runtime_class(kind: Word<Kind>) -> Option<&'static str> {
     kind.0.runtime_class().map(RuntimeClass::as_str)
 }
 
-#[rustler::nif]
-fn box_lifecycle(state: Binary) -> &'static str {
-    BoxState::read(state.as_slice()).lifecycle().as_str()
-}
-
-#[rustler::nif]
-fn run_lifecycle(state: Binary) -> &'static str {
-    RunState::read(state.as_slice()).lifecycle().as_str()
-}
-
-#[rustler::nif]
-fn job_lifecycle(status: Binary) -> &'static str {
-    JobStatus::read(status.as_slice()).lifecycle().as_str()
-}
-
 /// `status` is any term (only a binary can be a known status); `revoked_at`
 /// counts as set when it is anything but `nil`.
 #[rustler::nif]
@@ -81,20 +66,31 @@ fn delegation_seam(env: Env<'_>, lifecycle: Word<DelegationLifecycle>) -> NifRes
     seam_term(env, &DelegationSeam::new(lifecycle.0))
 }
 
-/// The substrate vocabularies the lifecycle projections read (each
-/// projection's clauses, and the demonstration task): `[{substrate, [word]}]`.
-#[rustler::nif]
-fn substrates() -> Vec<(&'static str, Vec<&'static str>)> {
-    vec![("box", BoxState::words()), ("run", RunState::words()), ("job", JobStatus::words())]
+/// The three substrates a word is projected from, each named once: a
+/// lifecycle NIF each, their words (`substrates/0`, for each projection's
+/// clauses and the demonstration task), and what each answers for a word its
+/// vocabulary lacks (`unrecognized_lifecycles/0`: the core's one
+/// `Reading::Unrecognized`).
+macro_rules! substrates {
+    ($($name:literal: $nif:ident($substrate:ident)),+) => {
+        $(
+            #[rustler::nif]
+            fn $nif(word: Binary) -> &'static str {
+                $substrate::read(word.as_slice()).lifecycle().as_str()
+            }
+        )+
+
+        #[rustler::nif]
+        fn substrates() -> Vec<(&'static str, Vec<&'static str>)> {
+            vec![$(($name, $substrate::words())),+]
+        }
+
+        #[rustler::nif]
+        fn unrecognized_lifecycles() -> Vec<(&'static str, &'static str)> {
+            vec![$(($name, Reading::<$substrate>::Unrecognized.lifecycle().as_str())),+]
+        }
+    };
 }
 
-/// What each substrate projection answers for a word its vocabulary does not
-/// hold (the core's one `Reading::Unrecognized`): `[{substrate, lifecycle}]`.
-#[rustler::nif]
-fn unrecognized_lifecycles() -> Vec<(&'static str, &'static str)> {
-    vec![
-        ("box", Reading::<BoxState>::Unrecognized.lifecycle().as_str()),
-        ("run", Reading::<RunState>::Unrecognized.lifecycle().as_str()),
-        ("job", Reading::<JobStatus>::Unrecognized.lifecycle().as_str()),
-    ]
-}
+substrates!("box": box_lifecycle(BoxState), "run": run_lifecycle(RunState),
+    "job": job_lifecycle(JobStatus));
