@@ -10,15 +10,12 @@
 //!
 //! # One ladder, three words
 //!
-//! Three types name the same four ranks, each admitting only what its user
-//! can mean: a [`Tier`] is a *level* (a record's, a viewer's, what
-//! [`effective_tier`] answers; `dark` included); an [`Access`] is a *use* a
-//! reader asks for ([`allows`]), needing its [`Access::minimum`]; a
-//! [`Rung`](crate::disclosure::Rung) is a *schedule* word, the tier that
-//! first exposes a field, with no `dark`, so a field no tier shows has to be
-//! never-listed. One enum would let a schedule say "from `dark`" and mix a
-//! reader's level with what it asks for. Their relations are rules too, so
-//! the decision document publishes them (`ladder.minimums`, `rungs`).
+//! A [`Tier`] is a *level* (a record's, a viewer's, `dark` included); an
+//! [`Access`] is a *use* a reader asks for ([`allows`]); a
+//! [`Rung`](crate::disclosure::Rung) is a *schedule* word, the tier that first
+//! exposes a field, with no `dark`, so a field no tier shows is never-listed.
+//! One enum would let a schedule say "from `dark`" and mix a reader's level
+//! with its asking. Their relations are rules the decision document publishes.
 
 use serde::Serialize;
 

@@ -1,10 +1,8 @@
-//! The delegation target seam, asked alike by the five surfaces that hand
-//! work to a target (Work, chat, text, voice, the API): how a target is
-//! addressed (its [`Kind`]; the host's kind-prefixed reference stays the
-//! address, nothing here mints one), what it is doing (one [`Lifecycle`],
-//! projected from whichever substrate vocabulary owns it), and what the
-//! asking caller may do now (the [`Seam`]: from the lifecycle and the
-//! [`Reach`] the caller proved, with the [`UnavailableReason`] when nothing).
+//! The delegation target seam the five surfaces that hand work to a target
+//! ask alike: its [`Kind`] (the host's reference stays the address), one
+//! [`Lifecycle`] projected from whichever substrate owns it, and what the
+//! caller may do now (the [`Seam`], from the lifecycle and the caller's
+//! [`Reach`], with the [`UnavailableReason`] when nothing).
 //!
 //! Deliberately absent: a Box's [`RuntimeClass`] ([`Kind::runtime_class`]
 //! says why), and every [`Capability`] but the two the host's facade serves.
