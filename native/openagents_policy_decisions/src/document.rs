@@ -1,10 +1,8 @@
 //! Every decision of the rules over a finite domain, as one document and one
-//! digest: a cluster upgraded one node at a time runs two versions of the
-//! rules at once, and a coordinator needs to know whether a node answers
-//! every question as the others do, not which version it reports.
+//! digest, so a cluster upgraded one node at a time can tell whether a node
+//! answers every question as the others do, whatever version it reports.
 //! [`Document::compute`] asks the rules' own functions (never a hand-kept
-//! copy of them) every question of their finite domain, so a changed rule
-//! changes the document and its digest.
+//! copy) every such question, so a changed rule changes the digest.
 //!
 //! Each [`Row`] is a [`Table`], an input in the host's own terms
 //! (`%{tier: "ledger", account_id: 1}`, `"provisioned"`) and the answer, one

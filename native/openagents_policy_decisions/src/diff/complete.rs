@@ -1,10 +1,8 @@
 //! A document holds every question its own vocabularies imply: every table
-//! that decides ([`Table::decides`]; one of words alone may be absent);
-//! in each, a row for every word of each vocabulary the table draws an input
-//! word from ([`Table::drawn`]); and every combination of the words its
-//! rows ask (but where each family names its own fields or columns).
-//! A truncated document, or one with rows removed, is refused, never read as
-//! "narrows".
+//! that decides ([`Table::decides`]); in each, a row for every word it draws
+//! ([`Table::drawn`]) and every combination of its rows' words (but where each
+//! family names its own fields). A truncated document is refused, never read
+//! as "narrows".
 
 use std::collections::{BTreeSet, HashMap};
 

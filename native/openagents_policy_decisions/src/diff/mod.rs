@@ -1,14 +1,11 @@
 //! What changes between two decision documents, and for whom.
 //!
-//! [`diff`] joins two documents ([`crate::document::Document`]: a node's
-//! live one, a package's, the last release's) on each row's table and
-//! input, and lists every answer that differs as a [`Change`] with a
-//! [`Class`]. A question one side lacks is answered, for a table whose input
-//! is a substrate or tier word, by that side's `<any other word>` row: what
-//! a caller passing the word would get. A document this module cannot read,
-//! past a [`Limit`], or missing a question its own vocabularies imply, is
-//! refused, typed, and never read as "no changes". The Rust guide
-//! (guides/rust.md) shows a diff made and refused.
+//! [`diff`] joins two documents (a node's, a package's, the last release's)
+//! on each row's table and input, and lists every answer that differs as a
+//! [`Change`] with a [`Class`]. A question one side lacks is answered by that
+//! side's `<any other word>` row, where the table has one. A document past a
+//! [`Limit`], unreadable or incomplete, is refused, typed, never read as "no
+//! changes" (guides/rust.md shows both).
 
 use std::fmt::{self, Write as _};
 use std::sync::LazyLock;
@@ -351,11 +348,10 @@ pub fn hidden(c: char) -> bool {
 
 /// `text` as one Markdown code span, whatever it holds: a fence longer than
 /// any run of backticks in it; a backslash, any [`hidden`] character, and a
-/// nonspacing mark with no visible character before it (at the start, after
-/// a space or an escape) written escaped (`\\`, `\n`, `\u{202e}`), so no
-/// document word can end the span, start a block, pass HTML through or
-/// hide or reorder what a reader sees. The empty word is written `(empty)`, outside
-/// any span: two backticks alone are no code span.
+/// nonspacing mark with no visible character before it written escaped
+/// (`\\`, `\n`, `\u{202e}`), so no word can end the span, start a block,
+/// pass HTML or hide or reorder what a reader sees. The empty word is
+/// `(empty)`, outside any span: two backticks alone are no code span.
 #[must_use]
 pub fn code(text: &str) -> String {
     // The nonspacing marks (Mn), escaped where they have no visible
