@@ -1,11 +1,6 @@
-//! The decisions of two OpenAgents modules, as plain Rust.
-//!
-//! * [`target`]: the delegation target seam: custody, runtime class, the
-//!   lifecycle projected from four substrate vocabularies, and what a caller
-//!   may do to a target now, with the reason when it is nothing.
-//! * [`disclosure`] and [`ladder`]: the field-by-field disclosure schedule
-//!   for work in progress, and the tier ladder (`dark < pulse < ledger <
-//!   glass`) it decides through.
+//! The decisions of two OpenAgents modules, as plain Rust: [`target`], the
+//! delegation target seam, and [`disclosure`], the field-by-field disclosure
+//! schedule for work in progress, with the tier [`ladder`] it decides through.
 //!
 //! This crate is the one home of those decisions and holds only them (the
 //! decision document and its diff are `openagents_policy_decisions`; the
