@@ -101,10 +101,9 @@ openagents_policy::vocabulary! {
     }
 }
 
-/// An input word a table draws from one of the document's vocabularies:
-/// the document asks the table's question for every word of it (and for
-/// `<any other word>`, when a caller may pass a word the vocabulary lacks),
-/// so a document without one of those rows is incomplete.
+/// An input word a table draws from one of the document's vocabularies: the
+/// table asks its question for every word of it (and for `<any other word>`,
+/// when a caller may pass a word it lacks), or the document is incomplete.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Drawn {
     /// The input's key.
@@ -123,9 +122,8 @@ macro_rules! drawn {
 }
 
 impl Table {
-    /// Whether a changed answer of this table can change what anyone reads
-    /// or may do: every table's but the reasons', whose answers are words
-    /// that explain a placement and decide nothing.
+    /// Whether a changed answer of this table can change what anyone reads or
+    /// may do: every table's but the reasons', words that decide nothing.
     #[must_use]
     pub const fn decides(self) -> bool {
         !matches!(self, Self::ScheduleReasons)

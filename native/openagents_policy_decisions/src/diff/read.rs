@@ -53,8 +53,7 @@ pub fn read(bytes: &[u8], side: Side) -> Result<Document, DocumentRefusal> {
 }
 
 /// Why `bytes` did not read as a document of this format: not JSON, not an
-/// object, of another format (whatever else it holds), else the parser's
-/// complaint.
+/// object, of another format (whatever else it holds), else the parser's complaint.
 fn why_not(bytes: &[u8], side: Side, error: &serde_json::Error) -> DocumentRefusal {
     let refuse = |why: String| DocumentRefusal::NotADocument { side, why };
     if let Err(error) = serde_json::from_slice::<de::IgnoredAny>(bytes) {

@@ -216,10 +216,9 @@ impl<'d> Context<'d> {
         self.answer(side, Table::Rungs, "rung", rung)?.get("tier")?.as_str()
     }
 
-    /// Whether a tier rose (`[true, false]`) or fell from `before` to
-    /// `after`, by the ranks of each document that ranks both words, when
-    /// they agree; `None` when no document can tell, or the two disagree
-    /// (a change the diff cannot class).
+    /// Whether a tier rose (`[true, false]`) or fell from `before` to `after`,
+    /// by the ranks of each document that ranks both words; `None` when none
+    /// can tell or the two disagree (a change the diff cannot class).
     fn rise(&self, before: Option<&str>, after: Option<&str>) -> Option<[bool; 2]> {
         let by = |side| Some(self.rank(side, after)?.cmp(&self.rank(side, before)?));
         match (by(Side::Old), by(Side::New)) {
