@@ -75,10 +75,8 @@ pub struct Field {
     /// The rung that first exposes it.
     #[serde(rename = "tier")]
     pub rung: Rung,
-    /// The schema column it is read from. Most fields share their column's
-    /// name; a few are derived (`requester_kind` is the kind half of
-    /// `requesting_principal`, `budget` the bounds half of `budget_snapshot`)
-    /// or renamed.
+    /// The schema column it is read from: most fields share their column's
+    /// name, a few are derived (`budget` from `budget_snapshot`) or renamed.
     pub column: &'static str,
     /// Why it is placed at its rung, as the app's schedule says it (or
     /// [`NO_REASON`] where it says nothing).

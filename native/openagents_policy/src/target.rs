@@ -377,12 +377,10 @@ impl UnavailableReason {
     }
 }
 
-/// The seam fields of one target.
-///
-/// Built only by [`Seam::new`], so no caller can hold a seam whose
-/// capabilities disagree with its lifecycle and reach. It serializes to the
-/// same JSON as the Elixir map: the same five keys, `null` for nothing. It is
-/// deliberately not `Deserialize`: that would be a second constructor.
+/// The seam fields of one target, built only by [`Seam::new`], so no caller
+/// can hold a seam whose capabilities disagree with its lifecycle and reach.
+/// It serializes to the Elixir map's JSON (five keys, `null` for nothing), and
+/// is deliberately not `Deserialize`: that would be a second constructor.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Seam {
     custody: Custody,
