@@ -14,9 +14,8 @@ use serde::Serialize;
 use crate::error::raise;
 use crate::word::Word;
 
-/// A seam as the seed writes it: the core's serde JSON as a term, so a map
-/// with binary keys and `nil` for nothing (`TargetTest` holds the two to each
-/// other through the decision document's seam rows).
+/// A seam as the seed writes it: the core's serde JSON as a term (a map with
+/// binary keys, `nil` for nothing), which `TargetTest` holds to the document.
 fn seam_term<'a>(env: Env<'a>, seam: &impl Serialize) -> NifResult<Term<'a>> {
     let json = serde_json::to_value(seam).map_err(raise)?;
     Ok(rustler::serde::to_term(env, json)?)
@@ -67,10 +66,8 @@ fn delegation_seam(env: Env<'_>, lifecycle: Word<DelegationLifecycle>) -> NifRes
 }
 
 /// The three substrates a word is projected from, each named once: a
-/// lifecycle NIF each, their words (`substrates/0`, for each projection's
-/// clauses and the demonstration task), and what each answers for a word its
-/// vocabulary lacks (`unrecognized_lifecycles/0`: the core's one
-/// `Reading::Unrecognized`).
+/// lifecycle NIF each, their words (`substrates/0`), and what each answers
+/// for a word it lacks (`unrecognized_lifecycles/0`).
 macro_rules! substrates {
     ($($name:literal: $nif:ident($substrate:ident)),+) => {
         $(

@@ -116,8 +116,7 @@ fn reach(input: &Input) -> String {
     }
 }
 
-/// What a substrate row is about: a Box, a Box run, a work job or a
-/// Computer, as its input describes it.
+/// What a substrate row is about, as its input describes it.
 fn substrate(table: Table, input: &Input) -> String {
     let (what, key) = match table {
         Table::LifecyclesBoxStates | Table::CapabilitiesBoxStates => ("a Box", "box_state"),
