@@ -114,9 +114,8 @@ use Rung::{Glass, Ledger, Pulse};
 
 // The schedule, each placement with the app's reason as its value. A never
 // list is no rung: it would restate, where the repository's gate does not
-// reach, what that gate withholds. Tables are written in the app's order
-// (`by_name` sorts fields by name, the order answers come in; a never list
-// answers as written), one placement a line: rustfmt would split each in five.
+// reach, what that gate withholds. Tables keep the app's order (`by_name`
+// sorts fields by name), one placement a line: rustfmt would split each in five.
 
 /// The reason a placement carries where the app's schedule states none.
 pub const NO_REASON: &str = "No reason stated in the seeds.";
@@ -530,10 +529,9 @@ pub struct PrincipalReading<'k, A> {
     pub id: Option<A>,
 }
 
-/// Why an attempt gets no link (`:none` in Elixir). Each is an honest answer,
-/// not a failure: with no owner there is nothing for `glass` to mean, and the
-/// record's tier column still clamps every reader. Its message is the
-/// sentence the host is answered with.
+/// Why an attempt gets no link (`:none` in Elixir), its message the host's
+/// answer: not a failure, since with no owner there is nothing for `glass`
+/// to mean, and the record's tier column still clamps every reader.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NoLink {

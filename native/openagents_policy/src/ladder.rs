@@ -178,9 +178,8 @@ impl Viewer {
 /// viewer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Link {
-    /// Whether the viewer owns it, as the host states it (as it states
-    /// `admin?`): the link's account and the viewer's are both present and
-    /// equal. The host compares its own ids, so none crosses into the core.
+    /// Whether the viewer owns it (the link's account and the viewer's both
+    /// present and equal), as the host states it: no id crosses into the core.
     pub owned: bool,
     /// The link's tier word.
     pub tier: Reading<Tier>,

@@ -252,9 +252,8 @@ impl RunState {
 }
 
 impl DelegationLifecycle {
-    /// Whether a delegation in this lifecycle has ended: a surface showing
-    /// work in motion leaves it out. What may be cancelled is
-    /// [`DelegationSeam::new`]'s.
+    /// Whether a delegation in this lifecycle has ended (a surface showing work
+    /// in motion leaves it out); what may be cancelled is [`DelegationSeam`]'s.
     #[must_use]
     pub const fn has_ended(self) -> bool {
         matches!(self, Self::Succeeded | Self::Failed | Self::Cancelled)

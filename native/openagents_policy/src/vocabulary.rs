@@ -160,9 +160,8 @@ macro_rules! vocabulary {
                 }
             }
 
-            /// How `word` reads: the value it names, or `Unrecognized`. Takes
-            /// bytes, because the words arrive from Erlang binaries that need
-            /// not be UTF-8.
+            /// How `word` reads: the value it names, or `Unrecognized`. Bytes,
+            /// as Erlang binaries need not be UTF-8.
             #[must_use]
             pub fn read(word: impl AsRef<[u8]>) -> $crate::Reading<Self> {
                 let word = word.as_ref();
