@@ -189,9 +189,8 @@ impl Serialize for Row {
     }
 }
 
-/// Every independent finite-domain decision of the rules; its JSON
-/// ([`Document::to_json`]) is the canonical document the digest is taken
-/// of. [`crate::diff::read`] reads one back, within its limits.
+/// Every independent finite-domain decision of the rules, written canonically
+/// by [`Document::to_json`] and read back by [`crate::diff::read`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Document {
     /// [`FORMAT`].

@@ -236,9 +236,8 @@ impl Diff {
         serde_json::json!(self).to_string()
     }
 
-    /// Markdown for a pull request or a CHANGELOG entry: a `### Decision
-    /// changes` section, the changes grouped by class, widening first;
-    /// within [`Limit::Output`] and a few lines of headings.
+    /// Markdown for a pull request or a CHANGELOG entry: the changes grouped
+    /// by class, widening first, within [`Limit::Output`] and a few headings.
     #[must_use]
     pub fn to_markdown(&self) -> String {
         let mut out = String::from("### Decision changes\n\n");

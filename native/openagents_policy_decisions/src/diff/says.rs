@@ -389,9 +389,8 @@ impl<'d> Context<'d> {
         (classed(rise), says)
     }
 
-    /// A scheduled field: newly, no longer, from another rung or column.
-    /// Who gains is by the rungs' tiers, each side's own; who is named as
-    /// gaining is the new document's readers between the two.
+    /// A scheduled field: newly, no longer, from another rung or column. Who
+    /// gains is by each side's rungs; who is named, the new document's readers.
     fn field(&self, input: &Input, [old, new]: Answers<'_>) -> (Class, String) {
         let name = code(&format!("{}.{}", text(input, "family"), text(input, "field")));
         let [before, after] =
@@ -437,8 +436,7 @@ impl<'d> Context<'d> {
     }
 
     /// A viewer as read (`{tier, admin, account_id}`): its own tier risen or
-    /// gone (no tier clamps nothing), the operator mark or an account
-    /// gained, widens.
+    /// gone (none clamps nothing), the operator mark or an account gained, widens.
     fn viewer(&self, old: Option<&Value>, new: Option<&Value>) -> (Class, String) {
         let (Some(before), Some(after)) = (old, new) else {
             return (Class::Changes, format!("is now read as {}", was(old, new)));
