@@ -1,6 +1,5 @@
-//! `OpenAgents.Transparency.WorkDisclosure`'s and the ladder's decisions.
-//! Families, fields, columns and tiers cross as atoms of the core's words
-//! ([`crate::word`]), never restated here.
+//! `OpenAgents.Transparency.WorkDisclosure`'s and the ladder's decisions,
+//! their words crossing as atoms of the core's ([`crate::word`]).
 
 use std::collections::HashMap;
 
@@ -98,9 +97,8 @@ fn viewer<'a>(
     }
 }
 
-/// The attributes `link_for_attempt/3` hands the host's
-/// `ArtifactLink.changeset/2`: the core's link, the host's terms it was given
-/// handed back as they were.
+/// The attributes `link_for_attempt/3` hands the host's changeset: the core's
+/// link, the host's terms handed back as they were.
 #[derive(NifMap)]
 #[rustler(encode)]
 struct LinkAttrs<'a> {
