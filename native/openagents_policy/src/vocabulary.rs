@@ -3,9 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Declares [`Vocabulary`] from one list: the enum, its `ALL`, its names
-/// and its words, so no second list of the vocabularies can fall behind the
-/// first. Each is named for its type, in the module named beside it.
+/// Declares [`Vocabulary`] from one list (the enum, its `ALL`, names and
+/// words, each named for its type in the module beside it), so no second falls behind.
 macro_rules! vocabularies {
     ($( $variant:ident in $module:ident => $name:literal ),+ $(,)?) => {
         /// The closed vocabularies this crate knows, named so a refusal can say
