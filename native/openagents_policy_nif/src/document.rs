@@ -36,10 +36,9 @@ fn check(load_info: Term<'_>) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// The load callback: `true` (loaded) only when this library's decisions
-/// are its package's; otherwise the refusal, naming both digests, goes to
-/// the VM's stderr (`:erlang.load_nif/2` can say no more than that the load
-/// failed).
+/// The load callback: `true` (loaded) only when this library's decisions are
+/// its package's; otherwise the refusal, naming both digests, goes to stderr
+/// (`:erlang.load_nif/2` can say no more than that the load failed).
 pub fn load(_env: Env<'_>, load_info: Term<'_>) -> bool {
     check(load_info).map_err(|refusal| eprintln!("{refusal}")).is_ok()
 }

@@ -39,8 +39,7 @@ impl<'a, T: DeserializeOwned + 'a> Decoder<'a> for Word<T> {
 }
 
 /// A tier as `Host.tier/1` sends it: an atom or a short binary, read by the
-/// core's [`ladder::read_tier`] (an atom that names no tier, unrecognized).
-/// Anything else is a bad argument.
+/// core's [`ladder::read_tier`]; anything else is a bad argument.
 #[derive(Clone, Copy)]
 pub struct TierTerm(pub Reading<Tier>);
 
