@@ -1,20 +1,14 @@
-//! The field-by-field disclosure schedule for work in progress.
+//! The field-by-field disclosure schedule for work in progress: for an
+//! attempt, a work job, a deployment receipt or a trace, a tier answers not
+//! "may this reader see the record" but "which of its fields". Each
+//! [`Family`] names the [`Rung`] that first exposes each [`Field`], and a
+//! never list the columns no rung exposes; every column of a family's table
+//! is one or the other, never both, never neither ([`Family::classify`], for
+//! a host to run against its live schema). What each tier shows is [`Tier`]'s.
 //!
-//! An attempt, a work job, a deployment receipt and a trace describe work
-//! someone is doing now, and the question a tier answers for them is not "may
-//! this reader see the record" but "which of its fields". So the unit is the
-//! [`Field`]: each [`Family`] names the [`Rung`] that first exposes each of
-//! its fields, and a never list names the columns no rung exposes at all.
-//! Every column of a family's table is the source of a scheduled field or on
-//! the never list, never both and never neither; [`Family::classify`] is that
-//! check, for a host to run against its live schema. What each tier shows is
-//! [`Tier`]'s.
-//!
-//! The never list is not a fifth rung waiting for a viewer: it is the prompt
-//! and the goal, the authority snapshot, internal node names, credential
-//! metadata, and the conversation the work came from. Repository authority is
-//! stronger than every rung; a tier only narrows what a reader who already
-//! passed the repository's gate sees.
+//! A never list is not a fifth rung waiting for a viewer (guides/disclosure-model.md
+//! says what they hold). Repository authority is stronger than every rung: a
+//! tier only narrows what a reader who already passed the repository's gate sees.
 
 use serde::Serialize;
 
@@ -41,11 +35,8 @@ vocabulary! {
     /// admits nothing" holds by construction. Why this is not a [`Tier`] nor
     /// an [`Access`]: [`crate::ladder`], "One ladder, three words".
     pub enum Rung in Rung {
-        /// Exposed from `pulse` up.
         Pulse => "pulse",
-        /// Exposed from `ledger` up.
         Ledger => "ledger",
-        /// Exposed at `glass` only.
         Glass => "glass",
     }
 }
@@ -73,15 +64,23 @@ impl Rung {
     }
 }
 
-/// One scheduled field of a family.
+/// One scheduled field of a family: only the schedule writes one
+/// (`non_exhaustive`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Field {
+    /// The field's name in a projection.
     #[serde(rename = "field")]
-    name: &'static str,
+    pub name: &'static str,
+    /// The rung that first exposes it.
     #[serde(rename = "tier")]
-    rung: Rung,
-    column: &'static str,
-    reason: &'static str,
+    pub rung: Rung,
+    /// The schema column it is read from: most fields share their column's
+    /// name, a few are derived (`budget` from `budget_snapshot`) or renamed.
+    pub column: &'static str,
+    /// Why it is placed at its rung, as the app's schedule says it (or
+    /// [`NO_REASON`] where it says nothing).
+    pub reason: &'static str,
 }
 
 impl Field {
@@ -89,41 +88,9 @@ impl Field {
         Self { name, rung, column: name, reason }
     }
 
-    const fn from(
-        name: &'static str,
-        rung: Rung,
-        column: &'static str,
-        reason: &'static str,
-    ) -> Self {
-        Self { name, rung, column, reason }
-    }
-
-    /// The field's name in a projection.
-    #[must_use]
-    pub const fn name(&self) -> &'static str {
-        self.name
-    }
-
-    /// The rung that first exposes it.
-    #[must_use]
-    pub const fn rung(&self) -> Rung {
-        self.rung
-    }
-
-    /// The schema column it is read from. Most fields share their column's
-    /// name; a few are derived (`requester_kind` is the kind half of
-    /// `requesting_principal`, `budget` the bounds half of `budget_snapshot`)
-    /// or renamed.
-    #[must_use]
-    pub const fn column(&self) -> &'static str {
-        self.column
-    }
-
-    /// Why it is placed at its rung, as the app's schedule says it (or
-    /// [`NO_REASON`] where it says nothing).
-    #[must_use]
-    pub const fn reason(&self) -> &'static str {
-        self.reason
+    /// The field, read from `column` rather than the column of its name.
+    const fn read_from(self, column: &'static str) -> Self {
+        Self { column, ..self }
     }
 }
 
@@ -147,9 +114,8 @@ use Rung::{Glass, Ledger, Pulse};
 
 // The schedule, each placement with the app's reason as its value. A never
 // list is no rung: it would restate, where the repository's gate does not
-// reach, what that gate withholds. Tables are written in the app's order
-// (`by_name` sorts fields by name, the order answers come in; a never list
-// answers as written), one placement a line: rustfmt would split each in five.
+// reach, what that gate withholds. Tables keep the app's order (`by_name`
+// sorts fields by name), one placement a line: rustfmt would split each in five.
 
 /// The reason a placement carries where the app's schedule states none.
 pub const NO_REASON: &str = "No reason stated in the seeds.";
@@ -174,8 +140,7 @@ const ATTEMPT: &[Field] = &by_name([
     Field::new("id", Pulse, HANDLE),
     Field::new("target_kind", Pulse, "`box` or `computer`: which shape ran, never which one."),
     Field::new("state", Pulse, "Its own lifecycle word: \"it ran and ended so\" is all `pulse` is for."),
-    Field::from("requester_kind", Pulse, "requesting_principal",
-        "TRANSPARENCY-001 publishes a principal's kind, never its id."),
+    Field::new("requester_kind", Pulse, "TRANSPARENCY-001 publishes a principal's kind, never its id.").read_from("requesting_principal"),
     Field::new("admitted_at", Pulse, NO_REASON),
     Field::new("started_at", Pulse, NO_REASON),
     Field::new("finished_at", Pulse, NO_REASON),
@@ -214,9 +179,8 @@ const WORK_JOB: &[Field] = &by_name([
     Field::new("tool_call_count", Ledger, COUNT),
     Field::new("continuation_count", Ledger, COUNT),
     Field::new("error_code", Ledger, OUTCOME),
-    Field::from("budget", Ledger, "budget_snapshot",
-        "Wall clock, report and prompt ceilings: a bound on the run is a fact about the run (the \
-         prompt they bound is never published)."),
+    Field::new("budget", Ledger, "Wall clock, report and prompt ceilings: a bound on the run is a fact about the run (the \
+         prompt they bound is never published).").read_from("budget_snapshot"),
     Field::new("report", Glass, "Model-authored prose, up to 8 KB, may restate private content verbatim."),
     Field::new("usage", Glass, "Token and cost accounting: billing, about that account."),
     Field::new("model_id", Glass, "Which model did that account's work."),
@@ -252,8 +216,8 @@ const EVIDENCE: &[Field] = &by_name([
     Field::new("result", Pulse, "The receipt's terminal word: the outcome, without the artifact."),
     Field::new("plane", Pulse, "`forge` or `tenant`: two structural values."),
     Field::new("source", Pulse, "`closing_reference` or `assignment`: how the commit resolved to the issue."),
-    Field::from("recorded_at", Pulse, "inserted_at", NO_REASON),
-    Field::from("commit", Ledger, "commit_sha", REVISION),
+    Field::new("recorded_at", Pulse, NO_REASON).read_from("inserted_at"),
+    Field::new("commit", Ledger, REVISION).read_from("commit_sha"),
     Field::new("receipt_id", Ledger, "The handle that fetches the receipt: at `pulse`, a pointer past the gate."),
     Field::new("environment", Ledger, "Where bytes reached (a customer-named place on tenant)."),
 ]);
@@ -277,9 +241,9 @@ never! { EVIDENCE_NEVER:
 #[rustfmt::skip]
 const TRACE: &[Field] = &by_name([
     Field::new("id", Pulse, HANDLE),
-    Field::from("schema_version", Pulse, "document", "A format name (`ATIF-v1.7`): the existence disclosure."),
-    Field::from("step_count", Pulse, "document", "A count of work, a rung below `tool_call_count`: it names no repository."),
-    Field::from("recorded_at", Pulse, "inserted_at", NO_REASON),
+    Field::new("schema_version", Pulse, "A format name (`ATIF-v1.7`): the existence disclosure.").read_from("document"),
+    Field::new("step_count", Pulse, "A count of work, a rung below `tool_call_count`: it names no repository.").read_from("document"),
+    Field::new("recorded_at", Pulse, NO_REASON).read_from("inserted_at"),
     Field::new("digest", Ledger,
         "A sha of a document (TRANSPARENCY-001 puts shas at l2): it lets a holder of the bytes prove \
          they are the ones this attempt recorded."),
@@ -293,8 +257,10 @@ never! { TRACE_NEVER:
 }
 
 /// `fields` in field-name order, which is the order the schedule answers in.
-/// A name written twice does not compile.
+/// A name written twice, or more fields than [`Admitted`] has bits, does not
+/// compile.
 const fn by_name<const N: usize>(mut fields: [Field; N]) -> [Field; N] {
+    assert!(N <= 32, "a family has more fields than Admitted has bits");
     let mut sorted = 1;
     while sorted < N {
         let mut at = sorted;
@@ -356,37 +322,17 @@ impl Family {
         }
     }
 
-    /// Why `name`, a scheduled field or a never-listed column, is placed
-    /// where it is; `None` for a name the family has on neither list.
-    ///
-    /// ```
-    /// use openagents_policy::disclosure::Family;
-    /// assert!(Family::WorkJob.reason("report").unwrap().contains("8 KB"));
-    /// assert!(Family::WorkJob.reason("goal").is_some());
-    /// assert_eq!(Family::WorkJob.reason("no_such_column"), None);
-    /// ```
-    #[must_use]
-    pub fn reason(self, name: &str) -> Option<&'static str> {
-        let never = self.never_listed().iter().find(|never| never.column == name);
-        self.field(name).map(Field::reason).or(never.map(|never| never.reason))
-    }
-
     /// The scheduled field named `name`, if there is one.
     #[must_use]
     pub fn field(self, name: &str) -> Option<&'static Field> {
         self.fields().iter().find(|field| field.name == name)
     }
 
-    /// The rung that first exposes `field`, or `None` when none does.
-    #[must_use]
-    pub fn tier_for(self, field: &str) -> Option<Rung> {
-        self.field(field).map(Field::rung)
-    }
-
     /// The columns the scheduled fields are read from, sorted, each once.
     #[must_use]
     pub fn source_columns(self) -> Vec<&'static str> {
-        let mut columns: Vec<&'static str> = self.fields().iter().map(Field::column).collect();
+        let mut columns: Vec<&'static str> =
+            self.fields().iter().map(|field| field.column).collect();
         columns.sort_unstable();
         columns.dedup();
         columns
@@ -395,17 +341,6 @@ impl Family {
     /// The fields `viewer` may read, in field-name order. Each field is asked
     /// of the ladder as the access its rung is the minimum for, so a viewer
     /// with no tier of its own reads every field and `dark` reads none.
-    ///
-    /// ```
-    /// use openagents_policy::disclosure::Family;
-    /// use openagents_policy::ladder::{Tier, Viewer};
-    /// use openagents_policy::Reading;
-    /// let ledger = Viewer::Word(Reading::Known(Tier::Ledger));
-    /// let names: Vec<_> = Family::Trace.fields_at(&ledger).fields().map(|f| f.name()).collect();
-    /// assert_eq!(names, ["byte_size", "digest", "id", "recorded_at", "schema_version", "step_count"]);
-    /// let dark = Viewer::Word(Reading::Known(Tier::Dark));
-    /// assert!(Family::Trace.fields_at(&dark).is_empty());
-    /// ```
     #[must_use]
     pub fn fields_at(self, viewer: &Viewer) -> Admitted {
         let mut positions = 0_u32;
@@ -421,14 +356,6 @@ impl Family {
     /// Classifies a table's columns against this family's schedule: the
     /// columns that are neither a scheduled field's source nor on the never
     /// list, and those that are both. Both lists empty is the invariant.
-    ///
-    /// ```
-    /// use openagents_policy::disclosure::Family;
-    /// let check = Family::Trace.classify(["id", "user_id", "digest", "visibility",
-    ///     "document", "byte_size", "assignment_id", "inserted_at", "prompt"]);
-    /// assert_eq!(check.unclassified, ["prompt"]);
-    /// assert!(check.doubly_classified.is_empty());
-    /// ```
     #[must_use]
     pub fn classify<'c>(self, columns: impl IntoIterator<Item = &'c str>) -> Classification {
         classify_against(&self.source_columns(), &self.never(), columns)
@@ -451,12 +378,6 @@ fn classify_against<'c>(
     check
 }
 
-// `Admitted` keeps one bit per field; a family with more fields than bits
-// would not compile rather than silently lose some.
-const _: () = assert!(
-    ATTEMPT.len() <= 32 && WORK_JOB.len() <= 32 && EVIDENCE.len() <= 32 && TRACE.len() <= 32
-);
-
 /// The fields of one family a viewer may read. Built only by
 /// [`Family::fields_at`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -470,12 +391,6 @@ impl Admitted {
     #[must_use]
     pub const fn is_empty(&self) -> bool {
         self.positions == 0
-    }
-
-    /// How many fields are admitted.
-    #[must_use]
-    pub const fn len(&self) -> usize {
-        self.positions.count_ones() as usize
     }
 
     /// The admitted fields, in field-name order.
@@ -509,14 +424,12 @@ pub struct FamilySchedule {
 /// JSON that `mix openagents_policy.show --json` prints.
 #[must_use]
 pub fn schedule() -> Vec<FamilySchedule> {
-    Family::ALL
-        .iter()
-        .map(|&family| FamilySchedule {
-            family,
-            fields: family.fields(),
-            never: family.never_listed(),
-        })
-        .collect()
+    let schedule = |&family: &Family| FamilySchedule {
+        family,
+        fields: family.fields(),
+        never: family.never_listed(),
+    };
+    Family::ALL.iter().map(schedule).collect()
 }
 
 /// What a record carries for the effective tier: a loaded link, or only its
@@ -529,11 +442,9 @@ pub enum Record {
     Unlinked(Subject),
 }
 
-/// The tier `viewer` reads one record at.
-///
-/// A linked record resolves through its link: revoked is `dark`, the owner
-/// and an operator are `glass`. An unlinked record has no owner to raise, so
-/// only an operator descriptor (`admin: true`) reaches `glass`; everyone else
+/// The tier `viewer` reads one record at: a linked record's
+/// [`Link::tier_for`]; an unlinked one has no owner to raise, so only an
+/// operator descriptor (`admin: true`) reaches `glass`, and everyone else
 /// reads its tier column clamped.
 #[must_use]
 pub fn effective_tier(record: &Record, viewer: &Viewer) -> Tier {
@@ -618,37 +529,21 @@ pub struct PrincipalReading<'k, A> {
     pub id: Option<A>,
 }
 
-/// Why an attempt gets no link (`:none` in Elixir). Each is an honest answer,
-/// not a failure: with no owner there is nothing for `glass` to mean, and the
-/// record's tier column still clamps every reader.
+/// Why an attempt gets no link (`:none` in Elixir), its message the host's
+/// answer: not a failure, since with no owner there is nothing for `glass`
+/// to mean, and the record's tier column still clamps every reader.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NoLink {
     /// The repository has no id to bind the link to.
-    #[error("{}", self.message())]
+    #[error("the repository carries no id, so there is nothing to bind a link to")]
     NoRepository,
     /// An agent requested the attempt, so no account owns it.
-    #[error("{}", self.message())]
+    #[error("an agent requested the attempt, so no account owns it")]
     AgentPrincipal,
     /// The principal is not a user with a binary id.
-    #[error("{}", self.message())]
+    #[error("the principal is not a user with an id, so no account owns it")]
     UnrecognizedPrincipal,
-}
-
-impl NoLink {
-    /// Why there is no link, as a sentence.
-    #[must_use]
-    pub const fn message(self) -> &'static str {
-        match self {
-            Self::NoRepository => {
-                "the repository carries no id, so there is nothing to bind a link to"
-            }
-            Self::AgentPrincipal => "an agent requested the attempt, so no account owns it",
-            Self::UnrecognizedPrincipal => {
-                "the principal is not a user with an id, so no account owns it"
-            }
-        }
-    }
 }
 
 /// Consent recorded on an attempt's link.
@@ -659,58 +554,26 @@ pub struct Consent {
 }
 
 /// The attributes of the consent-bearing link one attempt gets, for the
-/// host's `ArtifactLink.changeset/2`. Built only by [`link_for_attempt`].
+/// host's `ArtifactLink.changeset/2`. Built only by [`link_for_attempt`]
+/// (`non_exhaustive`, so no other crate writes one).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct AttemptLink<R, A, S> {
-    account_id: A,
-    repository_id: R,
-    artifact_type: &'static str,
-    artifact_ref: &'static str,
-    tier: Tier,
-    consent: Consent,
-    authority_snapshot: S,
-}
-
-impl<R, A, S> AttemptLink<R, A, S> {
     /// The account that requested the attempt and owns the link.
-    pub const fn account_id(&self) -> &A {
-        &self.account_id
-    }
-
+    pub account_id: A,
     /// The repository the attempt belongs to.
-    pub const fn repository_id(&self) -> &R {
-        &self.repository_id
-    }
-
+    pub repository_id: R,
     /// Always `"attempt"`.
-    #[must_use]
-    pub const fn artifact_type(&self) -> &'static str {
-        self.artifact_type
-    }
-
+    pub artifact_type: &'static str,
     /// Always `"id"`: the link refers to the attempt by its id.
-    #[must_use]
-    pub const fn artifact_ref(&self) -> &'static str {
-        self.artifact_ref
-    }
-
+    pub artifact_ref: &'static str,
     /// Always `ledger`: the ceiling a repository member already has. The
     /// owner is raised to `glass` by owning it; everyone else is clamped.
-    #[must_use]
-    pub const fn tier(&self) -> Tier {
-        self.tier
-    }
-
+    pub tier: Tier,
     /// Who granted consent.
-    #[must_use]
-    pub const fn consent(&self) -> Consent {
-        self.consent
-    }
-
+    pub consent: Consent,
     /// The authority the attempt was requested under, carried as given.
-    pub const fn authority_snapshot(&self) -> &S {
-        &self.authority_snapshot
-    }
+    pub authority_snapshot: S,
 }
 
 /// Mints the link attributes for one attempt, or says why there is none.
@@ -725,7 +588,7 @@ impl<R, A, S> AttemptLink<R, A, S> {
 /// use openagents_policy::ladder::Tier;
 /// let user = PrincipalReading { kind: Some(b"user"), id: Some("acct-1") };
 /// let link = link_for_attempt(Some("repo-1"), user, ()).unwrap();
-/// assert_eq!(link.tier(), Tier::Ledger);
+/// assert_eq!(link.tier, Tier::Ledger);
 /// let agent = PrincipalReading { kind: Some(b"agent"), id: Some("agent-7") };
 /// assert_eq!(link_for_attempt(Some("repo-1"), agent, ()).unwrap_err(), NoLink::AgentPrincipal);
 /// ```

@@ -1,38 +1,21 @@
-//! The tier ladder: the pure half of the host's `OpenAgents.Transparency`.
+//! The tier ladder: the pure half of the host's `OpenAgents.Transparency`,
+//! and the one ladder the disclosure schedule decides every field through.
 //!
 //! Four tiers rank `dark < pulse < ledger < glass`. A viewer may carry a tier
 //! of its own, which clamps whatever it looks at; a live consent link raises
 //! its owner ([`Link::owned`]) and an operator to `glass`; a revoked link is
-//! `dark` for everyone, operators included. The disclosure schedule decides
-//! every field through this module, so there is one ladder and no second
-//! copy of it.
-//!
-//! Inputs arrive from Elixir as arbitrary terms. The rules for naming a tier
-//! are part of the contract: a known word names its tier, and anything else
-//! (an unknown word, `nil`, a number, `"GLASS"`) names `dark`. That is why
-//! tier words are taken as a [`Reading`], not a [`Tier`].
+//! `dark` for everyone, operators included. A tier word may be any term: a
+//! known word names its tier, anything else (`nil`, a number, `"GLASS"`)
+//! names `dark`, which is why tier words are taken as a [`Reading`].
 //!
 //! # One ladder, three words
 //!
-//! Three types name positions on the same four ranks, because three
-//! different things stand on the ladder and each admits only what its user
-//! can mean:
-//!
-//! * [`Tier`] is a *level*: the one a record is published at, the one a
-//!   viewer carries, the one [`effective_tier`] answers. All four, `dark`
-//!   included.
-//! * [`Access`] is a *use*: what a reader asks to do with a record
-//!   (`metadata`, `content`, `full`, the host's words for [`allows`]). Each
-//!   needs a [`Tier`], its [`Access::minimum`].
-//! * [`Rung`](crate::disclosure::Rung) is a *schedule* word: the tier that
-//!   first exposes a field. It has no `dark`, so a field no tier shows cannot
-//!   be scheduled and has to go on the never list.
-//!
-//! One enum for all three would let a schedule say "from `dark`" and mix a
-//! reader's level with what it asks for. The relations between them are
-//! rules like any other, so the decision document publishes them and a
-//! change to either is announced: `ladder.minimums` (each access's minimum
-//! tier) and `rungs` (each rung's tier and the access it is asked through).
+//! A [`Tier`] is a *level* (a record's, a viewer's, `dark` included); an
+//! [`Access`] is a *use* a reader asks for ([`allows`]); a
+//! [`Rung`](crate::disclosure::Rung) is a *schedule* word, the tier that first
+//! exposes a field, with no `dark`, so a field no tier shows is never-listed.
+//! One enum would let a schedule say "from `dark`" and mix a reader's level
+//! with its asking. Their relations are rules the decision document publishes.
 
 use serde::Serialize;
 
@@ -57,13 +40,11 @@ vocabulary! {
 }
 
 vocabulary! {
-    /// What a reader wants to do with a record, each with a minimum tier.
+    /// What a reader wants to do with a record, each with a minimum tier
+    /// ([`Access::minimum`]).
     pub enum Access in Access {
-        /// Read that it exists and how it ended: needs `pulse`.
         Metadata => "metadata",
-        /// Read its content: needs `ledger`.
         Content => "content",
-        /// Read all of it: needs `glass`.
         Full => "full",
     }
 }
@@ -78,12 +59,6 @@ impl Tier {
 
 impl Reading<Tier> {
     /// The tier a word names: its own when known, `dark` otherwise.
-    ///
-    /// ```
-    /// use openagents_policy::ladder::Tier;
-    /// assert_eq!(Tier::read("ledger").named(), Tier::Ledger);
-    /// assert_eq!(Tier::read("GLASS").named(), Tier::Dark);
-    /// ```
     #[must_use]
     pub const fn named(self) -> Tier {
         match self {
@@ -93,15 +68,8 @@ impl Reading<Tier> {
     }
 }
 
-/// How a tier word reads: [`Tier::read`], spelled exactly, so anything else
-/// (`"GLASS"`, bytes that are not UTF-8) is unrecognized and names `dark`.
-/// The NIF reads every tier binary a host hands it here, which is why the
-/// test-only panic probe sits here.
-///
-/// ```
-/// use openagents_policy::ladder::{read_tier, Tier};
-/// assert_eq!(read_tier("GLASS").named(), Tier::Dark);
-/// ```
+/// How a tier word reads: [`Tier::read`], spelled exactly. The NIF reads
+/// every tier a host hands it here, which is why the panic probe sits here.
 ///
 /// # Panics
 ///
@@ -116,11 +84,8 @@ pub fn read_tier(word: impl AsRef<[u8]>) -> Reading<Tier> {
 }
 
 /// The word on which [`read_tier`] panics under the test-only `panic_probe`
-/// feature, so fault tests can put a panic inside a real decision: a record
-/// with no loaded link whose `transparency_tier` holds it fires it on the
-/// request that reads the record. The Elixir modules' compile-time tables
-/// ask only about the four tier words and `nil`, so it never fires while
-/// they compile. In a normal build it is an unknown word and names `dark`.
+/// feature (a record's `transparency_tier`, say), so fault tests can put a
+/// panic inside a real decision; compile-time tables never ask it.
 pub const PANIC_PROBE: &str = "panic_probe";
 
 /// The `panic_probe` panic's message. Fault tests look for it in what
@@ -213,9 +178,8 @@ impl Viewer {
 /// viewer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Link {
-    /// Whether the viewer owns it, as the host states it (as it states
-    /// `admin?`): the link's account and the viewer's are both present and
-    /// equal. The host compares its own ids, so none crosses into the core.
+    /// Whether the viewer owns it (the link's account and the viewer's both
+    /// present and equal), as the host states it: no id crosses into the core.
     pub owned: bool,
     /// The link's tier word.
     pub tier: Reading<Tier>,
@@ -227,21 +191,9 @@ impl Link {
     /// The tier every viewer reads this link at, when it does not depend on
     /// the viewer: `dark` once revoked, operators included. `None` for a live
     /// link, which [`Link::tier_for`] answers per viewer.
-    ///
-    /// ```
-    /// use openagents_policy::ladder::{Link, Tier};
-    /// use openagents_policy::Reading;
-    /// let revoked = Link { owned: true, tier: Reading::Known(Tier::Glass), revoked: true };
-    /// assert_eq!(revoked.tier_for_anyone(), Some(Tier::Dark));
-    /// assert_eq!(Link { revoked: false, ..revoked }.tier_for_anyone(), None);
-    /// ```
     #[must_use]
-    pub const fn tier_for_anyone(&self) -> Option<Tier> {
-        if self.revoked {
-            Some(Tier::Dark)
-        } else {
-            None
-        }
+    pub fn tier_for_anyone(&self) -> Option<Tier> {
+        self.revoked.then_some(Tier::Dark)
     }
 
     /// The tier `viewer` reads this link at: `dark` when revoked, for
@@ -271,18 +223,6 @@ pub enum Subject {
 
 /// The tier `viewer` reads `subject` at: a link's [`Link::tier_for`], or a
 /// bare tier named and clamped by the viewer.
-///
-/// ```
-/// use openagents_policy::ladder::{effective_tier, Link, Subject, Tier, Viewer};
-/// use openagents_policy::Reading;
-/// let pulse = Viewer::Tiered { tier: Reading::Known(Tier::Pulse) };
-/// let owned = Link { owned: true, tier: Reading::Known(Tier::Ledger), revoked: false };
-/// assert_eq!(effective_tier(&Subject::Link(owned), &pulse), Tier::Glass);
-/// let other = Link { owned: false, ..owned };
-/// assert_eq!(effective_tier(&Subject::Link(other), &pulse), Tier::Pulse);
-/// let revoked = Link { revoked: true, ..owned };
-/// assert_eq!(effective_tier(&Subject::Link(revoked), &Viewer::Operator), Tier::Dark);
-/// ```
 #[must_use]
 pub fn effective_tier(subject: &Subject, viewer: &Viewer) -> Tier {
     match subject {

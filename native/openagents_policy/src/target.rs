@@ -1,20 +1,8 @@
-//! The delegation target seam: one vocabulary for addressing a target, reading
-//! its lifecycle, and saying what the asking caller may do to it now.
-//!
-//! Five surfaces hand work to a target (the Work path, chat, text, voice and
-//! the API). They differ in who asks and how the answer is drawn, and they ask
-//! the same three questions. This module answers them once:
-//!
-//! 1. *How is it addressed?* By its [`Kind`]. Nothing here mints an
-//!    identifier; the kind-prefixed reference the host already parses stays
-//!    the address.
-//! 2. *What is it doing?* One [`Lifecycle`] word, projected from whichever of
-//!    four substrate vocabularies owns the target ([`BoxState`],
-//!    [`RunState`], [`JobStatus`], and a machine's [`MachineStatus`] with its
-//!    live reachability).
-//! 3. *What may this caller do?* The [`Seam`]'s capabilities, computed from the
-//!    lifecycle and the [`Reach`] the caller already proved, with the
-//!    [`UnavailableReason`] when the answer is nothing.
+//! The delegation target seam the five surfaces that hand work to a target
+//! ask alike: its [`Kind`] (the host's reference stays the address), one
+//! [`Lifecycle`] projected from whichever substrate owns it, and what the
+//! caller may do now (the [`Seam`], from the lifecycle and the caller's
+//! [`Reach`], with the [`UnavailableReason`] when nothing).
 //!
 //! Deliberately absent: a Box's [`RuntimeClass`] ([`Kind::runtime_class`]
 //! says why), and every [`Capability`] but the two the host's facade serves.
@@ -88,13 +76,11 @@ vocabulary! {
         Queued => "queued",
         /// Being dispatched.
         Starting => "starting",
-        /// Running.
         Active => "active",
         /// Finished as asked.
         Succeeded => "succeeded",
         /// Ended without success, or in a state this vocabulary cannot name.
         Failed => "failed",
-        /// Called off.
         Cancelled => "cancelled",
     }
 }
@@ -112,21 +98,16 @@ vocabulary! {
 }
 
 vocabulary! {
-    /// Why a target offers no `start`: its lifecycle, when that is what stands
-    /// in the way, or missing authority. No third vocabulary: kind and
-    /// lifecycle together already tell a shut laptop from a reclaimed Box.
+    /// Why a target offers no `start`: its lifecycle (each word but
+    /// `not_authorized` is the [`Lifecycle`] of the same word), when that is
+    /// what stands in the way, or missing authority. No third vocabulary:
+    /// kind and lifecycle together already tell a shut laptop from a reclaimed Box.
     pub enum UnavailableReason in UnavailableReason {
-        /// The target is [`Lifecycle::Cold`].
         Cold => "cold",
-        /// The target is [`Lifecycle::Queued`].
         Queued => "queued",
-        /// The target is [`Lifecycle::Starting`].
         Starting => "starting",
-        /// The target is [`Lifecycle::Stopping`].
         Stopping => "stopping",
-        /// The target is [`Lifecycle::Failed`].
         Failed => "failed",
-        /// The target is [`Lifecycle::Destroyed`].
         Destroyed => "destroyed",
         /// The target is active; the caller lacks the reach for its kind.
         NotAuthorized => "not_authorized",
@@ -149,9 +130,7 @@ vocabulary! {
         Ready => "ready",
         /// Bootstrapped and idle.
         Idle => "idle",
-        /// Running work.
         Running => "running",
-        /// Being archived.
         Archiving => "archiving",
         /// Archived and reclaimed.
         Archived => "archived",
@@ -170,17 +149,11 @@ vocabulary! {
         Admitted => "admitted",
         /// Dispatched to the Box.
         Dispatched => "dispatched",
-        /// Running.
         Running => "running",
-        /// Finished.
         Completed => "completed",
-        /// Failed.
         Failed => "failed",
-        /// Called off.
         Cancelled => "cancelled",
-        /// Ran out of time.
         TimedOut => "timed_out",
-        /// Lost track of.
         Lost => "lost",
     }
 }
@@ -189,19 +162,12 @@ vocabulary! {
     /// One Computer delegation's `work_jobs` status: the host's
     /// `Work.Job.statuses/0`.
     pub enum JobStatus in JobStatus {
-        /// Waiting.
         Queued => "queued",
-        /// Running.
         Running => "running",
-        /// Finished.
         Completed => "completed",
-        /// Failed.
         Failed => "failed",
-        /// Cut off before finishing.
         Interrupted => "interrupted",
-        /// Spent its budget.
         BudgetExhausted => "budget_exhausted",
-        /// Called off.
         Cancelled => "cancelled",
     }
 }
@@ -219,12 +185,6 @@ vocabulary! {
 impl Kind {
     /// Who holds a target of this kind. Reads the kind and nothing else, so it
     /// cannot vary with the route, the surface, or the asking.
-    ///
-    /// ```
-    /// use openagents_policy::target::{Custody, Kind};
-    /// let custody: Custody = Kind::Box.custody();
-    /// assert!(Custody::ALL.contains(&custody));
-    /// ```
     #[must_use]
     pub const fn custody(self) -> Custody {
         match self {
@@ -237,12 +197,6 @@ impl Kind {
 
     /// The capacity class this kind belongs to, or `None` when no admitted
     /// class describes it.
-    ///
-    /// ```
-    /// use openagents_policy::target::{Kind, RuntimeClass};
-    /// let class: Option<RuntimeClass> = Kind::Computer.runtime_class();
-    /// assert!(class.is_none_or(|class| RuntimeClass::ALL.contains(&class)));
-    /// ```
     #[must_use]
     pub const fn runtime_class(self) -> Option<RuntimeClass> {
         match self {
@@ -284,13 +238,12 @@ impl RunState {
     #[must_use]
     pub const fn lifecycle(self) -> DelegationLifecycle {
         match self {
-            // Admitted, not yet dispatched: the same meaning; no more stated.
+            // The same meaning (`cancelled` the same word); no more stated.
             Self::Admitted => DelegationLifecycle::Queued,
-            // Dispatched, not yet running: the same meaning; no more stated.
             Self::Dispatched => DelegationLifecycle::Starting,
-            Self::Running => DelegationLifecycle::Active, // The same meaning; no more stated.
-            Self::Completed => DelegationLifecycle::Succeeded, // The same meaning; no more stated.
-            Self::Cancelled => DelegationLifecycle::Cancelled, // The same word.
+            Self::Running => DelegationLifecycle::Active,
+            Self::Completed => DelegationLifecycle::Succeeded,
+            Self::Cancelled => DelegationLifecycle::Cancelled,
             // Ended without success. The run's own state travels beside the
             // word and keeps which way (the seeds say so of the job's words).
             Self::Failed | Self::TimedOut | Self::Lost => DelegationLifecycle::Failed,
@@ -299,9 +252,8 @@ impl RunState {
 }
 
 impl DelegationLifecycle {
-    /// Whether a delegation in this lifecycle has ended: a surface showing
-    /// work in motion leaves it out. What may be cancelled is
-    /// [`DelegationSeam::new`]'s.
+    /// Whether a delegation in this lifecycle has ended (a surface showing work
+    /// in motion leaves it out); what may be cancelled is [`DelegationSeam`]'s.
     #[must_use]
     pub const fn has_ended(self) -> bool {
         matches!(self, Self::Succeeded | Self::Failed | Self::Cancelled)
@@ -320,10 +272,11 @@ impl JobStatus {
     #[must_use]
     pub const fn lifecycle(self) -> DelegationLifecycle {
         match self {
-            Self::Queued => DelegationLifecycle::Queued, // The same word.
-            Self::Running => DelegationLifecycle::Active, // The same meaning; no more stated.
-            Self::Completed => DelegationLifecycle::Succeeded, // The same meaning; no more stated.
-            Self::Cancelled => DelegationLifecycle::Cancelled, // The same word.
+            // The same meaning (`queued`, `cancelled` the same word); no more stated.
+            Self::Queued => DelegationLifecycle::Queued,
+            Self::Running => DelegationLifecycle::Active,
+            Self::Completed => DelegationLifecycle::Succeeded,
+            Self::Cancelled => DelegationLifecycle::Cancelled,
             // Ended without success. The job's own status keeps which way, so
             // one cross-kind vocabulary grows no branch per substrate.
             Self::Failed | Self::Interrupted | Self::BudgetExhausted => DelegationLifecycle::Failed,
@@ -331,75 +284,27 @@ impl JobStatus {
     }
 }
 
-impl Reading<BoxState> {
-    /// The unified lifecycle: a known state's own, `failed` for anything else.
-    #[must_use]
-    pub const fn lifecycle(self) -> Lifecycle {
-        match self {
-            Self::Known(state) => state.lifecycle(),
-            // The seeds' catch-all (no reason stated). Their tests map every
-            // known word, so a new one fails them instead of reading `failed`.
-            Self::Unrecognized => Lifecycle::Failed,
+/// A substrate word's lifecycle as read: a known word's own, `failed` for
+/// anything else. That is the seeds' catch-all (no reason stated); their tests
+/// map every known word, so a new one fails them instead of reading `failed`.
+/// A job whose cancel is in flight (`stopping`) is a real input that lands here.
+macro_rules! read_lifecycle {
+    ($($substrate:ident => $lifecycle:ident),+) => {$(
+        impl Reading<$substrate> {
+            /// The lifecycle: a known word's own, `failed` for anything else.
+            #[must_use]
+            pub const fn lifecycle(self) -> $lifecycle {
+                match self {
+                    Self::Known(word) => word.lifecycle(),
+                    Self::Unrecognized => $lifecycle::Failed,
+                }
+            }
         }
-    }
+    )+};
 }
 
-impl Reading<RunState> {
-    /// The delegation lifecycle: a known state's own, `failed` otherwise.
-    #[must_use]
-    pub const fn lifecycle(self) -> DelegationLifecycle {
-        match self {
-            Self::Known(state) => state.lifecycle(),
-            // The seeds' catch-all, as for a Box state.
-            Self::Unrecognized => DelegationLifecycle::Failed,
-        }
-    }
-}
-
-impl Reading<JobStatus> {
-    /// The delegation lifecycle: a known status's own, `failed` otherwise.
-    #[must_use]
-    pub const fn lifecycle(self) -> DelegationLifecycle {
-        match self {
-            Self::Known(status) => status.lifecycle(),
-            // The seeds' catch-all, as for a Box state; a job whose cancel is
-            // in flight (`stopping`) is a real input that lands here.
-            Self::Unrecognized => DelegationLifecycle::Failed,
-        }
-    }
-}
-
-/// The unified lifecycle of a Box from its last observed substrate word.
-///
-/// ```
-/// use openagents_policy::target::{box_lifecycle, BoxState};
-/// use openagents_policy::Reading;
-/// // A word the vocabulary does not know gets the one answer for strangers.
-/// assert_eq!(box_lifecycle(b"\xff"), Reading::<BoxState>::Unrecognized.lifecycle());
-/// ```
-#[must_use]
-pub fn box_lifecycle(word: impl AsRef<[u8]>) -> Lifecycle {
-    BoxState::read(word).lifecycle()
-}
-
-/// The delegation lifecycle of one Box run from its state word.
-#[must_use]
-pub fn run_lifecycle(word: impl AsRef<[u8]>) -> DelegationLifecycle {
-    RunState::read(word).lifecycle()
-}
-
-/// The delegation lifecycle of one Computer delegation from its job status.
-///
-/// ```
-/// use openagents_policy::target::{job_lifecycle, JobStatus};
-/// use openagents_policy::Reading;
-/// // `stopping` is not a job status (a cancel in flight): a stranger.
-/// assert_eq!(job_lifecycle("stopping"), Reading::<JobStatus>::Unrecognized.lifecycle());
-/// ```
-#[must_use]
-pub fn job_lifecycle(word: impl AsRef<[u8]>) -> DelegationLifecycle {
-    JobStatus::read(word).lifecycle()
-}
+read_lifecycle!(BoxState => Lifecycle, RunState => DelegationLifecycle);
+read_lifecycle!(JobStatus => DelegationLifecycle);
 
 /// What the host knows of a paired machine when it asks for its lifecycle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -414,13 +319,6 @@ pub struct MachineObservation {
 
 impl MachineObservation {
     /// The unified lifecycle of the Computer.
-    ///
-    /// ```
-    /// use openagents_policy::target::{Lifecycle, MachineObservation, MachineStatus};
-    /// let seen = MachineObservation { status: MachineStatus::read("active"), revoked: false, online: true };
-    /// let lifecycle: Lifecycle = seen.lifecycle();
-    /// assert!(Lifecycle::ALL.contains(&lifecycle));
-    /// ```
     #[must_use]
     pub const fn lifecycle(self) -> Lifecycle {
         match (self.status, self.revoked, self.online) {
@@ -478,21 +376,10 @@ impl UnavailableReason {
     }
 }
 
-/// The seam fields of one target.
-///
-/// Built only by [`Seam::new`], so no caller can hold a seam whose
-/// capabilities disagree with its lifecycle and reach. It serializes to the
-/// same JSON as the Elixir map: the same five keys, `null` for nothing. It is
-/// deliberately not `Deserialize`: that would be a second constructor.
-///
-/// ```
-/// use openagents_policy::target::{Kind, Lifecycle, Reach, Seam};
-/// let seam = Seam::new(Kind::Box, Lifecycle::Active, Reach::Authorized);
-/// assert_eq!(
-///     serde_json::to_string(&seam).unwrap(),
-///     r#"{"custody":"openagents_managed","runtime_class":null,"lifecycle":"active","capabilities":["start"],"unavailable_reason":null}"#
-/// );
-/// ```
+/// The seam fields of one target, built only by [`Seam::new`], so no caller
+/// can hold a seam whose capabilities disagree with its lifecycle and reach.
+/// It serializes to the Elixir map's JSON (five keys, `null` for nothing), and
+/// is deliberately not `Deserialize`: that would be a second constructor.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Seam {
     custody: Custody,
@@ -518,24 +405,6 @@ impl Seam {
         }
     }
 
-    /// Who holds the target.
-    #[must_use]
-    pub const fn custody(&self) -> Custody {
-        self.custody
-    }
-
-    /// The target's runtime class, if an admitted one describes it.
-    #[must_use]
-    pub const fn runtime_class(&self) -> Option<RuntimeClass> {
-        self.runtime_class
-    }
-
-    /// The target's unified lifecycle.
-    #[must_use]
-    pub const fn lifecycle(&self) -> Lifecycle {
-        self.lifecycle
-    }
-
     /// What the caller may do now: `[start]` or nothing.
     #[must_use]
     pub const fn capabilities(&self) -> &'static [Capability] {
@@ -551,12 +420,6 @@ impl Seam {
 
 /// The seam fields of one delegation: its lifecycle and whether the caller
 /// can still cancel it. Built only by [`DelegationSeam::new`].
-///
-/// ```
-/// use openagents_policy::target::{Capability, DelegationLifecycle, DelegationSeam};
-/// assert_eq!(DelegationSeam::new(DelegationLifecycle::Active).capabilities(), [Capability::Cancel]);
-/// assert!(DelegationSeam::new(DelegationLifecycle::Succeeded).capabilities().is_empty());
-/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DelegationSeam {
     lifecycle: DelegationLifecycle,
@@ -579,12 +442,6 @@ impl DelegationSeam {
             // turns only on whether it is under way; an ended one has none.
             capabilities: if running { &[Capability::Cancel] } else { &[] },
         }
-    }
-
-    /// The delegation's lifecycle.
-    #[must_use]
-    pub const fn lifecycle(&self) -> DelegationLifecycle {
-        self.lifecycle
     }
 
     /// `[cancel]` while the delegation is under way, nothing after.

@@ -1,21 +1,14 @@
-//! Closed vocabularies, and the one refusal a word outside them earns.
-//!
-//! Every word this crate publishes belongs to a closed vocabulary declared
-//! once with [`vocabulary!`]. The macro gives each enum the same things a
-//! caller needs: its words in declaration order (`ALL`), the word of a value
-//! (`as_str`), how a word reads (`read`, which can say `Unrecognized`), the
-//! value of a word (`parse`, which refuses with [`Refusal::UnknownWord`]), and
-//! serde that reads and writes the word itself.
+//! Closed vocabularies, each declared once with [`vocabulary!`], and the one
+//! refusal a word outside them earns.
 
 use serde::{Deserialize, Serialize};
 
-/// Declares [`Vocabulary`] from one list: the enum, its `ALL`, its names
-/// and its words, so no second list of the vocabularies can fall behind the
-/// first. Each is named for its type, in the module named beside it.
+/// Declares [`Vocabulary`] from one list (the enum, its `ALL`, names and
+/// words, each named for its type in the module beside it), so no second falls behind.
 macro_rules! vocabularies {
     ($( $variant:ident in $module:ident => $name:literal ),+ $(,)?) => {
-        /// The closed vocabularies this crate knows, named so a refusal can say which
-        /// one a word fell outside of.
+        /// The closed vocabularies this crate knows, named so a refusal can say
+        /// which one a word fell outside of.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
         #[serde(rename_all = "snake_case")]
         pub enum Vocabulary {
@@ -70,18 +63,14 @@ impl std::fmt::Display for Vocabulary {
     }
 }
 
-/// Why a word was not accepted.
-///
-/// Typed rather than a string, so a caller can tell which vocabulary refused
-/// and what it was handed without parsing a sentence.
+/// Why a word was not accepted: typed, so a caller can tell which vocabulary
+/// refused and what it was handed without parsing a sentence.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 #[serde(tag = "refusal", rename_all = "snake_case")]
 pub enum Refusal {
-    /// The word is not one of the vocabulary's words. `word` is the input,
-    /// with bytes that are not UTF-8 replaced, so the refusal can always be
-    /// printed; an input longer than [`Refusal::KEPT`] bytes is cut there and
-    /// its length noted, so refusing a huge input costs no more than a small
-    /// one.
+    /// The word is not one of the vocabulary's words. `word` is the input
+    /// (bytes that are not UTF-8 replaced), cut at [`Refusal::KEPT`] bytes
+    /// with its length noted, so refusing a huge input costs what a small one does.
     #[error("{word:?} is not a word of the {vocabulary} vocabulary")]
     UnknownWord {
         /// The vocabulary that refused.
@@ -108,9 +97,9 @@ impl Refusal {
 }
 
 /// Declares a closed vocabulary: a `Copy` enum whose every variant is one
-/// word. Named `in` one of the [`Vocabulary`]s, its values also parse,
-/// refusing any other word as outside that vocabulary; unnamed (the
-/// decisions crate's tables), they are only read.
+/// word (its doc says which, so a variant its word says all of needs none).
+/// Named `in` one of the [`Vocabulary`]s, its values also parse, refusing
+/// any other word; unnamed (the decisions crate's tables), they are only read.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! vocabulary {
@@ -137,14 +126,6 @@ macro_rules! vocabulary {
                 }
             }
         }
-
-        impl std::str::FromStr for $name {
-            type Err = $crate::Refusal;
-
-            fn from_str(word: &str) -> Result<Self, Self::Err> {
-                Self::parse(word)
-            }
-        }
     };
     (
         $(#[$meta:meta])*
@@ -158,7 +139,12 @@ macro_rules! vocabulary {
             serde::Serialize, serde::Deserialize,
         )]
         pub enum $name {
-            $( $(#[$variant_meta])* #[serde(rename = $word)] $variant, )+
+            $(
+                $(#[$variant_meta])*
+                #[doc = concat!("\n\nThe word `", $word, "`.")]
+                #[serde(rename = $word)]
+                $variant,
+            )+
         }
 
         impl $name {
@@ -173,9 +159,8 @@ macro_rules! vocabulary {
                 }
             }
 
-            /// How `word` reads: the value it names, or `Unrecognized`. Takes
-            /// bytes, because the words arrive from Erlang binaries that need
-            /// not be UTF-8.
+            /// How `word` reads: the value it names, or `Unrecognized`. Bytes,
+            /// as Erlang binaries need not be UTF-8.
             #[must_use]
             pub fn read(word: impl AsRef<[u8]>) -> $crate::Reading<Self> {
                 let word = word.as_ref();
@@ -198,12 +183,9 @@ macro_rules! vocabulary {
 }
 
 /// A substrate word as read: one the vocabulary knows, or an honest admission
-/// that it does not.
-///
-/// Substrates grow words before this crate learns them (a job being cancelled
-/// is `"stopping"`, a word its own status list lacks). The projections still
-/// answer for such a word, as the seed did, but a Rust caller can see that it
-/// was not recognised instead of mistaking the answer for knowledge.
+/// that it does not. Substrates grow words before this crate learns them (a
+/// job being cancelled is `"stopping"`): the projections still answer for
+/// such a word, as the seed did, but a caller can tell it was not recognised.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reading<S> {
@@ -211,14 +193,6 @@ pub enum Reading<S> {
     Known(S),
     /// Anything else: an unknown word, bytes that are not UTF-8, nothing.
     Unrecognized,
-}
-
-impl<S> Reading<S> {
-    /// Whether the word was one the vocabulary knows.
-    #[must_use]
-    pub const fn is_known(&self) -> bool {
-        matches!(self, Self::Known(_))
-    }
 }
 
 impl<S> From<Option<S>> for Reading<S> {

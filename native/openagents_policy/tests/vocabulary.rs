@@ -7,7 +7,6 @@
 //! here runs over its `ALL`, so a word added there is held to them at once.
 
 use std::collections::BTreeSet;
-use std::str::FromStr;
 
 use openagents_policy::disclosure::{Family, Relationship, Rung};
 use openagents_policy::ladder::{Access, Tier};
@@ -59,7 +58,6 @@ macro_rules! vocabulary_checks {
                         Ok(value),
                         "parse takes the same word as bytes"
                     );
-                    assert_eq!(<$ty>::from_str(value.as_str()), Ok(value), "FromStr is parse");
                     assert_eq!(value.to_string(), value.as_str(), "Display prints the word");
                 }
             }
@@ -185,8 +183,6 @@ fn a_refusal_round_trips_through_serde() {
 
 #[test]
 fn a_reading_says_whether_the_word_was_known() {
-    assert!(Reading::Known(Kind::Box).is_known());
-    assert!(!Reading::<Kind>::Unrecognized.is_known());
     assert_eq!(Kind::read("box"), Reading::Known(Kind::Box));
     assert_eq!(Kind::read("cloud_computer"), Reading::<Kind>::Unrecognized);
 }

@@ -1,31 +1,15 @@
 //! Every decision of the rules over a finite domain, as one document and one
-//! digest.
+//! digest, so a cluster upgraded one node at a time can tell whether a node
+//! answers every question as the others do, whatever version it reports.
+//! [`Document::compute`] asks the rules' own functions (never a hand-kept
+//! copy) every such question, so a changed rule changes the digest.
 //!
-//! A cluster that upgrades one node at a time runs two versions of the rules
-//! at once, and a coordinator needs to know whether a node answers every
-//! question as the others do, not which version string it reports. The
-//! [`Document`] here asks the rules' functions every question of their
-//! finite domain (each vocabulary's `ALL`, every viewer and subject shape),
-//! never a second, hand-kept copy of the rules, so a changed rule changes the
-//! document and with it the digest.
-//!
-//! The document is uniform: a list of [`Row`]s, each a [`Table`], an input
-//! written in the host's own terms (`%{tier: "ledger", account_id: 1}`,
-//! `"provisioned"`) and the answer. It holds one row per independent
-//! decision: a question whose answer other rows determine is not asked (the
-//! tables' docs say which, and `tests/derived.rs` holds each such answer to
-//! the rows it follows from). [`crate::diff`] joins two documents on (table,
-//! input). Account ids only ever compare equal or not (the host compares
-//! them and tells the core whether a viewer owns a link, [`owned`]), so one
-//! owner, one other account and none cover every case; they are written `1`,
-//! `2` and `nil`.
-//!
-//! ```
-//! use openagents_policy_decisions::document::{decision_digest, Document};
-//! let document = Document::compute();
-//! assert_eq!(document.digest(), decision_digest());
-//! assert_eq!(decision_digest().len(), 64);
-//! ```
+//! Each [`Row`] is a [`Table`], an input in the host's own terms
+//! (`%{tier: "ledger", account_id: 1}`, `"provisioned"`) and the answer, one
+//! row per independent decision: a question other rows answer is not asked
+//! (each table's doc says what follows from it; `tests/derived.rs` holds it).
+//! Account ids only compare equal or not ([`owned`]), so an owner, another
+//! account and none, written `1`, `2` and `nil`, cover every case.
 
 use std::fmt::Write as _;
 
@@ -41,11 +25,9 @@ use openagents_policy::target::{Kind, Lifecycle, MachineObservation, MachineStat
 use openagents_policy::target::{RunState, Seam};
 use openagents_policy::{Reading, Vocabulary};
 
-/// The version of the document's layout, its first field. A changed rule is
+/// The version of the document's layout, its first field: a changed rule is
 /// the same format and another document; a table added, removed or written
-/// another way is a new format. Format 1 (0.1.0's development) wrote one
-/// record per table, format 2 rows on one line; format 3 writes one row per
-/// line and asks no question other rows answer.
+/// another way is a new format (3: one row a line, no question other rows answer).
 pub const FORMAT: u32 = 3;
 
 /// How an input names any word its vocabulary does not have.
@@ -119,20 +101,9 @@ openagents_policy::vocabulary! {
     }
 }
 
-impl Table {
-    /// Whether a changed answer of this table can change what anyone reads
-    /// or may do: every table's but the reasons', whose answers are words
-    /// that explain a placement and decide nothing.
-    #[must_use]
-    pub const fn decides(self) -> bool {
-        !matches!(self, Self::ScheduleReasons)
-    }
-}
-
-/// An input word a table draws from one of the document's vocabularies:
-/// the document asks the table's question for every word of it (and for
-/// `<any other word>`, when a caller may pass a word the vocabulary lacks),
-/// so a document without one of those rows is incomplete.
+/// An input word a table draws from one of the document's vocabularies: the
+/// table asks its question for every word of it (and for `<any other word>`,
+/// when a caller may pass a word it lacks), or the document is incomplete.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Drawn {
     /// The input's key.
@@ -151,6 +122,13 @@ macro_rules! drawn {
 }
 
 impl Table {
+    /// Whether a changed answer of this table can change what anyone reads or
+    /// may do: every table's but the reasons', words that decide nothing.
+    #[must_use]
+    pub const fn decides(self) -> bool {
+        !matches!(self, Self::ScheduleReasons)
+    }
+
     /// The input words this table draws from the document's vocabularies.
     #[must_use]
     pub const fn drawn(self) -> &'static [Drawn] {
@@ -211,9 +189,8 @@ impl Serialize for Row {
     }
 }
 
-/// Every independent finite-domain decision of the rules; its JSON
-/// ([`Document::to_json`]) is the canonical document the digest is taken
-/// of. [`crate::diff::read`] reads one back, within its limits.
+/// Every independent finite-domain decision of the rules, written canonically
+/// by [`Document::to_json`] and read back by [`crate::diff::read`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Document {
     /// [`FORMAT`].
@@ -362,9 +339,8 @@ fn schedule(rows: &mut Vec<Row>) {
     let families = disclosure::schedule();
     for entry in &families {
         for field in entry.fields {
-            let answer =
-                json!({"field": field.name(), "tier": field.rung(), "column": field.column()});
-            ask!(rows, ScheduleFields { "family": entry.family, "field": field.name() } => answer);
+            let answer = json!({"field": field.name, "tier": field.rung, "column": field.column});
+            ask!(rows, ScheduleFields { "family": entry.family, "field": field.name } => answer);
         }
     }
     for entry in &families {
@@ -372,7 +348,7 @@ fn schedule(rows: &mut Vec<Row>) {
     }
     for entry in &families {
         for field in entry.fields {
-            ask!(rows, ScheduleReasons { "family": entry.family, "field": field.name() } => field.reason());
+            ask!(rows, ScheduleReasons { "family": entry.family, "field": field.name } => field.reason);
         }
         for never in entry.never {
             ask!(rows, ScheduleReasons { "family": entry.family, "column": never.column } => never.reason);
@@ -420,9 +396,10 @@ fn ladder(rows: &mut Vec<Row>) {
     }
 }
 
-/// Every Computer observation, in document order.
-#[must_use]
-pub fn machines() -> Vec<MachineObservation> {
+fn lifecycles(rows: &mut Vec<Row>) {
+    let boxes = readings(BoxState::ALL);
+    let runs = readings(RunState::ALL);
+    let jobs = readings(JobStatus::ALL);
     let mut machines = Vec::new();
     for status in readings(MachineStatus::ALL) {
         for revoked in [false, true] {
@@ -433,14 +410,6 @@ pub fn machines() -> Vec<MachineObservation> {
             }));
         }
     }
-    machines
-}
-
-fn lifecycles(rows: &mut Vec<Row>) {
-    let boxes = readings(BoxState::ALL);
-    let runs = readings(RunState::ALL);
-    let jobs = readings(JobStatus::ALL);
-    let machines = machines();
     for &state in &boxes {
         ask!(rows, LifecyclesBoxStates { "box_state": word(state) } => state.lifecycle());
     }
@@ -451,8 +420,7 @@ fn lifecycles(rows: &mut Vec<Row>) {
         ask!(rows, LifecyclesJobStatuses { "job_status": word(status) } => status.lifecycle());
     }
     for seen in &machines {
-        let (status, revoked, online) = (word(seen.status), seen.revoked, seen.online);
-        ask!(rows, LifecyclesMachines { "status": status, "revoked": revoked, "online": online } => seen.lifecycle());
+        ask!(rows, LifecyclesMachines { "status": word(seen.status), "revoked": seen.revoked, "online": seen.online } => seen.lifecycle());
     }
     for &lifecycle in DelegationLifecycle::ALL {
         ask!(rows, LifecyclesEnded { "lifecycle": lifecycle } => lifecycle.has_ended());
@@ -472,9 +440,8 @@ fn lifecycles(rows: &mut Vec<Row>) {
     }
     for seen in &machines {
         for reach in REACHES {
-            let (status, revoked, online) = (word(seen.status), seen.revoked, seen.online);
             let seam = Seam::new(Kind::Computer, seen.lifecycle(), reach);
-            ask!(rows, CapabilitiesMachines { "status": status, "revoked": revoked, "online": online, "reach": reach } => seam);
+            ask!(rows, CapabilitiesMachines { "status": word(seen.status), "revoked": seen.revoked, "online": seen.online, "reach": reach } => seam);
         }
     }
 }

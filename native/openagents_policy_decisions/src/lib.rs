@@ -1,26 +1,22 @@
 //! The decisions of `openagents_policy` written out, and compared.
 //!
-//! * [`document`]: every independent finite-domain decision of the rules as
-//!   one document (rows of table, input, answer; one per line) and its
-//!   SHA-256, the decision digest, to compare the nodes of a cluster by.
-//! * [`diff`]: what changes between two such documents, and for whom
-//!   (widens, narrows, changes), to review, announce and roll out a rule
-//!   change by; bounded by what it reads and what it writes.
+//! [`document`] writes every independent finite-domain decision of the rules
+//! as one document, and its digest to compare a cluster's nodes by; [`diff`]
+//! says what changes between two, and for whom, to review, announce and roll
+//! out a rule change by.
 //!
-//! The rules themselves are the crate `openagents_policy`, which knows
-//! nothing of this one: a service that only needs the rules depends on that
-//! crate alone. The maintainer's tool over both (`examples/decisions.rs`)
-//! writes `priv/decisions.json`, diffs it against the last release's, and
-//! holds a release to announcing its changes.
+//! The rules are the crate `openagents_policy`, which knows nothing of this
+//! one. The maintainer's tool (`examples/decisions.rs`) writes
+//! `priv/decisions.json`, diffs it against the last release's, and holds a
+//! release to announcing its changes.
 
 #![forbid(unsafe_code)]
 
 pub mod diff;
 pub mod document;
 
-// The Rust guide's examples (guides/rust.md), run as doctests of this crate,
-// which depends on the rules, so the guide cannot drift from either. Only
-// rustdoc's doctest pass sees this.
+// The Rust guide's examples, run as doctests of this crate, which depends on
+// the rules, so the guide cannot drift from either.
 #[cfg(doctest)]
 #[doc = include_str!("../../../guides/rust.md")]
 mod rust_guide {}

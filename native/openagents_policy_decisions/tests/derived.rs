@@ -135,7 +135,7 @@ fn the_schedules_columns_and_admissions_follow_from_its_fields() {
         let scheduled: Vec<&Value> = fields
             .iter()
             .map(|field| {
-                rows.get(Table::ScheduleFields, &json!({"family": family, "field": field.name()}))
+                rows.get(Table::ScheduleFields, &json!({"family": family, "field": field.name}))
             })
             .collect();
         let mut columns: Vec<&str> =
@@ -145,7 +145,8 @@ fn the_schedules_columns_and_admissions_follow_from_its_fields() {
         assert_eq!(family.source_columns(), columns, "{family:?}");
         for tier in readings(Tier::ALL).into_iter().map(Some).chain([None]) {
             let viewer = tier.map_or(Viewer::Nobody, Viewer::Word);
-            let admitted: Vec<&str> = family.fields_at(&viewer).fields().map(Field::name).collect();
+            let admitted: Vec<&str> =
+                family.fields_at(&viewer).fields().map(|field| field.name).collect();
             let derived: Vec<&str> = scheduled
                 .iter()
                 .filter(|field| {

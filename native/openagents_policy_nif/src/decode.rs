@@ -1,12 +1,7 @@
-//! The typed terms a NIF takes, read into the core's plain types. Shapes
-//! only: every rule about what a shape means lives in the core.
-//!
-//! `OpenAgentsPolicy.Host` reduces what a host passes (a viewer, a link, a
-//! record's tier column) to these terms, once, before the call: a viewer to
-//! its class, a link to its state, its tier and whether the viewer owns it
-//! (decided there alone, so no account id crosses into a NIF), and a tier to an atom or a binary of at most 64 bytes (a
-//! longer one, or any other term, cannot be a tier word and crosses as
-//! `nil`). So every NIF here reads a bounded term, whatever the host passed.
+//! The typed terms a NIF takes, read into the core's plain types: shapes
+//! only, every rule about a shape is the core's. `OpenAgentsPolicy.Host`
+//! reduces what a host passes to these bounded terms before the call
+//! (whether a viewer owns a link is decided there, so no account id crosses).
 
 use openagents_policy::disclosure::Record;
 use openagents_policy::ladder::{Link, Subject, Viewer};
@@ -14,10 +9,8 @@ use rustler::{NifTaggedEnum, NifUnitEnum};
 
 use crate::word::TierTerm;
 
-/// A viewer's class (`Host.viewer/1`), in the order of shapes the core
-/// documents on [`Viewer`]: `:operator`, `{:user, admin?}` (the host's
-/// `Accounts.admin?/1` answer), `{:tiered, tier}`, `:account`,
-/// `{:word, tier}`, `:nobody`.
+/// A viewer's class (`Host.viewer/1`), one per shape of [`Viewer`]
+/// (`{:user, admin?}` carries the host's `Accounts.admin?/1` answer).
 #[derive(NifTaggedEnum, Clone, Copy)]
 #[rustler(decode)]
 pub enum ViewerTerm {

@@ -1,10 +1,7 @@
-//! `OpenAgentsPolicy.Decisions.diff/3`: the diff of two decision
-//! documents (`openagents_policy_decisions::diff`), as terms.
-//!
-//! One NIF, always on a dirty CPU scheduler: reading two whole documents
-//! and comparing every answer takes milliseconds, past the millisecond a NIF
-//! may hold a normal scheduler, and the diff's `Limit`s bound the rest
-//! (what it reads, and what it writes).
+//! `OpenAgentsPolicy.Decisions.diff/3` (`openagents_policy_decisions::diff`)
+//! as terms, on a dirty CPU scheduler: reading two whole documents takes
+//! milliseconds, past what a NIF may hold a normal scheduler; the diff's
+//! `Limit`s bound the rest.
 
 use openagents_policy_decisions::diff::{diff, Change};
 use rustler::serde::SerdeTerm;
@@ -12,14 +9,10 @@ use rustler::{Atom, Binary, Encoder, Env, NifMap, NifResult, Term};
 use serde_json::{Map, Value};
 
 use crate::error::Error;
-use crate::text::Text;
-use crate::word::atom;
+use crate::word::{atom, Text};
 
-/// A change as `OpenAgentsPolicy.Decisions.diff/3` gives it: `%{table:,
-/// input:, old:, new:, class:, says:}`. rustler's serde encoder writes the
-/// JSON values as `Jason.decode!/1` would (`nil`, booleans, integers,
-/// binaries, lists, maps with binary keys); the class is the atom of its
-/// word, in any VM.
+/// A change as `OpenAgentsPolicy.Decisions.diff/3` gives it, the JSON
+/// values as `Jason.decode!/1` would make them (rustler's serde encoder).
 #[derive(NifMap)]
 #[rustler(encode)]
 struct ChangeTerm<'c> {
@@ -44,10 +37,8 @@ impl<'c> ChangeTerm<'c> {
     }
 }
 
-/// What `OpenAgentsPolicy.Decisions.diff/3` answers with (its `format:`):
-/// the changes as terms, or one of the diff's two renderings. Only the one
-/// asked for is made: for a large diff, building the changes as terms costs
-/// more than comparing the documents.
+/// What `OpenAgentsPolicy.Decisions.diff/3` answers with (its `format:`), the
+/// one made: a large diff's changes as terms cost more than the comparison.
 #[derive(rustler::NifUnitEnum, Clone, Copy)]
 enum Format {
     Changes,

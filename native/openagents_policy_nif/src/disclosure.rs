@@ -1,6 +1,5 @@
-//! `OpenAgents.Transparency.WorkDisclosure`'s and the ladder's decisions.
-//! Families, fields, columns and tiers cross as atoms of the core's words
-//! ([`crate::word`]), never restated here.
+//! `OpenAgents.Transparency.WorkDisclosure`'s and the ladder's decisions,
+//! their words crossing as atoms of the core's ([`crate::word`]).
 
 use std::collections::HashMap;
 
@@ -10,35 +9,20 @@ use rustler::{Atom, Binary, Encoder, Env, NifMap, NifResult, Term};
 
 use crate::decode::{RecordTerm, SubjectTerm, ViewerTerm};
 use crate::error::{self, raise};
-use crate::text::Text;
-use crate::word::{atom, atoms, AccessTerm, TierTerm, Word};
+use crate::word::{atom, atoms, AccessTerm, Text, TierTerm, Word};
 
 mod keys {
     rustler::atoms! { id, account_id, tier, admin }
 }
 
-#[rustler::nif]
-fn families(env: Env<'_>) -> NifResult<Vec<Atom>> {
-    atoms(env, Family::ALL)
-}
-
-#[rustler::nif]
-fn tiers(env: Env<'_>) -> NifResult<Vec<Atom>> {
-    atoms(env, Tier::ALL)
-}
-
-/// The relationships `viewer/2` reads, in the core's order.
-#[rustler::nif]
-fn relationships(env: Env<'_>) -> NifResult<Vec<Atom>> {
-    atoms(env, Relationship::ALL)
-}
+words!(atoms families: Family, tiers: Tier, relationships: Relationship);
 
 /// `%{family => %{field => tier}}`.
 #[rustler::nif]
 fn schedule(env: Env<'_>) -> NifResult<Term<'_>> {
     let fields = |family: Family| {
-        let names = atoms(env, family.fields().iter().map(Field::name))?;
-        let tiers = atoms(env, family.fields().iter().map(|field| field.rung().tier()))?;
+        let names = atoms(env, family.fields().iter().map(|field| field.name))?;
+        let tiers = atoms(env, family.fields().iter().map(|field| field.rung.tier()))?;
         Term::map_from_arrays(env, &names, &tiers)
     };
     let schedules =
@@ -64,7 +48,7 @@ fn reasons(env: Env<'_>, family: Word<Family>) -> NifResult<Vec<(Atom, Atom, Tex
     let row = |name, rung, reason| {
         Ok((Atom::from_str(env, name)?, Atom::from_str(env, rung)?, Text(reason)))
     };
-    let fields = family.0.fields().iter().map(|f| row(f.name(), f.rung().as_str(), f.reason()));
+    let fields = family.0.fields().iter().map(|f| row(f.name, f.rung.as_str(), f.reason));
     let never = family.0.never_listed().iter().map(|n| row(n.column, "never", n.reason));
     fields.chain(never).collect()
 }
@@ -77,15 +61,15 @@ fn source_columns(env: Env<'_>, family: Word<Family>) -> NifResult<Vec<Atom>> {
 /// The tier that first shows `field` (an atom), or `nil` when none does.
 #[rustler::nif]
 fn tier_for(env: Env<'_>, family: Word<Family>, field: Term) -> NifResult<Option<Atom>> {
-    let rung = field.atom_to_string().ok().and_then(|name| family.0.tier_for(&name));
-    rung.map(|rung| atom(env, rung.tier())).transpose()
+    let field = field.atom_to_string().ok().and_then(|name| family.0.field(&name));
+    field.map(|field| atom(env, field.rung.tier())).transpose()
 }
 
 /// The fields of `family` that `viewer` (a viewer's class: a tier word is
 /// `{:word, tier}`) admits, in field-name order.
 #[rustler::nif]
 fn fields_at(env: Env<'_>, family: Word<Family>, viewer: ViewerTerm) -> NifResult<Vec<Atom>> {
-    atoms(env, family.0.fields_at(&viewer.viewer()).fields().map(Field::name))
+    atoms(env, family.0.fields_at(&viewer.viewer()).fields().map(|field| field.name))
 }
 
 /// The tier `viewer` reads a record at: through its loaded link, or its
@@ -113,9 +97,8 @@ fn viewer<'a>(
     }
 }
 
-/// The attributes `link_for_attempt/3` hands the host's
-/// `ArtifactLink.changeset/2`: the core's link, the host's terms it was given
-/// handed back as they were.
+/// The attributes `link_for_attempt/3` hands the host's changeset: the core's
+/// link, the host's terms handed back as they were.
 #[derive(NifMap)]
 #[rustler(encode)]
 struct LinkAttrs<'a> {
@@ -130,10 +113,8 @@ struct LinkAttrs<'a> {
 }
 
 /// The link's attributes, or the core's sentence for why the attempt gets
-/// none. `kind` and `id` are the principal's `"type"` and `"id"` as the
-/// Elixir side read them: `kind` a binary of at most 64 bytes or `nil`
-/// (anything else), `id` handed back as it is, and counted only when it is
-/// a binary.
+/// none. `kind` is the principal's `"type"` (a binary of at most 64 bytes, or
+/// `nil`), `id` its `"id"`, handed back as it is and counted only as a binary.
 #[rustler::nif]
 fn link_for_attempt<'a>(
     repository: Term<'a>,
@@ -148,19 +129,17 @@ fn link_for_attempt<'a>(
     let repository_id = repository.map_get(keys::id()).ok();
     let link = disclosure::link_for_attempt(repository_id, reading, authority)?;
     Ok(LinkAttrs {
-        account_id: *link.account_id(),
-        artifact_ref: Text(link.artifact_ref()),
-        artifact_type: Text(link.artifact_type()),
-        authority_snapshot: *link.authority_snapshot(),
-        consent: HashMap::from([("granted_by", link.consent().granted_by)]),
-        repository_id: *link.repository_id(),
-        tier: Text(link.tier().as_str()),
+        account_id: link.account_id,
+        artifact_ref: Text(link.artifact_ref),
+        artifact_type: Text(link.artifact_type),
+        authority_snapshot: link.authority_snapshot,
+        consent: HashMap::from([("granted_by", link.consent.granted_by)]),
+        repository_id: link.repository_id,
+        tier: Text(link.tier.as_str()),
     })
 }
 
-/// The columns of `family`'s table, of those given (binaries), that the
-/// schedule does not classify and those it classifies twice, each in the
-/// order given.
+/// The core's `Classification` of the columns given (binaries), as a map.
 #[derive(NifMap)]
 #[rustler(encode)]
 struct Classified {
@@ -181,7 +160,7 @@ fn classify(family: Word<Family>, columns: Vec<String>) -> Classified {
 /// `family` is read from.
 #[rustler::nif]
 fn field_columns(env: Env<'_>, family: Word<Family>) -> NifResult<Vec<(Atom, Atom)>> {
-    let pair = |field: &Field| Ok((atom(env, field.name())?, atom(env, field.column())?));
+    let pair = |field: &Field| Ok((atom(env, field.name)?, atom(env, field.column)?));
     family.0.fields().iter().map(pair).collect()
 }
 

@@ -1,15 +1,8 @@
-//! The decision document of the rules this library was built with, made
-//! once, as the library loads, and the load's refusal of a library whose
-//! rules are not its package's.
-//!
-//! cargo judges a workspace's crates fresh by the modification times of
-//! their sources, and names their builds without the checkout's path: two
-//! checkouts that share a target directory (`CARGO_TARGET_DIR`) share the
-//! builds, and the older checkout's build links the newer one's rules. So the
-//! library answers only beside the rules its package carries: loading it
-//! compares its own decision digest with the SHA-256 of the package's
-//! `priv/decisions.json`, which `OpenAgentsPolicy.Native` hands it as its
-//! load data, and refuses to load when they differ.
+//! The decision document of the rules this library was built with, made as
+//! the library loads, and the load's refusal of a library whose rules are
+//! not its package's (two checkouts sharing `CARGO_TARGET_DIR` share builds):
+//! the load data `OpenAgentsPolicy.Native` hands it is the SHA-256 of the
+//! package's `priv/decisions.json`, which must be the library's own digest.
 
 use std::sync::OnceLock;
 
@@ -17,7 +10,7 @@ use openagents_policy_decisions::document::{sha256_hex, Document};
 use rustler::{Binary, Env, NifResult, Term};
 
 use crate::error::raise;
-use crate::text::Text;
+use crate::word::Text;
 
 /// Why the library refused to load.
 #[derive(Debug, thiserror::Error)]
@@ -43,10 +36,9 @@ fn check(load_info: Term<'_>) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// The load callback: `true` (loaded) only when this library's decisions
-/// are its package's; otherwise the refusal, naming both digests, goes to
-/// the VM's stderr (`:erlang.load_nif/2` can say no more than that the load
-/// failed).
+/// The load callback: `true` (loaded) only when this library's decisions are
+/// its package's; otherwise the refusal, naming both digests, goes to stderr
+/// (`:erlang.load_nif/2` can say no more than that the load failed).
 pub fn load(_env: Env<'_>, load_info: Term<'_>) -> bool {
     check(load_info).map_err(|refusal| eprintln!("{refusal}")).is_ok()
 }

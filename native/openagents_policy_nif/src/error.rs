@@ -5,7 +5,7 @@ use openagents_policy_decisions::diff::{DocumentRefusal, Side};
 use rustler::types::atom;
 use rustler::{Encoder, Env, Term};
 
-use crate::text::Text;
+use crate::word::Text;
 
 mod atoms {
     rustler::atoms! { not_a_document, unknown_format, too_large, incomplete, old, new }
@@ -26,7 +26,7 @@ pub enum Error {
 impl Encoder for Error {
     fn encode<'a>(&self, env: Env<'a>) -> Term<'a> {
         match self {
-            Self::NoLink(why) => Text(why.message()).encode(env),
+            Self::NoLink(why) => Text(&why.to_string()).encode(env),
             Self::Refused(refusal) => {
                 let kind = match refusal {
                     DocumentRefusal::NotADocument { .. } => atoms::not_a_document(),

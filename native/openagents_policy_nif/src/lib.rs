@@ -1,16 +1,28 @@
 //! The NIF for `OpenAgentsPolicy.Native`: typed terms in, the core's answer
 //! out. Every decision is `openagents_policy`'s (the document and the diff
-//! are `openagents_policy_decisions`'); this crate only converts, through
-//! rustler's own API: words decode into the core's types and encode from
-//! them ([`word`]), a NIF returns its value, or a `Result` whose error is
-//! the one [`error::Error`] (rustler writes the `{:ok, _}`/`{:error, _}`).
-//! A bad argument raises `badarg`, a panic `nif_panicked`, never taking the
-//! VM down. All run on a normal scheduler but `classify` and the diff
-//! (`DirtyCpu`). The library loads only beside its own package's rules
-//! ([`document::load`]). No `upgrade` callback: a new build reaches a VM by
-//! restart, never by reload.
+//! `openagents_policy_decisions`'); this crate only converts, through
+//! rustler's own API, and loads only beside its package's rules
+//! ([`document::load`]). How terms cross, which NIFs run dirty, and why there
+//! is no `upgrade` callback: guides/rust.md, "The NIF boundary".
 
 #![deny(unsafe_code)]
+
+/// One NIF per vocabulary an Elixir module compiles in: its words in the
+/// core's order, as binaries or as atoms.
+macro_rules! words {
+    (binaries $($nif:ident: $vocabulary:ident),+) => {$(
+        #[rustler::nif]
+        fn $nif() -> Vec<&'static str> {
+            $vocabulary::words()
+        }
+    )+};
+    (atoms $($nif:ident: $vocabulary:ident),+) => {$(
+        #[rustler::nif]
+        fn $nif(env: rustler::Env<'_>) -> rustler::NifResult<Vec<rustler::Atom>> {
+            crate::word::atoms(env, $vocabulary::ALL)
+        }
+    )+};
+}
 
 mod decode;
 mod diff;
@@ -18,7 +30,6 @@ mod disclosure;
 mod document;
 mod error;
 mod target;
-mod text;
 mod word;
 
 rustler::init!("Elixir.OpenAgentsPolicy.Native", load = document::load);

@@ -3,7 +3,7 @@
 //! have is a bad argument.
 
 use openagents_policy::target::{
-    self, BoxState, Custody, DelegationLifecycle, DelegationSeam, JobStatus, Kind, Lifecycle,
+    BoxState, Custody, DelegationLifecycle, DelegationSeam, JobStatus, Kind, Lifecycle,
     MachineObservation, MachineStatus, RunState, RuntimeClass, Seam,
 };
 use openagents_policy::Reading;
@@ -14,38 +14,20 @@ use serde::Serialize;
 use crate::error::raise;
 use crate::word::Word;
 
-/// A seam as the seed writes it: the core's serde JSON as a term, so a map
-/// with binary keys and `nil` for nothing (`TargetTest` holds the two to each
-/// other through the decision document's seam rows).
+/// A seam as the seed writes it: the core's serde JSON as a term (a map with
+/// binary keys, `nil` for nothing), which `TargetTest` holds to the document.
 fn seam_term<'a>(env: Env<'a>, seam: &impl Serialize) -> NifResult<Term<'a>> {
     let json = serde_json::to_value(seam).map_err(raise)?;
     Ok(rustler::serde::to_term(env, json)?)
 }
 
-#[rustler::nif]
-fn lifecycles() -> Vec<&'static str> {
-    Lifecycle::words()
-}
-
-#[rustler::nif]
-fn delegation_lifecycles() -> Vec<&'static str> {
-    DelegationLifecycle::words()
-}
+words!(binaries lifecycles: Lifecycle, delegation_lifecycles: DelegationLifecycle);
+words!(binaries custodies: Custody, kinds: Kind, machine_statuses: MachineStatus);
 
 /// The job statuses whose delegation has ended.
 #[rustler::nif]
 fn job_terminal_statuses() -> Vec<&'static str> {
     JobStatus::ended().iter().map(|&status| status.as_str()).collect()
-}
-
-#[rustler::nif]
-fn custodies() -> Vec<&'static str> {
-    Custody::words()
-}
-
-#[rustler::nif]
-fn kinds() -> Vec<&'static str> {
-    Kind::words()
 }
 
 #[rustler::nif]
@@ -58,25 +40,8 @@ fn runtime_class(kind: Word<Kind>) -> Option<&'static str> {
     kind.0.runtime_class().map(RuntimeClass::as_str)
 }
 
-#[rustler::nif]
-fn box_lifecycle(state: Binary) -> &'static str {
-    target::box_lifecycle(state.as_slice()).as_str()
-}
-
-#[rustler::nif]
-fn run_lifecycle(state: Binary) -> &'static str {
-    target::run_lifecycle(state.as_slice()).as_str()
-}
-
-#[rustler::nif]
-fn job_lifecycle(status: Binary) -> &'static str {
-    target::job_lifecycle(status.as_slice()).as_str()
-}
-
 /// `status` is any term (only a binary can be a known status); `revoked_at`
-/// counts as set when it is anything but `nil`. Asked only as
-/// `OpenAgents.Delegations.Target` compiles its table of every machine the
-/// core tells apart.
+/// counts as set when it is anything but `nil`.
 #[rustler::nif]
 fn computer_lifecycle(status: Term, revoked_at: Term, online: bool) -> &'static str {
     let status = Binary::from_term(status)
@@ -100,26 +65,29 @@ fn delegation_seam(env: Env<'_>, lifecycle: Word<DelegationLifecycle>) -> NifRes
     seam_term(env, &DelegationSeam::new(lifecycle.0))
 }
 
-/// The substrate vocabularies the lifecycle projections read (each
-/// projection's clauses, and the demonstration task): `[{substrate, [word]}]`.
-#[rustler::nif]
-fn substrates() -> Vec<(&'static str, Vec<&'static str>)> {
-    vec![("box", BoxState::words()), ("run", RunState::words()), ("job", JobStatus::words())]
+/// The three substrates a word is projected from, each named once: a
+/// lifecycle NIF each, their words (`substrates/0`), and what each answers
+/// for a word it lacks (`unrecognized_lifecycles/0`).
+macro_rules! substrates {
+    ($($name:literal: $nif:ident($substrate:ident)),+) => {
+        $(
+            #[rustler::nif]
+            fn $nif(word: Binary) -> &'static str {
+                $substrate::read(word.as_slice()).lifecycle().as_str()
+            }
+        )+
+
+        #[rustler::nif]
+        fn substrates() -> Vec<(&'static str, Vec<&'static str>)> {
+            vec![$(($name, $substrate::words())),+]
+        }
+
+        #[rustler::nif]
+        fn unrecognized_lifecycles() -> Vec<(&'static str, &'static str)> {
+            vec![$(($name, Reading::<$substrate>::Unrecognized.lifecycle().as_str())),+]
+        }
+    };
 }
 
-/// The machine status words `computer_lifecycle/3` knows, in the core's order.
-#[rustler::nif]
-fn machine_statuses() -> Vec<&'static str> {
-    MachineStatus::words()
-}
-
-/// What each substrate projection answers for a word its vocabulary does not
-/// hold (the core's one `Reading::Unrecognized`): `[{substrate, lifecycle}]`.
-#[rustler::nif]
-fn unrecognized_lifecycles() -> Vec<(&'static str, &'static str)> {
-    vec![
-        ("box", Reading::<BoxState>::Unrecognized.lifecycle().as_str()),
-        ("run", Reading::<RunState>::Unrecognized.lifecycle().as_str()),
-        ("job", Reading::<JobStatus>::Unrecognized.lifecycle().as_str()),
-    ]
-}
+substrates!("box": box_lifecycle(BoxState), "run": run_lifecycle(RunState),
+    "job": job_lifecycle(JobStatus));

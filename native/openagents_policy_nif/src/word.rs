@@ -1,13 +1,11 @@
-//! Words across the boundary. A value of one of the core's closed
-//! vocabularies (and any unit variant, and a column's or a field's name)
-//! crosses as the atom of its serde name, made when the VM has none yet, so
-//! it is an atom in any VM, and a word a vocabulary gains needs no edit
-//! here. A word handed in is read back into the core's type by the same
-//! serde name.
+//! Words across the boundary: a value of a core vocabulary (any unit
+//! variant, a column's or a field's name) crosses as the atom of its serde
+//! name, made when the VM has none yet, and is read back by the same name,
+//! so a word a vocabulary gains needs no edit here. Text goes back as [`Text`].
 
 use openagents_policy::ladder::{self, Access, Tier};
 use openagents_policy::Reading;
-use rustler::{Atom, Binary, Decoder, Env, Error, NifResult, Term};
+use rustler::{Atom, Binary, Decoder, Encoder, Env, Error, NewBinary, NifResult, Term};
 use serde::de::{value, DeserializeOwned, IntoDeserializer};
 use serde::Serialize;
 use serde_json::Value;
@@ -41,8 +39,7 @@ impl<'a, T: DeserializeOwned + 'a> Decoder<'a> for Word<T> {
 }
 
 /// A tier as `Host.tier/1` sends it: an atom or a short binary, read by the
-/// core's [`ladder::read_tier`] (an atom that names no tier, unrecognized).
-/// Anything else is a bad argument.
+/// core's [`ladder::read_tier`]; anything else is a bad argument.
 #[derive(Clone, Copy)]
 pub struct TierTerm(pub Reading<Tier>);
 
@@ -67,5 +64,19 @@ impl<'a> Decoder<'a> for AccessTerm {
             return Err(Error::BadArg);
         }
         Ok(Self(term.atom_to_string().map_or(Reading::Unrecognized, Access::read)))
+    }
+}
+
+/// A string, encoded as a binary made by `enif_make_new_binary`, which keeps
+/// a short word on the process heap where rustler's `&str` makes a
+/// reference-counted binary: every word answered here is a few bytes.
+#[derive(Clone, Copy)]
+pub struct Text<'s>(pub &'s str);
+
+impl Encoder for Text<'_> {
+    fn encode<'a>(&self, env: Env<'a>) -> Term<'a> {
+        let mut binary = NewBinary::new(env, self.0.len());
+        binary.as_mut_slice().copy_from_slice(self.0.as_bytes());
+        binary.into()
     }
 }

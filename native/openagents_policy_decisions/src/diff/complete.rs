@@ -1,15 +1,14 @@
 //! A document holds every question its own vocabularies imply: every table
-//! that decides ([`Table::decides`]; one of words alone may be absent);
-//! in each, a row for every word of each vocabulary the table draws an input
-//! word from ([`Table::drawn`]); and every combination of the words its
-//! rows ask (but where each family names its own fields or columns).
-//! A truncated document, or one with rows removed, is refused, never read as
-//! "narrows".
+//! that decides ([`Table::decides`]); in each, a row for every word it draws
+//! ([`Table::drawn`]) and every combination of its rows' words (but where each
+//! family names its own fields). A truncated document is refused, never read
+//! as "narrows".
 
 use std::collections::{BTreeSet, HashMap};
 
 use serde_json::{json, Value};
 
+use super::says::word;
 use super::{code, Asked, DocumentRefusal, Side};
 use crate::document::{Input, Table, ANY_OTHER_WORD};
 
@@ -38,7 +37,7 @@ pub(super) fn check(rows: &[Asked], side: Side) -> Result<(), DocumentRefusal> {
             let words = vocabulary(&name).ok_or_else(|| {
                 incomplete(format!(
                     "it has no {} vocabulary, which {table} draws from",
-                    word(&name)
+                    word(Some(&name))
                 ))
             })?;
             let other = json!(ANY_OTHER_WORD);
@@ -48,8 +47,8 @@ pub(super) fn check(rows: &[Asked], side: Side) -> Result<(), DocumentRefusal> {
                     let key = code(drawn.key);
                     return Err(incomplete(format!(
                         "no row of {table} asks {key} {}, a word of its {} vocabulary",
-                        word(needed),
-                        word(&name)
+                        word(Some(needed)),
+                        word(Some(&name))
                     )));
                 }
             }
@@ -79,8 +78,4 @@ fn combinations(table: Table, asked: &[&Input]) -> Result<(), String> {
             product.map_or_else(|| "too many".to_owned(), |product| product.to_string())
         )),
     }
-}
-
-fn word(value: &Value) -> String {
-    value.as_str().map_or_else(|| code(&value.to_string()), code)
 }

@@ -1,29 +1,11 @@
 //! What changes between two decision documents, and for whom.
 //!
-//! [`diff`] joins two documents ([`crate::document::Document`]: a node's
-//! live one, a package's, the last release's) on each row's table and
-//! input, and lists every answer that differs as a [`Change`] with a
-//! [`Class`]. A question one side lacks is answered, for a table whose input
-//! is a substrate or tier word, by that side's `<any other word>` row: what
-//! a caller passing the word would get. A document this module cannot read,
-//! past a [`Limit`], or missing a question its own vocabularies imply, is
-//! refused, typed, and never read as "no changes". Its cost is bounded
-//! ([`Limit`]).
-//!
-//! ```
-//! use openagents_policy_decisions::diff::{diff, Class};
-//! use openagents_policy_decisions::document::decision_json;
-//!
-//! let live = decision_json();
-//! assert!(diff(&live, &live)?.is_empty());
-//! // The first field scheduled at `ledger`, moved down to `pulse`.
-//! let moved = live.replacen(r#""tier":"ledger","#, r#""tier":"pulse","#, 1);
-//! let changes = diff(&live, &moved)?;
-//! let change = &changes.changes()[0];
-//! assert_eq!((change.table.as_str(), change.class), ("schedule.fields", Class::Widens));
-//! assert!(change.says.contains(" is now disclosed from `pulse` (was `ledger`)"));
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+//! [`diff`] joins two documents (a node's, a package's, the last release's)
+//! on each row's table and input, and lists every answer that differs as a
+//! [`Change`] with a [`Class`]. A question one side lacks is answered by that
+//! side's `<any other word>` row, where the table has one. A document past a
+//! [`Limit`], unreadable or incomplete, is refused, typed, never read as "no
+//! changes" (guides/rust.md shows both).
 
 use std::fmt::{self, Write as _};
 use std::sync::LazyLock;
@@ -254,9 +236,8 @@ impl Diff {
         serde_json::json!(self).to_string()
     }
 
-    /// Markdown for a pull request or a CHANGELOG entry: a `### Decision
-    /// changes` section, the changes grouped by class, widening first;
-    /// within [`Limit::Output`] and a few lines of headings.
+    /// Markdown for a pull request or a CHANGELOG entry: the changes grouped
+    /// by class, widening first, within [`Limit::Output`] and a few headings.
     #[must_use]
     pub fn to_markdown(&self) -> String {
         let mut out = String::from("### Decision changes\n\n");
@@ -309,33 +290,14 @@ fn markdown_line(change: &Change) -> String {
 struct Output {
     changes: Vec<Change>,
     bytes: usize,
-    recast: Recast,
-}
-
-/// What a question makes of the class its table gives a change.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Recast {
-    /// A question both documents answer: the table's class.
-    Kept,
-    /// Only the old document answers it.
-    Removed,
-    /// Only the new document asks it: a widening stays one, the rest
-    /// cannot be classed.
-    Added,
-    /// A table that decides nothing.
-    Words,
+    recast: fn(Class) -> Class,
 }
 
 impl Output {
     /// Takes `change`, counting its Markdown line and its JSON entry, or
     /// refuses the diff as soon as they are past [`Limit::Output`].
     fn push(&mut self, mut change: Change) -> Result<(), DocumentRefusal> {
-        change.class = match (self.recast, change.class) {
-            (Recast::Kept, class) | (Recast::Added, class @ Class::Widens) => class,
-            (Recast::Removed, _) => Class::Removed,
-            (Recast::Added, _) => Class::Unclassed,
-            (Recast::Words, _) => Class::Words,
-        };
+        change.class = (self.recast)(change.class);
         // Its JSON entry and a comma, its Markdown line and a newline.
         self.bytes +=
             serde_json::json!(change).to_string().len() + markdown_line(&change).len() + 2;
@@ -357,10 +319,6 @@ impl Output {
 /// U+1D159 MUSICAL SYMBOL NULL NOTEHEAD.
 pub const HIDDEN: &str =
     r"[[\p{Cc}\p{Cf}\p{Z}\p{Co}\p{Cn}\p{Default_Ignorable_Code_Point}\u{2800}\u{1D159}]--\x20]";
-
-/// The nonspacing marks (Mn), which [`code`] escapes where they have no
-/// visible character to sit on.
-const MARKS: &str = r"\p{Mn}";
 
 /// A class of characters as sorted ranges; every character when the class
 /// cannot be read (it can: both are fixed, and their tables are built in).
@@ -387,24 +345,21 @@ pub fn hidden(c: char) -> bool {
     within(&SET, c)
 }
 
-/// Whether `c` is a nonspacing mark (Mn).
-fn mark(c: char) -> bool {
-    static SET: LazyLock<Vec<(char, char)>> = LazyLock::new(|| ranges(MARKS));
-    within(&SET, c)
-}
-
 /// `text` as one Markdown code span, whatever it holds: a fence longer than
 /// any run of backticks in it; a backslash, any [`hidden`] character, and a
-/// nonspacing mark with no visible character before it (at the start, after
-/// a space or an escape) written escaped (`\\`, `\n`, `\u{202e}`), so no
-/// document word can end the span, start a block, pass HTML through or
-/// hide or reorder what a reader sees. The empty word is written `(empty)`, outside
-/// any span: two backticks alone are no code span.
+/// nonspacing mark with no visible character before it written escaped
+/// (`\\`, `\n`, `\u{202e}`), so no word can end the span, start a block,
+/// pass HTML or hide or reorder what a reader sees. The empty word is
+/// `(empty)`, outside any span: two backticks alone are no code span.
 #[must_use]
 pub fn code(text: &str) -> String {
+    // The nonspacing marks (Mn), escaped where they have no visible
+    // character to sit on.
+    static MARKS: LazyLock<Vec<(char, char)>> = LazyLock::new(|| ranges(r"\p{Mn}"));
     if text.is_empty() {
         return "(empty)".to_owned();
     }
+    let mark = |c| within(&MARKS, c);
     let mut escaped = String::with_capacity(text.len());
     let mut base = false;
     for c in text.chars() {
@@ -456,7 +411,7 @@ pub fn diff(old: impl AsRef<[u8]>, new: impl AsRef<[u8]>) -> Result<Diff, Docume
     let context = says::Context::new([&old, &new])?;
     complete::check(&old, Side::Old)?;
     complete::check(&new, Side::New)?;
-    let mut out = Output { changes: Vec::new(), bytes: 0, recast: Recast::Kept };
+    let mut out = Output { changes: Vec::new(), bytes: 0, recast: |class| class };
     let only_old = old.iter().filter(|asked| !context.asks(Side::New, asked));
     let questions = new.iter().map(|asked| (asked, Side::Old));
     for (asked, other) in questions.chain(only_old.map(|asked| (asked, Side::New))) {
@@ -465,11 +420,12 @@ pub fn diff(old: impl AsRef<[u8]>, new: impl AsRef<[u8]>) -> Result<Diff, Docume
             answers.reverse();
         }
         if answers[0] != answers[1] {
+            // What the question makes of its table's class (see `Class`).
             out.recast = match answers {
-                _ if !asked.row.table.decides() => Recast::Words,
-                [_, None] => Recast::Removed,
-                [None, _] => Recast::Added,
-                _ => Recast::Kept,
+                _ if !asked.row.table.decides() => |_| Class::Words,
+                [_, None] => |_| Class::Removed,
+                [None, _] => |class| if class == Class::Widens { class } else { Class::Unclassed },
+                _ => |class| class,
             };
             context.changes(&asked.row, answers, &mut out)?;
         }

@@ -10,9 +10,7 @@ use serde_json::{Map, Value};
 use super::{DocumentRefusal, Limit, Side};
 use crate::document::{Document, Row, Table, FORMAT};
 
-/// The document in `bytes`, or why it is not one this build reads: not a
-/// decision document, of another format, or past a [`Limit`] (`side` says
-/// which document it is, in the refusal).
+/// The document in `bytes`, read within the [`Limit`]s.
 ///
 /// # Errors
 ///
@@ -55,8 +53,7 @@ pub fn read(bytes: &[u8], side: Side) -> Result<Document, DocumentRefusal> {
 }
 
 /// Why `bytes` did not read as a document of this format: not JSON, not an
-/// object, of another format (whatever else it holds), else the parser's
-/// complaint.
+/// object, of another format (whatever else it holds), else the parser's complaint.
 fn why_not(bytes: &[u8], side: Side, error: &serde_json::Error) -> DocumentRefusal {
     let refuse = |why: String| DocumentRefusal::NotADocument { side, why };
     if let Err(error) = serde_json::from_slice::<de::IgnoredAny>(bytes) {
@@ -111,11 +108,8 @@ fn cut(error: &serde_json::Error) -> String {
 }
 
 /// A word within [`Limit::Word`].
-const fn word(word: &str) -> Result<(), Limit> {
-    if word.len() > Limit::Word.max() {
-        return Err(Limit::Word);
-    }
-    Ok(())
+fn word(word: &str) -> Result<(), Limit> {
+    (word.len() <= Limit::Word.max()).then_some(()).ok_or(Limit::Word)
 }
 
 /// A value's words within [`Limit::Word`], its lists and objects within
@@ -155,6 +149,15 @@ impl<'de> Deserialize<'de> for Strict {
 
 struct Once;
 
+/// `Once`'s visits of scalars, each the `Value` serde_json makes of it.
+macro_rules! scalars {
+    ($($visit:ident: $type:ty),+) => {
+        $(fn $visit<E: de::Error>(self, value: $type) -> Result<Value, E> {
+            Ok(Value::from(value))
+        })+
+    };
+}
+
 impl<'de> Visitor<'de> for Once {
     type Value = Value;
     fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -163,21 +166,7 @@ impl<'de> Visitor<'de> for Once {
     fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
         Ok(Value::Null)
     }
-    fn visit_bool<E: de::Error>(self, value: bool) -> Result<Value, E> {
-        Ok(Value::Bool(value))
-    }
-    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Value, E> {
-        Ok(Value::from(value))
-    }
-    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Value, E> {
-        Ok(Value::from(value))
-    }
-    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Value, E> {
-        Ok(Value::from(value))
-    }
-    fn visit_str<E: de::Error>(self, value: &str) -> Result<Value, E> {
-        Ok(Value::from(value))
-    }
+    scalars!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64, visit_str: &str);
     fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Value, S::Error> {
         let mut items = Vec::new();
         while let Some(Strict(item)) = seq.next_element()? {

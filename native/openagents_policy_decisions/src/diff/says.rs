@@ -10,7 +10,7 @@ use super::{code, Asked, Change, Class, DocumentRefusal, Output, Side};
 use crate::diff::key_of;
 use crate::document::{Input, Row, Table, ANY_OTHER_WORD};
 
-/// A question's answers, old then new; `None` where a side has none.
+/// A question's answers, old then new.
 type Answers<'v> = [Option<&'v Value>; 2];
 
 /// Each question's answer, by table and key.
@@ -27,7 +27,7 @@ pub(super) struct Context<'d> {
 
 /// A word of a document, as the sentences write it: a code span, or "no
 /// answer" for none.
-fn word(value: Option<&Value>) -> String {
+pub(super) fn word(value: Option<&Value>) -> String {
     match value {
         Some(Value::String(text)) => code(text),
         Some(other) => code(&other.to_string()),
@@ -35,7 +35,6 @@ fn word(value: Option<&Value>) -> String {
     }
 }
 
-/// "`new` (was `old`)".
 fn was(old: Option<&Value>, new: Option<&Value>) -> String {
     format!("{} (was {})", word(new), word(old))
 }
@@ -44,22 +43,18 @@ fn get<'v>(value: Option<&'v Value>, key: &str) -> Option<&'v Value> {
     value?.get(key)
 }
 
-/// An answer's `tier`, as text.
 fn tier_of(value: &Value) -> Option<&str> {
     value.get("tier")?.as_str()
 }
 
-/// An input word's text ("-" when it has none).
 fn text<'i>(input: &'i Input, key: &str) -> &'i str {
     input.get(key).and_then(Value::as_str).unwrap_or("-")
 }
 
-/// Whether an input flag is `true`.
 fn flag(input: &Input, key: &str) -> bool {
     input.get(key) == Some(&Value::Bool(true))
 }
 
-/// The words of a list answer, by their text.
 fn items(value: Option<&Value>) -> Vec<String> {
     let text = |item: &Value| item.as_str().map_or_else(|| item.to_string(), str::to_owned);
     let all = value.and_then(Value::as_array).into_iter().flatten();
@@ -77,44 +72,28 @@ fn gained<'w>(before: &'w [String], after: &'w [String]) -> [Vec<&'w String>; 2]
     [among(after, before, false), among(before, after, false)]
 }
 
-/// The capabilities a seam gained, then those it lost, as code spans.
-fn granted(old: &Value, new: &Value) -> [Vec<String>; 2] {
-    let [before, after] = [old, new].map(|v| items(v.get("capabilities")));
-    gained(&before, &after).map(|words| words.into_iter().map(|w| code(w)).collect())
-}
-
-/// Who gains by a seam's move: a capability granted widens, one taken
-/// narrows.
-fn offer_class(old: Option<&Value>, new: Option<&Value>) -> Class {
-    match (old, new) {
-        (Some(old), Some(new)) => {
-            let [gains, loses] = granted(old, new).map(|words| !words.is_empty());
-            Class::of(gains, loses)
-        }
-        _ => Class::Changes,
-    }
-}
-
-/// What a caller of a seam gains or loses, in words.
-fn offer(old: Option<&Value>, new: Option<&Value>) -> String {
+/// What a caller of a seam gains or loses, in words, classed: a capability
+/// granted widens, one taken narrows.
+fn offer(old: Option<&Value>, new: Option<&Value>) -> (Class, String) {
     let (Some(old), Some(new)) = (old, new) else {
-        return if new.is_some() {
+        let says = if new.is_some() {
             format!("is now answered: {}", word(new))
         } else {
             format!("is no longer answered (was {})", word(old))
         };
+        return (Class::Changes, says);
     };
-    let [more, fewer] = granted(old, new);
-    let mut said = Vec::new();
-    if !more.is_empty() {
-        said.push(format!("may now {}", more.join(", ")));
-    }
-    if !fewer.is_empty() {
-        said.push(format!("may no longer {}", fewer.join(", ")));
-    }
-    let said = said.join(" and ");
+    let [before, after] = [old, new].map(|v| items(v.get("capabilities")));
+    let [more, fewer] = gained(&before, &after);
+    let class = Class::of(!more.is_empty(), !fewer.is_empty());
+    let said =
+        [("may now", more), ("may no longer", fewer)].into_iter().filter(|(_, w)| !w.is_empty());
+    let said = said.map(|(verb, words)| {
+        format!("{verb} {}", words.into_iter().map(|w| code(w)).collect::<Vec<_>>().join(", "))
+    });
+    let said = said.collect::<Vec<_>>().join(" and ");
     let [old, new] = [old, new].map(|v| v.get("unavailable_reason").filter(|r| !r.is_null()));
-    match (old, new) {
+    let says = match (old, new) {
         (Some(_), None) => format!("{said} (it was refused as {})", word(old)),
         (None, Some(_)) => format!("{said} (it is now refused as {})", word(new)),
         (Some(_), Some(_)) if old != new && said.is_empty() => {
@@ -125,10 +104,10 @@ fn offer(old: Option<&Value>, new: Option<&Value>) -> String {
         }
         _ if said.is_empty() => "is answered otherwise".to_owned(),
         _ => said,
-    }
+    };
+    (class, says)
 }
 
-/// "with reach", "without reach".
 fn reach(input: &Input) -> String {
     match text(input, "reach") {
         "authorized" => "with reach".to_owned(),
@@ -137,29 +116,22 @@ fn reach(input: &Input) -> String {
     }
 }
 
-/// A Computer as a machine row's input describes it.
-fn computer(input: &Input) -> String {
-    let revoked = if flag(input, "revoked") { "revoked" } else { "not revoked" };
-    let online = if flag(input, "online") { "online" } else { "offline" };
-    let status = word(input.get("status"));
-    format!("a Computer with status {status}, {revoked}, {online}")
-}
-
-/// What a substrate row is about: a Box, a Box run, a work job or a
-/// Computer, as its input describes it.
+/// What a substrate row is about, as its input describes it.
 fn substrate(table: Table, input: &Input) -> String {
-    match table {
-        Table::LifecyclesBoxStates | Table::CapabilitiesBoxStates => {
-            format!("a Box in {}", word(input.get("box_state")))
-        }
-        Table::LifecyclesRunStates | Table::CapabilitiesRunStates => {
-            format!("a Box run in {}", word(input.get("run_state")))
-        }
+    let (what, key) = match table {
+        Table::LifecyclesBoxStates | Table::CapabilitiesBoxStates => ("a Box", "box_state"),
+        Table::LifecyclesRunStates | Table::CapabilitiesRunStates => ("a Box run", "run_state"),
         Table::LifecyclesJobStatuses | Table::CapabilitiesJobStatuses => {
-            format!("a work job in {}", word(input.get("job_status")))
+            ("a work job", "job_status")
         }
-        _ => computer(input),
-    }
+        _ => {
+            let revoked = if flag(input, "revoked") { "revoked" } else { "not revoked" };
+            let online = if flag(input, "online") { "online" } else { "offline" };
+            let status = word(input.get("status"));
+            return format!("a Computer with status {status}, {revoked}, {online}");
+        }
+    };
+    format!("{what} in {}", word(input.get(key)))
 }
 
 /// The link an attempt gets, or why none.
@@ -172,16 +144,7 @@ fn link(outcome: Option<&Value>) -> String {
     }
 }
 
-/// Names joined as prose: "a", "a and b", "a, b and c".
-fn joined(names: &[&str]) -> String {
-    match names {
-        [] => String::new(),
-        [one] => (*one).to_owned(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
-}
-
-/// The class of a tier's move, `None` when it cannot be told.
+/// The class of a tier's move ([`Context::rise`]).
 fn classed(rise: Option<[bool; 2]>) -> Class {
     rise.map_or(Class::Unclassed, |[gains, loses]| Class::of(gains, loses))
 }
@@ -201,10 +164,7 @@ impl<'d> Context<'d> {
         }
         let mut context = Self { index, readers: Vec::new() };
         let reader = |Asked { row, .. }: &Asked| {
-            let relationship = match row.table {
-                Table::Relationships => row.input.get("relationship")?.as_str()?,
-                _ => return None,
-            };
+            let relationship = row.input.get("relationship")?.as_str()?;
             let rank = context.rank(Side::New, row.answer.get("tier")?.as_str())?;
             let name = match relationship {
                 "operator" | "member" | "stranger" => format!("{relationship}s"),
@@ -213,9 +173,9 @@ impl<'d> Context<'d> {
             };
             Some((rank, name))
         };
-        let mut readers: Vec<_> = documents[1].iter().filter_map(reader).collect();
-        readers.sort_by_key(|(rank, _)| *rank);
-        context.readers = readers;
+        let relationships = documents[1].iter().filter(|a| a.row.table == Table::Relationships);
+        context.readers = relationships.filter_map(reader).collect();
+        context.readers.sort_by_key(|(rank, _)| *rank);
         Ok(context)
     }
 
@@ -223,7 +183,6 @@ impl<'d> Context<'d> {
         self.index[side as usize].get(&(table, key)).copied()
     }
 
-    /// Whether a side asks this question.
     pub(super) fn asks(&self, side: Side, asked: &Asked) -> bool {
         self.find(side, asked.row.table, &asked.key).is_some()
     }
@@ -234,23 +193,15 @@ impl<'d> Context<'d> {
     pub(super) fn lookup(&self, side: Side, Asked { row, key }: &Asked) -> Option<&'d Value> {
         self.find(side, row.table, key).or_else(|| {
             let drawn = row.table.drawn().iter().find(|drawn| drawn.any_other_word)?;
-            let reading = drawn.key;
             let mut other = row.input.clone();
-            let words = other.iter_mut().filter(|(name, _)| *name == reading);
-            words.for_each(|(_, word)| *word = json!(ANY_OTHER_WORD));
+            *other.get_mut(drawn.key)? = json!(ANY_OTHER_WORD);
             self.find(side, row.table, &key_of(&other))
         })
     }
 
-    /// A side's answer in `table` to the one-word question `name: word`.
-    fn answer(
-        &self,
-        side: Side,
-        table: Table,
-        name: &str,
-        word: Option<&str>,
-    ) -> Option<&'d Value> {
-        self.find(side, table, &json!({ name: word? }).to_string())
+    /// A side's answer in `table` to the one-word question `key: word`.
+    fn answer(&self, side: Side, table: Table, key: &str, word: Option<&str>) -> Option<&'d Value> {
+        self.find(side, table, &json!({ key: word? }).to_string())
     }
 
     /// A tier's rank, by a side's `ladder.ranks`.
@@ -264,10 +215,9 @@ impl<'d> Context<'d> {
         self.answer(side, Table::Rungs, "rung", rung)?.get("tier")?.as_str()
     }
 
-    /// Whether a tier rose (`[true, false]`) or fell from `before` to
-    /// `after`, by the ranks of each document that ranks both words, when
-    /// they agree; `None` when no document can tell, or the two disagree
-    /// (a change the diff cannot class).
+    /// Whether a tier rose (`[true, false]`) or fell from `before` to `after`,
+    /// by the ranks of each document that ranks both words; `None` when none
+    /// can tell or the two disagree (a change the diff cannot class).
     fn rise(&self, before: Option<&str>, after: Option<&str>) -> Option<[bool; 2]> {
         let by = |side| Some(self.rank(side, after)?.cmp(&self.rank(side, before)?));
         match (by(Side::Old), by(Side::New)) {
@@ -277,23 +227,25 @@ impl<'d> Context<'d> {
         }
     }
 
-    /// The new document's readers at a tier ranked in `from..to`, named.
-    fn readers(&self, from: Option<u64>, to: Option<u64>) -> String {
+    /// ": `a`, `b` and `c` {verb} see it", naming the new document's readers
+    /// at a tier ranked in `from..to`; nothing when there are none.
+    fn readers(&self, from: Option<u64>, to: Option<u64>, verb: &str) -> String {
         let Some(from) = from else {
             return String::new();
         };
-        let start = self.readers.partition_point(|(rank, _)| *rank < from);
-        let end = to
-            .map_or(self.readers.len(), |to| self.readers.partition_point(|(rank, _)| *rank < to));
+        let at = |to| self.readers.partition_point(|(rank, _)| *rank < to);
+        let (start, end) = (at(from), to.map_or(self.readers.len(), at));
         let names: Vec<&str> =
             self.readers[start..end.max(start)].iter().map(|(_, name)| name.as_str()).collect();
-        joined(&names)
+        let names = match names.split_last() {
+            None => return String::new(),
+            Some((last, [])) => (*last).to_owned(),
+            Some((last, init)) => format!("{} and {last}", init.join(", ")),
+        };
+        format!(": {names} {verb} see it")
     }
 
-    /// The changes one question makes, onto `out`: one `match` on its
-    /// table says who gains or loses and in which words; a list answer makes
-    /// one per item gained or lost and one for a new order.
-    #[allow(clippy::too_many_lines)] // one arm per table, each table's words in one place
+    /// The changes one question makes, onto `out`.
     pub(super) fn changes(
         &self,
         row: &Row,
@@ -301,7 +253,7 @@ impl<'d> Context<'d> {
         out: &mut Output,
     ) -> Result<(), DocumentRefusal> {
         let (table, input) = (row.table, &row.input);
-        let at = |key| word(input.get(key));
+        let (at, was) = (|key| word(input.get(key)), was(old, new));
         // A tier risen widens, fallen narrows, by the ranks both documents agree on.
         let tier_class = |old: Option<&Value>, new: Option<&Value>| {
             classed(self.rise(old.and_then(Value::as_str), new.and_then(Value::as_str)))
@@ -312,54 +264,45 @@ impl<'d> Context<'d> {
             Table::ScheduleReasons => {
                 let key = if input.contains_key("field") { "field" } else { "column" };
                 let name = code(&format!("{}.{}", text(input, "family"), text(input, key)));
-                (Class::Words, format!("the reason for {name} now reads {}", was(old, new)))
+                (Class::Words, format!("the reason for {name} now reads {was}"))
             }
             Table::Relationships => {
                 let (class, how) = self.viewer(old, new);
                 (class, format!("a {} reader {how}", at("relationship")))
             }
             Table::Rungs => self.rung_moved(input, [old, new]),
-            Table::LadderRanks => {
-                (Class::Changes, format!("{} now ranks {}", at("tier"), was(old, new)))
+            Table::LadderRanks => (Class::Changes, format!("{} now ranks {was}", at("tier"))),
+            Table::LadderNamed => {
+                (tier_class(old, new), format!("the tier word {} now names {was}", at("tier_word")))
             }
-            Table::LadderNamed => (
-                tier_class(old, new),
-                format!("the tier word {} now names {}", at("tier_word"), was(old, new)),
-            ),
             // A lower minimum widens.
-            Table::LadderMinimums => (
-                tier_class(new, old),
-                format!("{} access now needs {}", at("access"), was(old, new)),
-            ),
+            Table::LadderMinimums => {
+                (tier_class(new, old), format!("{} access now needs {was}", at("access")))
+            }
             Table::LadderViewers => {
                 let (class, how) = self.viewer(old, new);
                 (class, format!("the viewer {} {how}", at("viewer")))
             }
             Table::LadderEffective => (
                 tier_class(old, new),
-                format!("{} now reads {} at {}", at("viewer"), at("subject"), was(old, new)),
+                format!("{} now reads {} at {was}", at("viewer"), at("subject")),
             ),
-            Table::LadderRecords => (
-                tier_class(old, new),
-                format!(
-                    "{} now reads the record {} at {}",
-                    at("viewer"),
-                    at("record"),
-                    was(old, new)
-                ),
-            ),
+            Table::LadderRecords => {
+                let (viewer, record) = (at("viewer"), at("record"));
+                (tier_class(old, new), format!("{viewer} now reads the record {record} at {was}"))
+            }
             // No one gains or loses by a lifecycle alone.
             Table::LifecyclesBoxStates
             | Table::LifecyclesRunStates
             | Table::LifecyclesJobStatuses
             | Table::LifecyclesMachines => {
-                (Class::Changes, format!("{} now reads {}", substrate(table, input), was(old, new)))
+                (Class::Changes, format!("{} now reads {was}", substrate(table, input)))
             }
             Table::LifecyclesEnded => {
                 let counts = match new {
                     Some(Value::Bool(true)) => "now counts as ended".to_owned(),
                     Some(Value::Bool(false)) => "now counts as under way".to_owned(),
-                    _ => format!("is now answered {}", was(old, new)),
+                    _ => format!("is now answered {was}"),
                 };
                 (Class::Changes, format!("a {} delegation {counts}", at("lifecycle")))
             }
@@ -377,8 +320,8 @@ impl<'d> Context<'d> {
                     Some(_) => format!("a caller {} on", reach(input)),
                     None => "a caller on".to_owned(),
                 };
-                let says = format!("{caller} {} {}", substrate(table, input), offer(old, new));
-                (offer_class(old, new), says)
+                let (class, offer) = offer(old, new);
+                (class, format!("{caller} {} {offer}", substrate(table, input)))
             }
             Table::SeamsSeams => {
                 let seam = |v| ["custody", "runtime_class", "lifecycle"].map(|key| get(v, key));
@@ -387,17 +330,18 @@ impl<'d> Context<'d> {
                 } else {
                     String::new()
                 };
-                let (kind, lifecycle) = (at("kind"), at("lifecycle"));
-                let caller = format!("a caller {} on a {kind} that is {lifecycle}", reach(input));
-                (offer_class(old, new), format!("{caller} {}{note}", offer(old, new)))
+                let (reach, kind, lifecycle) = (reach(input), at("kind"), at("lifecycle"));
+                let (class, offer) = offer(old, new);
+                (class, format!("a caller {reach} on a {kind} that is {lifecycle} {offer}{note}"))
             }
-            Table::SeamsDelegationSeams => (
-                offer_class(old, new),
-                format!("a caller on a {} delegation {}", at("lifecycle"), offer(old, new)),
-            ),
+            Table::SeamsDelegationSeams => {
+                let (class, offer) = offer(old, new);
+                (class, format!("a caller on a {} delegation {offer}", at("lifecycle")))
+            }
             Table::Links => self.link_moved(input, [old, new]),
         };
-        out.push(change(table, input.clone(), [old, new], class, says))
+        let [old, new] = [old, new].map(|answer| answer.cloned().unwrap_or_default());
+        out.push(Change { table, input: input.clone(), old, new, class, says })
     }
 
     /// A rung moved: a lower tier, or an access with a lower minimum, widens.
@@ -419,34 +363,22 @@ impl<'d> Context<'d> {
             let access = word(get(v, "access"));
             format!("{}, asked through {access} access", word(get(v, "tier")))
         };
-        let says = format!(
-            "the {} rung is now at {} (was {})",
-            word(input.get("rung")),
-            stands(new),
-            stands(old)
-        );
-        (class, says)
+        let [rung, new, old] = [word(input.get("rung")), stands(new), stands(old)];
+        (class, format!("the {rung} rung is now at {new} (was {old})"))
     }
 
     /// The link an attempt gets: one where there was none, or at a lower
     /// tier, widens.
     fn link_moved(&self, input: &Input, [old, new]: Answers<'_>) -> (Class, String) {
-        let with = |key| {
-            if flag(input, key) {
-                "with an id"
-            } else {
-                "with no id"
-            }
-        };
+        let with = |key| if flag(input, key) { "with an id" } else { "with no id" };
         let principal = match input.get("principal_type") {
             Some(Value::Null) | None => "no principal type".to_owned(),
             kind => format!("principal type {}", word(kind)),
         };
         let (repository, id) = (with("repository_id"), with("principal_id"));
+        let [now, was] = [new, old].map(link);
         let says = format!(
-            "an attempt in a repository {repository} by {principal}, {id}, now gets {} (was {})",
-            link(new),
-            link(old)
+            "an attempt in a repository {repository} by {principal}, {id}, now gets {now} (was {was})"
         );
         let rise = match (get(old, "Ok"), get(new, "Ok")) {
             (Some(before), Some(after)) => self.rise(tier_of(before), tier_of(after)),
@@ -457,45 +389,36 @@ impl<'d> Context<'d> {
         (classed(rise), says)
     }
 
-    /// A scheduled field: newly, no longer, from another rung or column.
-    /// Who gains is by the rungs' tiers, each side's own; who is named as
-    /// gaining is the new document's readers between the two.
+    /// A scheduled field: newly, no longer, from another rung or column. Who
+    /// gains is by each side's rungs; who is named, the new document's readers.
     fn field(&self, input: &Input, [old, new]: Answers<'_>) -> (Class, String) {
         let name = code(&format!("{}.{}", text(input, "family"), text(input, "field")));
         let [before, after] =
             [(Side::Old, old), (Side::New, new)].map(|(side, v)| self.rung(side, get(v, "tier")));
         let [from, to] = [before, after].map(|tier| self.rank(Side::New, tier));
-        let see = |from, to, verb: &str| match self.readers(from, to) {
-            names if names.is_empty() => String::new(),
-            names => format!(": {names} {verb} see it"),
-        };
         match (old, new) {
             (None, _) => {
                 let (tier, column) = (word(get(new, "tier")), word(get(new, "column")));
-                let readers = see(to, None, "now");
-                let says =
-                    format!("{name} is newly scheduled, from {tier} (column {column}){readers}");
-                (Class::Widens, says)
+                let readers = self.readers(to, None, "now");
+                (
+                    Class::Widens,
+                    format!("{name} is newly scheduled, from {tier} (column {column}){readers}"),
+                )
             }
             (_, None) => {
-                let readers = see(from, None, "no longer");
-                let says = format!(
-                    "{name} is no longer scheduled (was from {}){readers}",
-                    word(get(old, "tier"))
-                );
-                (Class::Narrows, says)
+                let (tier, readers) =
+                    (word(get(old, "tier")), self.readers(from, None, "no longer"));
+                (
+                    Class::Narrows,
+                    format!("{name} is no longer scheduled (was from {tier}){readers}"),
+                )
             }
             (Some(_), Some(_)) => {
-                let moved = |key| get(old, key) != get(new, key);
-                let mut said = Vec::new();
-                if moved("tier") {
-                    let [old, new] = [old, new].map(|v| word(get(v, "tier")));
-                    said.push(format!("is now disclosed from {new} (was {old})"));
-                }
-                if moved("column") {
-                    let [old, new] = [old, new].map(|v| word(get(v, "column")));
-                    said.push(format!("is now read from column {new} (was {old})"));
-                }
+                let said = [("tier", "disclosed from"), ("column", "read from column")].into_iter();
+                let said = said.filter(|(key, _)| get(old, key) != get(new, key));
+                let said = said.map(|(key, verb)| (verb, was(get(old, key), get(new, key))));
+                let mut said: Vec<String> =
+                    said.map(|(verb, moved)| format!("is now {verb} {moved}")).collect();
                 if said.is_empty() {
                     said.push(format!("is now {}", was(old, new)));
                 }
@@ -503,8 +426,8 @@ impl<'d> Context<'d> {
                     return (Class::Unclassed, format!("{name} {}", said.join(" and ")));
                 };
                 let readers = match (gains, loses) {
-                    (true, _) => see(to, from, "now"),
-                    (false, true) => see(from, to, "no longer"),
+                    (true, _) => self.readers(to, from, "now"),
+                    (false, true) => self.readers(from, to, "no longer"),
                     (false, false) => String::new(),
                 };
                 (Class::of(gains, loses), format!("{name} {}{readers}", said.join(" and ")))
@@ -513,8 +436,7 @@ impl<'d> Context<'d> {
     }
 
     /// A viewer as read (`{tier, admin, account_id}`): its own tier risen or
-    /// gone (no tier clamps nothing), the operator mark or an account
-    /// gained, widens.
+    /// gone (none clamps nothing), the operator mark or an account gained, widens.
     fn viewer(&self, old: Option<&Value>, new: Option<&Value>) -> (Class, String) {
         let (Some(before), Some(after)) = (old, new) else {
             return (Class::Changes, format!("is now read as {}", was(old, new)));
@@ -548,10 +470,8 @@ impl<'d> Context<'d> {
         let never = row.table == Table::ScheduleNever;
         let ([before, after], both) = ([old, new].map(items), old.is_some() && new.is_some());
         let [listed, unlisted] = gained(&before, &after);
-        let (item, owner) = match row.table {
-            Table::Vocabularies => ("word", text(&row.input, "vocabulary")),
-            _ => ("column", text(&row.input, "family")),
-        };
+        let (item, owner) = if never { ("column", "family") } else { ("word", "vocabulary") };
+        let owner = text(&row.input, owner);
         let listed = listed.into_iter().map(|word| (word, true));
         for (word, listed) in listed.chain(unlisted.into_iter().map(|word| (word, false))) {
             let mut input = row.input.clone();
@@ -563,43 +483,25 @@ impl<'d> Context<'d> {
                 (true, true) => (Class::of(false, both), "is now on the never list"),
                 (true, false) => (Class::of(both, false), "left the never list"),
             };
-            let says = match row.table {
-                Table::Vocabularies => {
-                    format!("the {} vocabulary {says} {}", code(owner), code(word))
-                }
-                _ => format!("{} {says}", code(&format!("{owner}.{word}"))),
+            let says = if never {
+                format!("{} {says}", code(&format!("{owner}.{word}")))
+            } else {
+                format!("the {} vocabulary {says} {}", code(owner), code(word))
             };
-            let answers = [!listed, listed].map(Value::Bool);
-            out.push(change(
-                row.table,
-                input,
-                [Some(&answers[0]), Some(&answers[1])],
-                class,
-                says,
-            ))?;
+            let (old, new) = (json!(!listed), json!(listed));
+            out.push(Change { table: row.table, input, old, new, class, says })?;
         }
         if both && among(&before, &after, true) != among(&after, &before, true) {
             let mut input = row.input.clone();
             input.insert("order".to_owned(), json!(true));
-            let says = match row.table {
-                Table::Vocabularies => {
-                    format!("the words of the {} vocabulary are in another order", code(owner))
-                }
-                _ => format!("the never list of {} is in another order", code(owner)),
+            let says = if never {
+                format!("the never list of {} is in another order", code(owner))
+            } else {
+                format!("the words of the {} vocabulary are in another order", code(owner))
             };
-            out.push(change(row.table, input, [old, new], Class::Changes, says))?;
+            let [old, new] = [old, new].map(|answer| answer.cloned().unwrap_or_default());
+            out.push(Change { table: row.table, input, old, new, class: Class::Changes, says })?;
         }
         Ok(())
     }
-}
-
-fn change(
-    table: Table,
-    input: Input,
-    answers: [Option<&Value>; 2],
-    class: Class,
-    says: String,
-) -> Change {
-    let [old, new] = answers.map(|answer| answer.cloned().unwrap_or(Value::Null));
-    Change { table, input, old, new, class, says }
 }
