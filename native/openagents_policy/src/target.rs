@@ -1,8 +1,15 @@
-//! The delegation target seam the five surfaces that hand work to a target
-//! ask alike: its [`Kind`] (the host's reference stays the address), one
-//! [`Lifecycle`] projected from whichever substrate owns it, and what the
-//! caller may do now (the [`Seam`], from the lifecycle and the caller's
-//! [`Reach`], with the [`UnavailableReason`] when nothing).
+//! The delegation target seam. Five surfaces hand work to a target (the Work
+//! path, chat, text, voice and the API); they ask the same three questions,
+//! answered here once:
+//!
+//! 1. *How is it addressed?* By its [`Kind`]; the host's kind-prefixed
+//!    reference stays the address.
+//! 2. *What is it doing?* One [`Lifecycle`], projected from whichever
+//!    substrate owns it ([`BoxState`], [`RunState`], [`JobStatus`], a
+//!    machine's [`MachineStatus`] with its reachability).
+//! 3. *What may this caller do?* The [`Seam`]: capabilities from the
+//!    lifecycle and the caller's [`Reach`], with the [`UnavailableReason`]
+//!    when nothing.
 //!
 //! Deliberately absent: a Box's [`RuntimeClass`] ([`Kind::runtime_class`]
 //! says why), and every [`Capability`] but the two the host's facade serves.
