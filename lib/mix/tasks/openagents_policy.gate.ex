@@ -231,7 +231,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
 
   # The stream's next `n` bytes: kept (buffered until all are in), or skipped as they come.
   defp take(%{buf: buf} = st, n, _keep?) when byte_size(buf) >= n do
-    <<bytes::binary-size(n), rest::binary>> = buf
+    {bytes, rest} = :erlang.split_binary(buf, n)
     {bytes, %{st | buf: rest}}
   end
 
@@ -300,7 +300,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
 
   defp pax(data) do
     with {n, " " <> _} when n > 0 and n <= byte_size(data) <- Integer.parse(data),
-         <<record::binary-size(n), rest::binary>> <- data,
+         {record, rest} = :erlang.split_binary(data, n),
          [_, key, value] <- Regex.run(~r/^\d+ ([^=]*)=(.*)\n$/s, record) do
       Map.merge(Map.take(%{key => value}, ["path", "size"]), pax(rest))
     else
@@ -334,7 +334,7 @@ defmodule Mix.Tasks.OpenagentsPolicy.Gate do
   defp library(["contents.tar.gz"]), do: @hex
 
   defp library(["lib", @app <> "-" <> vsn | _]) do
-    with {:error, why} <- version(vsn), do: refuse("lib/#{@app}-<vsn>: #{why}")
+    {:ok, vsn} = with({:error, why} <- version(vsn), do: refuse("lib/#{@app}-<vsn>: #{why}"))
     "lib/#{@app}-#{vsn}"
   end
 

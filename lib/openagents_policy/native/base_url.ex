@@ -54,7 +54,7 @@ defmodule OpenAgentsPolicy.Native.BaseURL do
     end
   end
 
-  defp usable(uri) do
+  defp usable(%URI{} = uri) do
     cond do
       uri.scheme not in ["http", "https"] -> refusal("does not start with http:// or https://")
       uri.host in [nil, ""] -> refusal("names no host")
