@@ -32,7 +32,7 @@ defmodule OpenAgents.Transparency.WorkDisclosureReasonsTest do
       assert %{field: ^field, rung: rung, reason: reason} = WorkDisclosure.explain(family, field)
       assert rung == WorkDisclosure.tier_for(family, field)
       assert reason == reasons[{"#{family}", "#{field}"}]
-      assert is_binary(reason) and byte_size(reason) > 0, "#{family}.#{field} has no reason"
+      assert byte_size(reason) > 0, "#{family}.#{field} has no reason"
     end
   end
 
@@ -44,7 +44,7 @@ defmodule OpenAgents.Transparency.WorkDisclosureReasonsTest do
                WorkDisclosure.explain(family, column)
 
       assert reason == reasons[{"#{family}", "#{column}"}]
-      assert is_binary(reason) and byte_size(reason) > 0, "#{family}.#{column} has no reason"
+      assert byte_size(reason) > 0, "#{family}.#{column} has no reason"
     end
   end
 
