@@ -120,7 +120,8 @@ rust-checks: rust-lint rust-test
 # machine.
 LINT_RUST := 1.99.1
 rust-lint:
-	@rustup run $(LINT_RUST) cargo --version >/dev/null 2>&1 || rustup toolchain install $(LINT_RUST) --profile minimal -c rustfmt -c clippy
+	@{ cargo +$(LINT_RUST) fmt --version && cargo +$(LINT_RUST) clippy --version; } >/dev/null 2>&1 || \
+	  rustup toolchain install $(LINT_RUST) --profile minimal -c rustfmt -c clippy
 	cargo +$(LINT_RUST) fmt --all -- --check
 	cargo +$(LINT_RUST) clippy --workspace --all-targets --locked -- -D warnings
 	cargo +$(LINT_RUST) clippy -p openagents_policy --all-targets --locked --features panic_probe -- -D warnings
